@@ -1,0 +1,58 @@
+// Batch: many increments, plain and once, committed in one atomic write.
+//
+// Ownership: the caller owns a Batch and its copies of names and ids.
+// Thread safety: a Batch is not synchronized; build it on one thread, then
+// pass it to Db::Apply (which only reads it).
+//
+// Atomicity: Db::Apply commits every applied operation of a batch in one
+// RocksDB WriteBatch (one WAL record), so they survive a crash together or
+// not at all. One event may count in several counters at once: add one
+// AddOnce per counter with the same event id (for example an order's count
+// and its amount); each counter keeps its own marker.
+
+#ifndef TALLY_BATCH_H_
+#define TALLY_BATCH_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tally {
+
+class Batch {
+ public:
+  struct Op {
+    std::string counter;
+    std::string event_id;      // empty for a plain increment
+    std::string affinity_key;  // plain increments only; may be empty
+    int64_t delta = 0;
+    bool once = false;
+  };
+
+  // A plain increment; `affinity_key` may be empty (see ShardPolicy).
+  void Add(std::string_view counter, int64_t delta,
+           std::string_view affinity_key = {}) {
+    ops_.push_back(Op{std::string(counter), std::string(),
+                      std::string(affinity_key), delta, false});
+  }
+  // A once-increment: counted at most once per (counter, event_id).
+  void AddOnce(std::string_view counter, std::string_view event_id,
+               int64_t delta) {
+    ops_.push_back(Op{std::string(counter), std::string(event_id),
+                      std::string(), delta, true});
+  }
+
+  size_t size() const { return ops_.size(); }
+  bool empty() const { return ops_.empty(); }
+  void Clear() { ops_.clear(); }
+  const std::vector<Op>& ops() const { return ops_; }
+
+ private:
+  std::vector<Op> ops_;
+};
+
+}  // namespace tally
+
+#endif  // TALLY_BATCH_H_

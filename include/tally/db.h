@@ -1,0 +1,109 @@
+// Db: an open tally database.
+//
+// Ownership: Db::Open hands the caller a std::unique_ptr<Db>; destroying it
+// closes the database (pending writes already acknowledged stay durable to
+// the level Options::sync promised). A Db may not be copied.
+//
+// Thread safety: every method is safe to call from many threads at once
+// without external synchronization. No global lock is taken on the write
+// path: plain increments are blind RocksDB merges; once-increments lock one
+// stripe per event id around the check and the write.
+//
+// Retries: only a once-increment is safe to retry after an error or a
+// timeout. A plain increment whose call failed with IOError may or may not
+// have been counted: its outcome is unknown.
+//
+// One process: the RocksDB LOCK file makes one process the writer. Opening a
+// database another process holds returns Busy naming the path.
+
+#ifndef TALLY_DB_H_
+#define TALLY_DB_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tally/batch.h"
+#include "tally/options.h"
+#include "tally/status.h"
+#include "tally/types.h"
+
+namespace tally {
+
+// Per-call choices of a plain increment.
+struct IncrementOptions {
+  // Hashed to pick the shard (stable FNV-1a 64, docs/format.md). Empty:
+  // random shard, allowed only under ShardPolicy::kRandom.
+  std::string_view affinity_key;
+};
+
+class Db {
+ public:
+  // Opens (or, with create_if_missing, creates) the database at `path`.
+  // Errors: Busy when another process holds it; InvalidArgument when `path`
+  // holds something that is not a tally database; NotSupported when the
+  // database was written by a newer format; IOError from the file system.
+  static Status Open(const Options& options, const std::string& path,
+                     std::unique_ptr<Db>* db);
+
+  Db() = default;
+  Db(const Db&) = delete;
+  Db& operator=(const Db&) = delete;
+  virtual ~Db() = default;
+
+  // ---- counters ----
+  // AlreadyExists when the name is taken; InvalidArgument on a bad name or
+  // shard count. A new counter gets a new id, so re-creating a deleted name
+  // starts from zero with no markers.
+  virtual Status CreateCounter(std::string_view name,
+                               const CounterSpec& spec) = 0;
+  virtual Result<CounterInfo> DescribeCounter(std::string_view name) = 0;
+  // All counters, ordered by name.
+  virtual Result<std::vector<CounterInfo>> ListCounters() = 0;
+  // Removes the counter, its shards and its markers.
+  virtual Status DeleteCounter(std::string_view name) = 0;
+
+  // ---- writes ----
+  // Adds `delta` to one shard. The outcome is always kApplied.
+  virtual Result<IncrementResult> Increment(
+      std::string_view counter, int64_t delta,
+      const IncrementOptions& options = {}) = 0;
+
+  // Adds `delta` once per (counter, event_id): kApplied the first time,
+  // kDuplicate for a redelivery with the same delta, kConflict (nothing
+  // changes) for one with another delta. Marker and shard operand are
+  // committed in one atomic write.
+  virtual Result<IncrementResult> IncrementOnce(std::string_view counter,
+                                                std::string_view event_id,
+                                                int64_t delta) = 0;
+
+  // Commits every operation of `batch` in one atomic write; `results` gets
+  // one entry per operation, in order. The batch is validated whole first:
+  // one bad operation (unknown counter, bad id, overflowing sum) refuses the
+  // batch with InvalidArgument/NotFound naming its index, and nothing is
+  // written. Copies of one (counter, event_id) inside a batch count once.
+  virtual Status Apply(const Batch& batch,
+                       std::vector<IncrementResult>* results) = 0;
+
+  // ---- reads ----
+  // The sum of all shards, read from one consistent snapshot. OutOfRange
+  // when a shard or the sum overflowed int64; Corruption when a stored value
+  // is malformed (the message names the key).
+  virtual Result<int64_t> ReadExact(std::string_view counter,
+                                    const ReadOptions& options = {}) = 0;
+  // Each shard's value, index 0..shards-1, from one consistent snapshot.
+  virtual Result<std::vector<int64_t>> ShardCounts(
+      std::string_view counter, const ReadOptions& options = {}) = 0;
+  // The number of idempotency markers the counter holds.
+  virtual Result<uint64_t> CountEvents(std::string_view counter) = 0;
+
+  virtual EngineStats GetStats() const = 0;
+  // The path this Db was opened at.
+  virtual const std::string& path() const = 0;
+};
+
+}  // namespace tally
+
+#endif  // TALLY_DB_H_

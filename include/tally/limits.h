@@ -1,0 +1,37 @@
+// Named limits. Every input that crosses the public API is checked against
+// one of these at the boundary and refused with InvalidArgument, never
+// clamped. Changing one is a format decision: see docs/format.md.
+
+#ifndef TALLY_LIMITS_H_
+#define TALLY_LIMITS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+
+namespace tally {
+
+// A counter name: 1..kMaxNameBytes bytes of UTF-8 without control characters.
+inline constexpr size_t kMaxNameBytes = 128;
+// An event id (idempotency key): 1..kMaxEventIdBytes bytes of UTF-8.
+inline constexpr size_t kMaxEventIdBytes = 256;
+// An affinity key (device, thread, user): 1..kMaxAffinityKeyBytes bytes.
+inline constexpr size_t kMaxAffinityKeyBytes = 256;
+// Shards per counter: 1..kMaxShards.
+inline constexpr uint32_t kMaxShards = 4096;
+// Operations in one Batch: 1..kMaxBatchOps.
+inline constexpr size_t kMaxBatchOps = 65536;
+// Live counters in one database (the catalog is held in memory).
+inline constexpr size_t kMaxCounters = 1 << 20;
+// A delta is any int64 except the minimum, which the engine reserves as the
+// stored "overflowed" state of a shard (docs/format.md).
+inline constexpr int64_t kMinDelta = std::numeric_limits<int64_t>::min() + 1;
+inline constexpr int64_t kMaxDelta = std::numeric_limits<int64_t>::max();
+
+static_assert(kMaxShards <= (1u << 16), "shard index must stay small");
+static_assert(kMaxEventIdBytes >= kMaxNameBytes, "ids are at least names");
+static_assert(kMaxBatchOps <= (1u << 20), "a batch must fit one WriteBatch");
+
+}  // namespace tally
+
+#endif  // TALLY_LIMITS_H_

@@ -1,0 +1,13 @@
+// Umbrella header: the whole public API of tally.
+#ifndef TALLY_TALLY_H_
+#define TALLY_TALLY_H_
+
+#include "tally/batch.h"
+#include "tally/db.h"
+#include "tally/limits.h"
+#include "tally/options.h"
+#include "tally/status.h"
+#include "tally/types.h"
+#include "tally/version.h"
+
+#endif  // TALLY_TALLY_H_

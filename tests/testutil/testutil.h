@@ -1,0 +1,68 @@
+// Test helpers: ASSERT_OK/EXPECT_OK for Status and Result, and a temporary
+// directory that is removed when the test ends.
+#ifndef TALLY_TESTS_TESTUTIL_H_
+#define TALLY_TESTS_TESTUTIL_H_
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "tally/db.h"
+#include "tally/status.h"
+
+namespace tally::test {
+
+inline const Status& StatusOf(const Status& s) { return s; }
+template <typename T>
+const Status& StatusOf(const Result<T>& r) {
+  return r.status();
+}
+
+#define ASSERT_OK(expr)                                         \
+  do {                                                          \
+    const auto& _r = (expr);                                    \
+    ASSERT_TRUE(::tally::test::StatusOf(_r).ok())               \
+        << #expr << ": " << ::tally::test::StatusOf(_r).ToString(); \
+  } while (0)
+#define EXPECT_OK(expr)                                         \
+  do {                                                          \
+    const auto& _r = (expr);                                    \
+    EXPECT_TRUE(::tally::test::StatusOf(_r).ok())               \
+        << #expr << ": " << ::tally::test::StatusOf(_r).ToString(); \
+  } while (0)
+
+// A fresh directory under $TMPDIR (or /tmp), removed with its contents on
+// destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  // A path inside the directory (not created).
+  std::string Sub(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// Opens (creating) a database at `path`, failing the test on error.
+std::unique_ptr<Db> OpenOrDie(const std::string& path,
+                              const Options& options = Options());
+
+// A clock tests move by hand.
+class ManualClock : public Clock {
+ public:
+  explicit ManualClock(int64_t now_ms) : now_ms_(now_ms) {}
+  int64_t NowMillis() const override { return now_ms_; }
+  void Advance(int64_t ms) { now_ms_ += ms; }
+
+ private:
+  int64_t now_ms_;
+};
+
+}  // namespace tally::test
+
+#endif  // TALLY_TESTS_TESTUTIL_H_
