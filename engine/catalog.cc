@@ -1,0 +1,197 @@
+#include "engine/catalog.h"
+
+#include <rocksdb/write_batch.h>
+
+#include <algorithm>
+#include <random>
+
+#include "engine/coding.h"
+#include "engine/format.h"
+#include "engine/validate.h"
+#include "tally/limits.h"
+#include "wal/rocks_status.h"
+
+namespace tally::engine {
+namespace {
+
+std::string RandomDbId() {
+  std::random_device rd;
+  static const char kHex[] = "0123456789abcdef";
+  std::string id;
+  for (int i = 0; i < 32; ++i) id.push_back(kHex[rd() & 0xf]);
+  return id;
+}
+
+CounterInfo InfoOf(const schema::CounterRecord& rec) {
+  CounterInfo info;
+  info.name = rec.name;
+  info.id = rec.id;
+  info.shards = rec.shard_count;
+  info.policy = static_cast<ShardPolicy>(rec.policy);
+  info.schema_version = rec.schema_version;
+  info.created_at_ms = rec.created_at_ms;
+  info.flags = rec.flags;
+  return info;
+}
+
+}  // namespace
+
+Catalog::Catalog(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* meta,
+                 rocksdb::ColumnFamilyHandle* shards,
+                 rocksdb::ColumnFamilyHandle* events,
+                 wal::CommitPipeline* commit, const Clock* clock)
+    : db_(db),
+      meta_(meta),
+      shards_(shards),
+      events_(events),
+      commit_(commit),
+      clock_(clock) {}
+
+Status Catalog::WriteFreshHeader() {
+  header_ = schema::HeaderRecord{kFormatVersion, kFirstCounterId,
+                                 clock_->NowMillis(), RandomDbId()};
+  std::string value;
+  schema::EncodeHeader(header_, &value);
+  rocksdb::WriteBatch wb;
+  rocksdb::Status rs = wb.Put(meta_, kHeaderKey, value);
+  if (!rs.ok()) return wal::FromRocks(rs, "write database header");
+  return commit_->CommitDurable(&wb);
+}
+
+Status Catalog::Load(const std::string& path) {
+  ExclusiveGuard guard(&lock_);
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), meta_));
+  it->SeekToFirst();
+  if (!it->Valid()) {
+    if (!it->status().ok()) return wal::FromRocks(it->status(), "read meta");
+    return WriteFreshHeader();  // a new database
+  }
+  if (it->key() != rocksdb::Slice(kHeaderKey)) {
+    return Status::Corruption("database " + path +
+                              " has counter metadata but no header");
+  }
+  Status s = schema::DecodeHeader(it->value().ToStringView(), &header_);
+  if (!s.ok()) return Status::Corruption("database " + path + ": " + s.message());
+  if (header_.format_version > kFormatVersion) {
+    return Status::NotSupported(
+        "database " + path + " has format version " +
+        std::to_string(header_.format_version) + "; this build of tally reads " +
+        "versions up to " + std::to_string(kFormatVersion) + ": upgrade tally");
+  }
+  for (it->Next(); it->Valid(); it->Next()) {
+    const rocksdb::Slice key = it->key();
+    if (key.empty() || key[0] != kCounterKeyTag) {
+      return Status::Corruption("database " + path + ": unknown meta key " +
+                                HexKey(key.ToStringView()));
+    }
+    schema::CounterRecord rec;
+    s = schema::DecodeCounter(it->value().ToStringView(), &rec);
+    if (!s.ok()) {
+      return Status::Corruption("database " + path + ": meta key " +
+                                HexKey(key.ToStringView()) + ": " + s.message());
+    }
+    if (rec.name != key.ToStringView().substr(1) || rec.shard_count == 0 ||
+        rec.shard_count > kMaxShards || rec.id == 0 ||
+        rec.id >= header_.next_counter_id) {
+      return Status::Corruption("database " + path + ": counter record " +
+                                Quote(rec.name) + " is inconsistent");
+    }
+    auto info = std::make_unique<CounterInfo>(InfoOf(rec));
+    std::string_view view = info->name;
+    by_name_.emplace(view, std::move(info));
+  }
+  return wal::FromRocks(it->status(), "read meta");
+}
+
+Status Catalog::Create(std::string_view name, const CounterSpec& spec) {
+  Status s = ValidateCounterName(name);
+  if (s.ok()) s = ValidateSpec(spec);
+  if (!s.ok()) return s;
+
+  ExclusiveGuard guard(&lock_);
+  if (by_name_.count(name) != 0) {
+    return Status::AlreadyExists("counter " + Quote(name) + " already exists");
+  }
+  if (by_name_.size() >= kMaxCounters) {
+    return Status::InvalidArgument("the database holds " +
+                                   std::to_string(by_name_.size()) +
+                                   " counters, the limit (kMaxCounters)");
+  }
+  schema::CounterRecord rec;
+  rec.id = header_.next_counter_id;
+  rec.name = std::string(name);
+  rec.shard_count = spec.shards;
+  rec.policy = static_cast<uint8_t>(spec.policy);
+  rec.schema_version = kCounterSchemaVersion;
+  rec.created_at_ms = clock_->NowMillis();
+
+  schema::HeaderRecord next = header_;
+  next.next_counter_id = rec.id + 1;
+  std::string header_value, counter_value;
+  schema::EncodeHeader(next, &header_value);
+  schema::EncodeCounter(rec, &counter_value);
+
+  // The id allocation and the counter record commit together: a crash can
+  // never hand one id to two counters.
+  rocksdb::WriteBatch wb;
+  rocksdb::Status rs = wb.Put(meta_, kHeaderKey, header_value);
+  if (rs.ok()) rs = wb.Put(meta_, CounterMetaKey(name), counter_value);
+  if (!rs.ok()) return wal::FromRocks(rs, "create counter");
+  s = commit_->CommitDurable(&wb);
+  if (!s.ok()) return s;
+
+  header_ = std::move(next);
+  auto info = std::make_unique<CounterInfo>(InfoOf(rec));
+  std::string_view view = info->name;
+  by_name_.emplace(view, std::move(info));
+  return Status::OK();
+}
+
+Status Catalog::Delete(std::string_view name) {
+  ExclusiveGuard guard(&lock_);
+  auto found = by_name_.find(name);
+  if (found == by_name_.end()) {
+    return CounterNotFound(name);
+  }
+  const uint64_t id = found->second->id;
+  char begin[kCounterIdBytes], end[kCounterIdBytes];
+  EncodeCounterPrefix(id, begin);
+  EncodeCounterPrefix(id + 1, end);
+  const rocksdb::Slice b(begin, kCounterIdBytes), e(end, kCounterIdBytes);
+
+  rocksdb::WriteBatch wb;
+  rocksdb::Status rs = wb.Delete(meta_, CounterMetaKey(name));
+  if (rs.ok()) rs = wb.DeleteRange(shards_, b, e);
+  if (rs.ok()) rs = wb.DeleteRange(events_, b, e);
+  if (!rs.ok()) return wal::FromRocks(rs, "delete counter");
+  Status s = commit_->CommitDurable(&wb);
+  if (!s.ok()) return s;
+  by_name_.erase(found);
+  return Status::OK();
+}
+
+Result<CounterInfo> Catalog::Describe(std::string_view name) {
+  SharedGuard guard(&lock_);
+  auto found = by_name_.find(name);
+  if (found == by_name_.end()) {
+    return CounterNotFound(name);
+  }
+  return *found->second;
+}
+
+std::vector<CounterInfo> Catalog::List() {
+  std::vector<CounterInfo> out;
+  {
+    SharedGuard guard(&lock_);
+    out.reserve(by_name_.size());
+    for (const auto& kv : by_name_) out.push_back(*kv.second);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const CounterInfo& a, const CounterInfo& b) {
+              return a.name < b.name;
+            });
+  return out;
+}
+
+}  // namespace tally::engine

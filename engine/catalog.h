@@ -1,0 +1,90 @@
+// Catalog: the counters of one database, keyed by name, kept in memory and
+// persisted in the meta column family with the database header.
+//
+// Names are not keys: each creation gets a new numeric id from the header's
+// next_counter_id (persisted in the same write), and shard and marker keys
+// carry the id. Deleting a counter and creating one with the same name
+// therefore can never resurrect old shards or markers.
+//
+// Locking protocol: increments hold a Reader for the whole operation,
+// including their commit, so a concurrent DeleteCounter (which takes the
+// lock exclusively) cannot interleave its range deletions with an in-flight
+// increment of the deleted counter.
+//
+// Ownership: owned by DbImpl; does not own the rocksdb::DB, the column
+// family handles, the commit pipeline or the clock, which outlive it.
+// Thread safety: all methods are safe to call concurrently.
+
+#ifndef TALLY_ENGINE_CATALOG_H_
+#define TALLY_ENGINE_CATALOG_H_
+
+#include <rocksdb/db.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/rw_lock.h"
+#include "schema/records.h"
+#include "tally/options.h"
+#include "tally/status.h"
+#include "tally/types.h"
+#include "wal/commit_pipeline.h"
+
+namespace tally::engine {
+
+class Catalog {
+ public:
+  Catalog(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* meta,
+          rocksdb::ColumnFamilyHandle* shards,
+          rocksdb::ColumnFamilyHandle* events, wal::CommitPipeline* commit,
+          const Clock* clock);
+  Catalog(const Catalog&) = delete;
+  Catalog& operator=(const Catalog&) = delete;
+
+  // Reads (or, for an empty database, writes) the header and loads every
+  // counter. NotSupported for a newer format; Corruption for a bad record.
+  Status Load(const std::string& path);
+
+  // A shared hold on the catalog; Find() results stay valid while it lives.
+  class Reader {
+   public:
+    explicit Reader(Catalog* c) : c_(c), guard_(&c->lock_) {}
+    const CounterInfo* Find(std::string_view name) const {
+      auto it = c_->by_name_.find(name);
+      return it == c_->by_name_.end() ? nullptr : it->second.get();
+    }
+
+   private:
+    Catalog* c_;
+    SharedGuard guard_;
+  };
+
+  Status Create(std::string_view name, const CounterSpec& spec);
+  Status Delete(std::string_view name);
+  Result<CounterInfo> Describe(std::string_view name);
+  std::vector<CounterInfo> List();
+
+  const schema::HeaderRecord& header() const { return header_; }
+
+ private:
+  Status WriteFreshHeader();
+
+  rocksdb::DB* const db_;
+  rocksdb::ColumnFamilyHandle* const meta_;
+  rocksdb::ColumnFamilyHandle* const shards_;
+  rocksdb::ColumnFamilyHandle* const events_;
+  wal::CommitPipeline* const commit_;
+  const Clock* const clock_;
+
+  RwLock lock_;
+  // Guarded by lock_. Keys view the CounterInfo::name they map to.
+  schema::HeaderRecord header_;
+  std::unordered_map<std::string_view, std::unique_ptr<CounterInfo>> by_name_;
+};
+
+}  // namespace tally::engine
+
+#endif  // TALLY_ENGINE_CATALOG_H_

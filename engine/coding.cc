@@ -1,0 +1,49 @@
+#include "engine/coding.h"
+
+namespace tally::engine {
+
+bool DecodeShardKey(std::string_view key, uint64_t* counter_id,
+                    uint32_t* shard) {
+  if (key.size() != kShardKeyBytes) return false;
+  *counter_id = DecodeFixed64BE(key.data());
+  *shard = DecodeFixed32BE(key.data() + kCounterIdBytes);
+  return true;
+}
+
+void EncodeMarkerKey(uint64_t counter_id, std::string_view event_id,
+                     std::string* out) {
+  out->resize(kCounterIdBytes + event_id.size());
+  EncodeFixed64BE(counter_id, out->data());
+  std::memcpy(out->data() + kCounterIdBytes, event_id.data(), event_id.size());
+}
+
+bool DecodeMarkerKey(std::string_view key, uint64_t* counter_id,
+                     std::string_view* event_id) {
+  if (key.size() <= static_cast<size_t>(kCounterIdBytes)) return false;
+  *counter_id = DecodeFixed64BE(key.data());
+  *event_id = key.substr(kCounterIdBytes);
+  return true;
+}
+
+std::string CounterMetaKey(std::string_view name) {
+  std::string key;
+  key.reserve(1 + name.size());
+  key.push_back(kCounterKeyTag);
+  key.append(name);
+  return key;
+}
+
+std::string HexKey(std::string_view key) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(key.size() * 2 + 1);
+  for (size_t i = 0; i < key.size(); ++i) {
+    if (i == static_cast<size_t>(kCounterIdBytes)) out.push_back(':');
+    const auto b = static_cast<uint8_t>(key[i]);
+    out.push_back(kDigits[b >> 4]);
+    out.push_back(kDigits[b & 0xf]);
+  }
+  return out;
+}
+
+}  // namespace tally::engine

@@ -1,0 +1,90 @@
+// Key and value coding. Fixed-width integers in keys are big-endian so that
+// RocksDB's bytewise order sorts them numerically; shard values are
+// little-endian int64 (docs/format.md).
+
+#ifndef TALLY_ENGINE_CODING_H_
+#define TALLY_ENGINE_CODING_H_
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <string_view>
+
+#include "engine/format.h"
+
+namespace tally::engine {
+
+// The stored value of a shard whose sum left int64 (sticky; docs/format.md).
+inline constexpr int64_t kOverflowedValue = std::numeric_limits<int64_t>::min();
+
+inline void EncodeFixed64BE(uint64_t v, char* out) {
+  for (int i = 7; i >= 0; --i) {
+    out[i] = static_cast<char>(v & 0xff);
+    v >>= 8;
+  }
+}
+inline uint64_t DecodeFixed64BE(const char* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<uint8_t>(p[i]);
+  return v;
+}
+inline void EncodeFixed32BE(uint32_t v, char* out) {
+  for (int i = 3; i >= 0; --i) {
+    out[i] = static_cast<char>(v & 0xff);
+    v >>= 8;
+  }
+}
+inline uint32_t DecodeFixed32BE(const char* p) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v = (v << 8) | static_cast<uint8_t>(p[i]);
+  return v;
+}
+
+// Shard values and merge operands: 8-byte little-endian two's complement.
+inline void EncodeInt64(int64_t v, char out[kValueBytes]) {
+  uint64_t u = static_cast<uint64_t>(v);
+  for (int i = 0; i < 8; ++i) {
+    out[i] = static_cast<char>(u & 0xff);
+    u >>= 8;
+  }
+}
+// False when `bytes` is not exactly 8 bytes: a malformed value is never 0.
+inline bool DecodeInt64(std::string_view bytes, int64_t* v) {
+  if (bytes.size() != kValueBytes) return false;
+  uint64_t u = 0;
+  for (int i = 7; i >= 0; --i) u = (u << 8) | static_cast<uint8_t>(bytes[i]);
+  *v = static_cast<int64_t>(u);
+  return true;
+}
+
+// shards CF key: counter id (8, BE) + shard index (4, BE).
+inline void EncodeShardKey(uint64_t counter_id, uint32_t shard,
+                           char out[kShardKeyBytes]) {
+  EncodeFixed64BE(counter_id, out);
+  EncodeFixed32BE(shard, out + kCounterIdBytes);
+}
+bool DecodeShardKey(std::string_view key, uint64_t* counter_id,
+                    uint32_t* shard);
+
+// The 8-byte prefix every shard and marker key of one counter starts with.
+inline void EncodeCounterPrefix(uint64_t counter_id,
+                                char out[kCounterIdBytes]) {
+  EncodeFixed64BE(counter_id, out);
+}
+
+// events CF key: counter id (8, BE) + event id bytes. Replaces *out.
+void EncodeMarkerKey(uint64_t counter_id, std::string_view event_id,
+                     std::string* out);
+bool DecodeMarkerKey(std::string_view key, uint64_t* counter_id,
+                     std::string_view* event_id);
+
+// meta CF key of a counter: tag 0x02 + name bytes.
+std::string CounterMetaKey(std::string_view name);
+
+// Printable form of a key for error messages ("0000000000000007:0003").
+std::string HexKey(std::string_view key);
+
+}  // namespace tally::engine
+
+#endif  // TALLY_ENGINE_CODING_H_

@@ -1,0 +1,92 @@
+// DbImpl: the implementation behind tally::Db. Its methods are spread over
+// open.cc (open and close), write_path.cc (increments and batches) and
+// read_path.cc (exact reads, histograms, marker counts).
+//
+// Ownership: owns the rocksdb::DB, its column family handles, the commit
+// pipeline, the catalog and the event locks. Thread safety: as Db.
+
+#ifndef TALLY_ENGINE_DB_IMPL_H_
+#define TALLY_ENGINE_DB_IMPL_H_
+
+#include <rocksdb/db.h>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/catalog.h"
+#include "engine/event_locks.h"
+#include "tally/db.h"
+#include "wal/commit_pipeline.h"
+
+namespace tally::engine {
+
+class DbImpl final : public Db {
+ public:
+  DbImpl(const Options& options, std::string path);
+  ~DbImpl() override;
+
+  // Opens RocksDB and loads the catalog. Called once, by Db::Open.
+  Status Init();
+
+  Status CreateCounter(std::string_view name, const CounterSpec& spec) override;
+  Result<CounterInfo> DescribeCounter(std::string_view name) override;
+  Result<std::vector<CounterInfo>> ListCounters() override;
+  Status DeleteCounter(std::string_view name) override;
+
+  Result<IncrementResult> Increment(std::string_view counter, int64_t delta,
+                                    const IncrementOptions& options) override;
+  Result<IncrementResult> IncrementOnce(std::string_view counter,
+                                        std::string_view event_id,
+                                        int64_t delta) override;
+  Status Apply(const Batch& batch,
+               std::vector<IncrementResult>* results) override;
+
+  Result<int64_t> ReadExact(std::string_view counter,
+                            const ReadOptions& options) override;
+  Result<std::vector<int64_t>> ShardCounts(std::string_view counter,
+                                           const ReadOptions& options) override;
+  Result<uint64_t> CountEvents(std::string_view counter) override;
+
+  EngineStats GetStats() const override;
+  const std::string& path() const override { return path_; }
+
+ private:
+  struct Counters {
+    std::atomic<uint64_t> applied{0};
+    std::atomic<uint64_t> duplicates{0};
+    std::atomic<uint64_t> conflicts{0};
+    std::atomic<uint64_t> rejected{0};
+  };
+
+  // Counts a refused call and passes its Status through.
+  Status Reject(Status s);
+  // Picks a plain increment's shard under the counter's policy.
+  Status PickPlainShard(const CounterInfo& c, std::string_view affinity_key,
+                        uint32_t* shard) const;
+  // Visits every stored shard of a counter (shard index, value) from one
+  // consistent view, checking each key and value.
+  Status ScanShards(const CounterInfo& c, const ReadOptions& options,
+                    const std::function<void(uint32_t, int64_t)>& visit);
+
+  const Options options_;
+  const std::string path_;
+  const Clock* const clock_;
+
+  std::unique_ptr<rocksdb::DB> db_;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // by engine::Family
+  rocksdb::ColumnFamilyHandle* meta_ = nullptr;
+  rocksdb::ColumnFamilyHandle* shards_ = nullptr;
+  rocksdb::ColumnFamilyHandle* events_ = nullptr;
+
+  std::unique_ptr<wal::CommitPipeline> commit_;
+  std::unique_ptr<Catalog> catalog_;
+  EventLocks event_locks_;
+  Counters stats_;
+};
+
+}  // namespace tally::engine
+
+#endif  // TALLY_ENGINE_DB_IMPL_H_

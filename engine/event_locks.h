@@ -1,0 +1,81 @@
+// EventLocks: striped mutexes that serialise the check-then-write of
+// once-increments with the same (counter, event id).
+//
+// Two deliveries of one event hash to one stripe, so one of them sees the
+// other's marker. Unrelated events share a stripe only by chance (1 in
+// stripe count), which costs a short wait, never a wrong answer. A batch
+// takes all its stripes in ascending order, so two batches cannot deadlock.
+//
+// Ownership: owns the mutexes. Thread safety: it is the synchronization.
+
+#ifndef TALLY_ENGINE_EVENT_LOCKS_H_
+#define TALLY_ENGINE_EVENT_LOCKS_H_
+
+#include <algorithm>
+#include <cassert>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace tally::engine {
+
+class EventLocks {
+ public:
+  explicit EventLocks(uint32_t stripes)
+      : count_(stripes), stripes_(new Stripe[stripes]) {
+    assert(stripes > 0);
+  }
+
+  uint32_t StripeOf(uint64_t counter_id, uint64_t event_hash) const {
+    // Mix the counter in so one event id counted in several counters does
+    // not pile onto one stripe.
+    const uint64_t h = event_hash ^ (counter_id * 0x9e3779b97f4a7c15ULL);
+    return static_cast<uint32_t>((h >> 17) % count_);
+  }
+
+  // Holds one stripe.
+  class Guard {
+   public:
+    Guard(EventLocks* locks, uint32_t stripe)
+        : lock_(locks->stripes_[stripe].mu) {}
+
+   private:
+    std::lock_guard<std::mutex> lock_;
+  };
+
+  // Holds a set of stripes, taken in ascending order. `stripes` is sorted
+  // and deduplicated in place.
+  class MultiGuard {
+   public:
+    MultiGuard(EventLocks* locks, std::vector<uint32_t>* stripes)
+        : locks_(locks), stripes_(stripes) {
+      std::sort(stripes_->begin(), stripes_->end());
+      stripes_->erase(std::unique(stripes_->begin(), stripes_->end()),
+                      stripes_->end());
+      for (uint32_t s : *stripes_) locks_->stripes_[s].mu.lock();
+    }
+    ~MultiGuard() {
+      for (auto it = stripes_->rbegin(); it != stripes_->rend(); ++it) {
+        locks_->stripes_[*it].mu.unlock();
+      }
+    }
+    MultiGuard(const MultiGuard&) = delete;
+    MultiGuard& operator=(const MultiGuard&) = delete;
+
+   private:
+    EventLocks* locks_;
+    std::vector<uint32_t>* stripes_;
+  };
+
+ private:
+  struct alignas(64) Stripe {
+    std::mutex mu;
+  };
+  const uint32_t count_;
+  std::unique_ptr<Stripe[]> stripes_;
+};
+
+}  // namespace tally::engine
+
+#endif  // TALLY_ENGINE_EVENT_LOCKS_H_

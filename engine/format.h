@@ -1,0 +1,35 @@
+// The on-disk layout's constants: column family names, meta keys and the
+// format version. docs/format.md is the specification; keep them in step.
+
+#ifndef TALLY_ENGINE_FORMAT_H_
+#define TALLY_ENGINE_FORMAT_H_
+
+#include <cstdint>
+
+namespace tally::engine {
+
+// Bumped when a reader of the previous version could misread new data. A
+// database whose header carries a larger version is refused at open.
+inline constexpr uint32_t kFormatVersion = 1;
+// CounterMeta.schema_version written for new counters.
+inline constexpr uint32_t kCounterSchemaVersion = 1;
+
+inline constexpr char kMetaFamily[] = "meta";
+inline constexpr char kShardsFamily[] = "shards";
+inline constexpr char kEventsFamily[] = "events";
+
+// meta CF keys: one tag byte, then (for counters) the name bytes.
+inline constexpr char kHeaderKey[] = "\x01";
+inline constexpr char kCounterKeyTag = '\x02';
+
+// Counter ids start at 1; 0 is never a counter.
+inline constexpr uint64_t kFirstCounterId = 1;
+
+// Width of the counter-id prefix of shard and marker keys.
+inline constexpr int kCounterIdBytes = 8;
+inline constexpr int kShardKeyBytes = kCounterIdBytes + 4;
+inline constexpr int kValueBytes = 8;
+
+}  // namespace tally::engine
+
+#endif  // TALLY_ENGINE_FORMAT_H_

@@ -1,0 +1,33 @@
+// The stable hash of stored decisions: FNV-1a 64 (offset basis
+// 0xcbf29ce484222325, prime 0x100000001b3) over the raw bytes. A once-
+// increment's shard is Fnv1a64(event_id) % shard_count, so a retry after a
+// restart, an upgrade or on another machine lands on the same shard. Never
+// replace it with std::hash, which is not stable across builds. Specified in
+// docs/format.md; tests pin known values.
+
+#ifndef TALLY_ENGINE_HASH_H_
+#define TALLY_ENGINE_HASH_H_
+
+#include <cstdint>
+#include <string_view>
+
+namespace tally::engine {
+
+inline constexpr uint64_t kFnvOffsetBasis = 0xcbf29ce484222325ULL;
+inline constexpr uint64_t kFnvPrime = 0x100000001b3ULL;
+
+constexpr uint64_t Fnv1a64(std::string_view bytes) {
+  uint64_t h = kFnvOffsetBasis;
+  for (char c : bytes) {
+    h ^= static_cast<uint8_t>(c);
+    h *= kFnvPrime;
+  }
+  return h;
+}
+
+static_assert(Fnv1a64("") == kFnvOffsetBasis, "FNV-1a of nothing");
+static_assert(Fnv1a64("a") == 0xaf63dc4c8601ec8cULL, "FNV-1a 64 test vector");
+
+}  // namespace tally::engine
+
+#endif  // TALLY_ENGINE_HASH_H_

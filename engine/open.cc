@@ -1,0 +1,164 @@
+// Opening and closing a database, and the catalog operations that forward
+// to Catalog.
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <set>
+
+#include "engine/db_impl.h"
+#include "engine/format.h"
+#include "engine/rocksdb_options.h"
+#include "wal/rocks_status.h"
+
+namespace tally {
+
+Status Db::Open(const Options& options, const std::string& path,
+                std::unique_ptr<Db>* db) {
+  db->reset();
+  if (path.empty()) return Status::InvalidArgument("database path is empty");
+  if (options.event_lock_stripes == 0 || options.event_lock_stripes > (1u << 20)) {
+    return Status::InvalidArgument(
+        "event_lock_stripes " + std::to_string(options.event_lock_stripes) +
+        " is outside 1..1048576");
+  }
+  auto impl = std::make_unique<engine::DbImpl>(options, path);
+  Status s = impl->Init();
+  if (!s.ok()) return s;
+  *db = std::move(impl);
+  return Status::OK();
+}
+
+namespace engine {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Refuses paths that hold something other than a tally database before
+// RocksDB gets to create files in them.
+Status CheckPath(const Options& options, const std::string& path) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (!fs::exists(st)) {
+    if (!options.create_if_missing) {
+      return Status::NotFound("no tally database at " + path +
+                              " (create_if_missing is off)");
+    }
+    return Status::OK();
+  }
+  if (!fs::is_directory(st)) {
+    return Status::InvalidArgument(path + " is not a directory, so it is not "
+                                   "a tally database");
+  }
+  const bool has_current = fs::exists(fs::path(path) / "CURRENT", ec);
+  if (!has_current) {
+    if (fs::is_empty(path, ec) && !ec) {
+      if (!options.create_if_missing) {
+        return Status::NotFound("no tally database at " + path +
+                                " (create_if_missing is off)");
+      }
+      return Status::OK();
+    }
+    return Status::InvalidArgument(path + " holds files but is not a tally "
+                                   "database (no RocksDB CURRENT file)");
+  }
+  std::vector<std::string> families;
+  rocksdb::Status rs =
+      rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), path, &families);
+  if (!rs.ok()) {
+    return Status::InvalidArgument(path + " is not a readable tally database: " +
+                                   rs.ToString());
+  }
+  const std::set<std::string> have(families.begin(), families.end());
+  for (const char* need : {kMetaFamily, kShardsFamily, kEventsFamily}) {
+    if (have.count(need) == 0) {
+      return Status::InvalidArgument(path + " is a RocksDB database but not a "
+                                     "tally database (no column family '" +
+                                     std::string(need) + "')");
+    }
+  }
+  return Status::OK();
+}
+
+bool IsLockError(const rocksdb::Status& rs) {
+  return rs.IsIOError() && rs.ToString().find("lock") != std::string::npos;
+}
+
+}  // namespace
+
+DbImpl::DbImpl(const Options& options, std::string path)
+    : options_(options),
+      path_(std::move(path)),
+      clock_(options.clock != nullptr ? options.clock : Clock::System()),
+      event_locks_(options.event_lock_stripes) {}
+
+Status DbImpl::Init() {
+  Status s = CheckPath(options_, path_);
+  if (!s.ok()) return s;
+
+  RocksOptions ro = MakeRocksOptions(options_);
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status rs =
+      rocksdb::DB::Open(ro.db, path_, ro.families, &handles_, &raw);
+  db_.reset(raw);
+  if (!rs.ok()) {
+    if (IsLockError(rs)) {
+      return Status::Busy("database " + path_ +
+                          " is in use by another process (its LOCK file is "
+                          "held); open it read-only from that process or "
+                          "stop it first");
+    }
+    return wal::FromRocks(rs, "open " + path_);
+  }
+  meta_ = handles_[kMeta];
+  shards_ = handles_[kShards];
+  events_ = handles_[kEvents];
+  commit_ = std::make_unique<wal::CommitPipeline>(db_.get(), options_.sync);
+  catalog_ = std::make_unique<Catalog>(db_.get(), meta_, shards_, events_,
+                                       commit_.get(), clock_);
+  return catalog_->Load(path_);
+}
+
+DbImpl::~DbImpl() {
+  if (db_ == nullptr) return;
+  catalog_.reset();
+  for (rocksdb::ColumnFamilyHandle* h : handles_) {
+    db_->DestroyColumnFamilyHandle(h).PermitUncheckedError();
+  }
+  // Close() flushes nothing we rely on (the WAL already holds every
+  // acknowledged write); its error has nowhere to go from a destructor.
+  db_->Close().PermitUncheckedError();
+}
+
+Status DbImpl::Reject(Status s) {
+  stats_.rejected.fetch_add(1, std::memory_order_relaxed);
+  return s;
+}
+
+Status DbImpl::CreateCounter(std::string_view name, const CounterSpec& spec) {
+  return catalog_->Create(name, spec);
+}
+
+Result<CounterInfo> DbImpl::DescribeCounter(std::string_view name) {
+  return catalog_->Describe(name);
+}
+
+Result<std::vector<CounterInfo>> DbImpl::ListCounters() {
+  return catalog_->List();
+}
+
+Status DbImpl::DeleteCounter(std::string_view name) {
+  return catalog_->Delete(name);
+}
+
+EngineStats DbImpl::GetStats() const {
+  EngineStats out;
+  out.applied = stats_.applied.load(std::memory_order_relaxed);
+  out.duplicates = stats_.duplicates.load(std::memory_order_relaxed);
+  out.conflicts = stats_.conflicts.load(std::memory_order_relaxed);
+  out.rejected = stats_.rejected.load(std::memory_order_relaxed);
+  return out;
+}
+
+}  // namespace engine
+}  // namespace tally

@@ -1,0 +1,73 @@
+#include "engine/rocksdb_options.h"
+
+#include <rocksdb/cache.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/slice_transform.h>
+#include <rocksdb/table.h>
+
+#include "engine/format.h"
+#include "engine/merge_operator.h"
+
+namespace tally::engine {
+namespace {
+
+rocksdb::BlockBasedTableOptions TableOptions(
+    const std::shared_ptr<rocksdb::Cache>& cache, bool bloom) {
+  rocksdb::BlockBasedTableOptions t;
+  t.block_cache = cache;
+  t.cache_index_and_filter_blocks = true;
+  t.pin_l0_filter_and_index_blocks_in_cache = true;
+  if (bloom) {
+    // Most marker lookups miss (a new event): a whole-key bloom filter
+    // answers them without touching data blocks.
+    t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+    t.whole_key_filtering = true;
+  }
+  return t;
+}
+
+}  // namespace
+
+RocksOptions MakeRocksOptions(const Options& options) {
+  RocksOptions r;
+  r.db.create_if_missing = options.create_if_missing;
+  r.db.create_missing_column_families = options.create_if_missing;
+  r.db.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;
+  r.db.max_background_jobs = 2;
+  r.db.keep_log_file_num = 4;
+
+  auto cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+
+  rocksdb::ColumnFamilyOptions base;
+  base.write_buffer_size = options.write_buffer_bytes;
+  base.table_factory.reset(
+      rocksdb::NewBlockBasedTableFactory(TableOptions(cache, false)));
+
+  rocksdb::ColumnFamilyOptions meta = base;
+
+  rocksdb::ColumnFamilyOptions shards = base;
+  shards.merge_operator = NewInt64AddOperator();
+  shards.max_successive_merges = options.max_pending_operands;
+  // All shards of one counter share the 8-byte id prefix: an exact read is
+  // one prefix scan.
+  shards.prefix_extractor.reset(
+      rocksdb::NewFixedPrefixTransform(kCounterIdBytes));
+
+  rocksdb::ColumnFamilyOptions events = base;
+  events.table_factory.reset(
+      rocksdb::NewBlockBasedTableFactory(TableOptions(cache, true)));
+  events.prefix_extractor.reset(
+      rocksdb::NewFixedPrefixTransform(kCounterIdBytes));
+  // Lookups in the memtable miss too: a memtable bloom on whole keys.
+  events.memtable_prefix_bloom_size_ratio = 0.1;
+  events.memtable_whole_key_filtering = true;
+  events.optimize_filters_for_hits = false;
+
+  r.families.emplace_back(rocksdb::kDefaultColumnFamilyName, base);
+  r.families.emplace_back(kMetaFamily, meta);
+  r.families.emplace_back(kShardsFamily, shards);
+  r.families.emplace_back(kEventsFamily, events);
+  return r;
+}
+
+}  // namespace tally::engine

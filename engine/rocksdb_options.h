@@ -1,0 +1,31 @@
+// The RocksDB configuration of a tally database, in one place, so the engine,
+// tools that open a database another way and the benchmarks' raw baselines
+// all use the same column families, merge operator and filters.
+
+#ifndef TALLY_ENGINE_ROCKSDB_OPTIONS_H_
+#define TALLY_ENGINE_ROCKSDB_OPTIONS_H_
+
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+
+#include <vector>
+
+#include "tally/options.h"
+
+namespace tally::engine {
+
+// Index of each family in RocksOptions::families and in the handle vector
+// DB::Open returns.
+enum Family : int { kDefault = 0, kMeta = 1, kShards = 2, kEvents = 3 };
+inline constexpr int kFamilyCount = 4;
+
+struct RocksOptions {
+  rocksdb::DBOptions db;
+  std::vector<rocksdb::ColumnFamilyDescriptor> families;  // by Family
+};
+
+RocksOptions MakeRocksOptions(const Options& options);
+
+}  // namespace tally::engine
+
+#endif  // TALLY_ENGINE_ROCKSDB_OPTIONS_H_

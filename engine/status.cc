@@ -1,0 +1,71 @@
+// Out-of-line parts of the public value types: Status rendering, enum names
+// and the system clock.
+
+#include <chrono>
+
+#include "tally/options.h"
+#include "tally/status.h"
+#include "tally/types.h"
+
+namespace tally {
+namespace {
+
+const char* CodeName(Status::Code code) {
+  switch (code) {
+    case Status::Code::kOk: return "OK";
+    case Status::Code::kNotFound: return "NotFound";
+    case Status::Code::kInvalidArgument: return "InvalidArgument";
+    case Status::Code::kCorruption: return "Corruption";
+    case Status::Code::kIOError: return "IOError";
+    case Status::Code::kOutOfRange: return "OutOfRange";
+    case Status::Code::kBusy: return "Busy";
+    case Status::Code::kAlreadyExists: return "AlreadyExists";
+    case Status::Code::kNotSupported: return "NotSupported";
+  }
+  return "Unknown";
+}
+
+class SystemClock final : public Clock {
+ public:
+  int64_t NowMillis() const override {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+};
+
+}  // namespace
+
+const std::string& Status::message() const {
+  static const std::string kEmpty;
+  return msg_ ? *msg_ : kEmpty;
+}
+
+std::string Status::ToString() const {
+  if (ok()) return "OK";
+  return std::string(CodeName(code_)) + ": " + message();
+}
+
+const Clock* Clock::System() {
+  static const SystemClock clock;
+  return &clock;
+}
+
+const char* ShardPolicyName(ShardPolicy policy) {
+  switch (policy) {
+    case ShardPolicy::kRandom: return "random";
+    case ShardPolicy::kAffinity: return "affinity";
+  }
+  return "unknown";
+}
+
+const char* OutcomeName(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kApplied: return "applied";
+    case Outcome::kDuplicate: return "duplicate";
+    case Outcome::kConflict: return "conflict";
+  }
+  return "unknown";
+}
+
+}  // namespace tally

@@ -1,0 +1,136 @@
+#include "engine/validate.h"
+
+#include "tally/limits.h"
+
+namespace tally::engine {
+namespace {
+
+// Names, ids and keys share one rule: 1..max bytes of UTF-8 with no control
+// characters (they end up in terminals, logs and JSON).
+Status ValidateText(const char* what, std::string_view s, size_t max_bytes) {
+  if (s.empty()) return Status::InvalidArgument(std::string(what) + " is empty");
+  if (s.size() > max_bytes) {
+    return Status::InvalidArgument(std::string(what) + " " + Quote(s) + " is " +
+                                   std::to_string(s.size()) +
+                                   " bytes; the limit is " +
+                                   std::to_string(max_bytes));
+  }
+  if (!IsValidUtf8(s)) {
+    return Status::InvalidArgument(std::string(what) + " " + Quote(s) +
+                                   " is not valid UTF-8");
+  }
+  for (char c : s) {
+    const auto b = static_cast<uint8_t>(c);
+    if (b < 0x20 || b == 0x7f) {
+      return Status::InvalidArgument(std::string(what) + " " + Quote(s) +
+                                     " contains a control character");
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+bool IsValidUtf8(std::string_view s) {
+  size_t i = 0;
+  const size_t n = s.size();
+  while (i < n) {
+    const auto b0 = static_cast<uint8_t>(s[i]);
+    if (b0 < 0x80) {
+      ++i;
+      continue;
+    }
+    int len;
+    uint32_t cp;
+    if ((b0 & 0xe0) == 0xc0) {
+      len = 2;
+      cp = b0 & 0x1f;
+    } else if ((b0 & 0xf0) == 0xe0) {
+      len = 3;
+      cp = b0 & 0x0f;
+    } else if ((b0 & 0xf8) == 0xf0) {
+      len = 4;
+      cp = b0 & 0x07;
+    } else {
+      return false;
+    }
+    if (i + len > n) return false;
+    for (int k = 1; k < len; ++k) {
+      const auto b = static_cast<uint8_t>(s[i + k]);
+      if ((b & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (b & 0x3f);
+    }
+    static constexpr uint32_t kMinForLen[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMinForLen[len] || cp > 0x10ffff ||
+        (cp >= 0xd800 && cp <= 0xdfff)) {
+      return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
+std::string Quote(std::string_view s) {
+  constexpr size_t kShown = 64;
+  std::string out = "'";
+  for (size_t i = 0; i < s.size() && i < kShown; ++i) {
+    const auto b = static_cast<uint8_t>(s[i]);
+    if (b < 0x20 || b >= 0x7f || b == '\'' || b == '\\') {
+      static const char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out.push_back(kHex[b >> 4]);
+      out.push_back(kHex[b & 0xf]);
+    } else {
+      out.push_back(static_cast<char>(b));
+    }
+  }
+  if (s.size() > kShown) out += "...";
+  out += "'";
+  return out;
+}
+
+Status ValidateCounterName(std::string_view name) {
+  return ValidateText("counter name", name, kMaxNameBytes);
+}
+
+Status ValidateEventId(std::string_view event_id) {
+  return ValidateText("event id", event_id, kMaxEventIdBytes);
+}
+
+Status ValidateAffinityKey(std::string_view key) {
+  return ValidateText("affinity key", key, kMaxAffinityKeyBytes);
+}
+
+Status ValidateDelta(int64_t delta) {
+  if (delta < kMinDelta) {
+    return Status::InvalidArgument(
+        "delta " + std::to_string(delta) +
+        " is reserved (the smallest accepted delta is " +
+        std::to_string(kMinDelta) + ")");
+  }
+  return Status::OK();
+}
+
+Status ValidateSpec(const CounterSpec& spec) {
+  if (spec.shards < 1 || spec.shards > kMaxShards) {
+    return Status::InvalidArgument("shard count " +
+                                   std::to_string(spec.shards) +
+                                   " is outside 1.." +
+                                   std::to_string(kMaxShards));
+  }
+  if (spec.policy != ShardPolicy::kRandom &&
+      spec.policy != ShardPolicy::kAffinity) {
+    return Status::InvalidArgument(
+        "shard policy " + std::to_string(static_cast<int>(spec.policy)) +
+        " is unknown");
+  }
+  return Status::OK();
+}
+
+Status CounterNotFound(std::string_view name) {
+  Status s = ValidateCounterName(name);
+  if (!s.ok()) return s;
+  return Status::NotFound("counter " + Quote(name) + " does not exist");
+}
+
+}  // namespace tally::engine

@@ -1,0 +1,35 @@
+// Boundary checks for every input of the public API. Each returns
+// InvalidArgument with a message that names the bad value (quoted and
+// truncated, with non-printable bytes escaped), or OK.
+
+#ifndef TALLY_ENGINE_VALIDATE_H_
+#define TALLY_ENGINE_VALIDATE_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "tally/status.h"
+#include "tally/types.h"
+
+namespace tally::engine {
+
+// True when `s` is well-formed UTF-8 (no overlongs, no surrogates, <= U+10FFFF).
+bool IsValidUtf8(std::string_view s);
+
+// A printable, bounded rendering of untrusted bytes for messages.
+std::string Quote(std::string_view s);
+
+Status ValidateCounterName(std::string_view name);
+Status ValidateEventId(std::string_view event_id);
+Status ValidateAffinityKey(std::string_view key);
+Status ValidateDelta(int64_t delta);
+Status ValidateSpec(const CounterSpec& spec);
+
+// The error for a name the catalog does not hold: InvalidArgument when the
+// name itself is malformed, else NotFound naming it.
+Status CounterNotFound(std::string_view name);
+
+}  // namespace tally::engine
+
+#endif  // TALLY_ENGINE_VALIDATE_H_

@@ -1,0 +1,120 @@
+#include "schema/records.h"
+
+#include <flatbuffers/flatbuffers.h>
+
+#include "tally_generated.h"
+
+namespace tally::schema {
+namespace {
+
+constexpr char kHeaderId[] = "TLHD";
+constexpr char kCounterId[] = "TLCM";
+constexpr char kMarkerId[] = "TLEM";
+
+// Records are small; a verifier depth/table bound well above what they need
+// keeps a hostile buffer from costing much.
+constexpr flatbuffers::uoffset_t kMaxDepth = 8;
+constexpr flatbuffers::uoffset_t kMaxTables = 16;
+
+void Finish(flatbuffers::FlatBufferBuilder& fbb, std::string* out) {
+  out->assign(reinterpret_cast<const char*>(fbb.GetBufferPointer()),
+              fbb.GetSize());
+}
+
+template <typename T>
+const T* Verified(std::string_view bytes, const char* ident) {
+  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  flatbuffers::Verifier verifier(data, bytes.size(), kMaxDepth, kMaxTables);
+  if (!verifier.VerifyBuffer<T>(ident)) return nullptr;
+  return flatbuffers::GetRoot<T>(data);
+}
+
+std::string Describe(const char* what, std::string_view bytes) {
+  return std::string(what) + " record failed verification (" +
+         std::to_string(bytes.size()) + " bytes)";
+}
+
+}  // namespace
+
+void EncodeHeader(const HeaderRecord& rec, std::string* out) {
+  flatbuffers::FlatBufferBuilder fbb(128);
+  auto db_id = fbb.CreateString(rec.db_id);
+  auto root = CreateDbHeader(fbb, rec.format_version, rec.next_counter_id,
+                             rec.created_at_ms, db_id);
+  fbb.Finish(root, kHeaderId);
+  Finish(fbb, out);
+}
+
+void EncodeCounter(const CounterRecord& rec, std::string* out) {
+  flatbuffers::FlatBufferBuilder fbb(256);
+  auto name = fbb.CreateString(rec.name);
+  auto root = CreateCounterMeta(fbb, rec.id, name, rec.shard_count,
+                                static_cast<ShardPolicy>(rec.policy),
+                                rec.schema_version, rec.created_at_ms,
+                                rec.flags);
+  fbb.Finish(root, kCounterId);
+  Finish(fbb, out);
+}
+
+void EncodeMarker(std::string_view event_id, uint64_t counter_id,
+                  uint32_t shard, int64_t delta, int64_t created_at_ms,
+                  std::string* out) {
+  thread_local flatbuffers::FlatBufferBuilder fbb(512);
+  fbb.Clear();
+  auto id = fbb.CreateString(event_id.data(), event_id.size());
+  auto root =
+      CreateEventMarker(fbb, id, counter_id, shard, delta, created_at_ms);
+  fbb.Finish(root, kMarkerId);
+  Finish(fbb, out);
+}
+
+Status DecodeHeader(std::string_view bytes, HeaderRecord* rec) {
+  const DbHeader* h = Verified<DbHeader>(bytes, kHeaderId);
+  if (h == nullptr || h->db_id() == nullptr) {
+    return Status::Corruption(Describe("database header", bytes));
+  }
+  rec->format_version = h->format_version();
+  rec->next_counter_id = h->next_counter_id();
+  rec->created_at_ms = h->created_at_ms();
+  rec->db_id = h->db_id()->str();
+  return Status::OK();
+}
+
+Status DecodeCounter(std::string_view bytes, CounterRecord* rec) {
+  const CounterMeta* m = Verified<CounterMeta>(bytes, kCounterId);
+  if (m == nullptr || m->name() == nullptr) {
+    return Status::Corruption(Describe("counter metadata", bytes));
+  }
+  rec->id = m->id();
+  rec->name = m->name()->str();
+  rec->shard_count = m->shard_count();
+  rec->policy = static_cast<uint8_t>(m->policy());
+  rec->schema_version = m->schema_version();
+  rec->created_at_ms = m->created_at_ms();
+  rec->flags = m->flags();
+  return Status::OK();
+}
+
+Status DecodeMarker(std::string_view bytes, MarkerRecord* rec) {
+  const EventMarker* m = Verified<EventMarker>(bytes, kMarkerId);
+  if (m == nullptr || m->event_id() == nullptr) {
+    return Status::Corruption(Describe("event marker", bytes));
+  }
+  rec->event_id = m->event_id()->str();
+  rec->counter_id = m->counter_id();
+  rec->shard = m->shard();
+  rec->delta = m->delta();
+  rec->created_at_ms = m->created_at_ms();
+  return Status::OK();
+}
+
+Status DecodeMarkerDelta(std::string_view bytes, int64_t* delta) {
+  const EventMarker* m = Verified<EventMarker>(bytes, kMarkerId);
+  if (m == nullptr || m->event_id() == nullptr) {
+    return Status::Corruption(Describe("event marker", bytes));
+  }
+  *delta = m->delta();
+  return Status::OK();
+}
+
+}  // namespace tally::schema

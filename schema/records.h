@@ -1,0 +1,63 @@
+// Plain C++ views of tally's FlatBuffer records, with encode and
+// verify-then-decode helpers. The generated header stays private to
+// records.cc, so a schema change recompiles one file.
+//
+// Every Decode* verifies the buffer (FlatBuffers Verifier plus the file
+// identifier and the required fields) and returns Corruption naming the
+// record kind on any failure: bytes read from disk are never trusted.
+
+#ifndef TALLY_SCHEMA_RECORDS_H_
+#define TALLY_SCHEMA_RECORDS_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "tally/status.h"
+
+namespace tally::schema {
+
+struct HeaderRecord {
+  uint32_t format_version = 0;
+  uint64_t next_counter_id = 0;
+  int64_t created_at_ms = 0;
+  std::string db_id;
+};
+
+struct CounterRecord {
+  uint64_t id = 0;
+  std::string name;
+  uint32_t shard_count = 0;
+  uint8_t policy = 0;  // tally::ShardPolicy
+  uint32_t schema_version = 0;
+  int64_t created_at_ms = 0;
+  uint32_t flags = 0;
+};
+
+struct MarkerRecord {
+  std::string event_id;
+  uint64_t counter_id = 0;
+  uint32_t shard = 0;
+  int64_t delta = 0;
+  int64_t created_at_ms = 0;
+};
+
+// Encode* replace *out with the record's bytes.
+void EncodeHeader(const HeaderRecord& rec, std::string* out);
+void EncodeCounter(const CounterRecord& rec, std::string* out);
+// Hot path (one per once-increment): reuses a thread-local builder, so it
+// allocates only when *out must grow.
+void EncodeMarker(std::string_view event_id, uint64_t counter_id,
+                  uint32_t shard, int64_t delta, int64_t created_at_ms,
+                  std::string* out);
+
+Status DecodeHeader(std::string_view bytes, HeaderRecord* rec);
+Status DecodeCounter(std::string_view bytes, CounterRecord* rec);
+Status DecodeMarker(std::string_view bytes, MarkerRecord* rec);
+// Verifies a marker and returns only its delta: what a duplicate check needs,
+// without copying the event id.
+Status DecodeMarkerDelta(std::string_view bytes, int64_t* delta);
+
+}  // namespace tally::schema
+
+#endif  // TALLY_SCHEMA_RECORDS_H_

@@ -1,0 +1,39 @@
+#include "wal/commit_pipeline.h"
+
+#include "wal/rocks_status.h"
+
+namespace tally::wal {
+
+CommitPipeline::CommitPipeline(rocksdb::DB* db, bool sync) : db_(db) {
+  write_.sync = sync;
+  durable_.sync = true;
+}
+
+Status CommitPipeline::Write(rocksdb::WriteBatch* batch,
+                             const rocksdb::WriteOptions& wo) {
+  if (failed_.load(std::memory_order_acquire)) return LatchedError();
+  rocksdb::Status rs = db_->Write(wo, batch);
+  if (rs.ok()) return Status::OK();
+  Status s = FromRocks(rs, "commit");
+  // Only failures that leave the database in doubt are latched; a refused
+  // batch (e.g. InvalidArgument) says nothing about the next one.
+  if (s.IsIOError() || s.IsCorruption()) Latch(s);
+  return s;
+}
+
+void CommitPipeline::Latch(const Status& s) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!failed_.load(std::memory_order_relaxed)) {
+    error_ = Status::IOError("database stopped accepting writes after an "
+                             "earlier failure; reopen it. First failure: " +
+                             s.ToString());
+    failed_.store(true, std::memory_order_release);
+  }
+}
+
+Status CommitPipeline::LatchedError() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return error_;
+}
+
+}  // namespace tally::wal
