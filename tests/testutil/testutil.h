@@ -19,18 +19,16 @@ const Status& StatusOf(const Result<T>& r) {
   return r.status();
 }
 
-#define ASSERT_OK(expr)                                         \
-  do {                                                          \
-    const auto& _r = (expr);                                    \
-    ASSERT_TRUE(::tally::test::StatusOf(_r).ok())               \
-        << #expr << ": " << ::tally::test::StatusOf(_r).ToString(); \
-  } while (0)
-#define EXPECT_OK(expr)                                         \
-  do {                                                          \
-    const auto& _r = (expr);                                    \
-    EXPECT_TRUE(::tally::test::StatusOf(_r).ok())               \
-        << #expr << ": " << ::tally::test::StatusOf(_r).ToString(); \
-  } while (0)
+template <typename T>
+::testing::AssertionResult IsOk(const char* expr, const T& value) {
+  const Status& s = StatusOf(value);
+  if (s.ok()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << expr << ": " << s.ToString();
+}
+
+// Streamable like any gtest assertion; evaluates `expr` once.
+#define ASSERT_OK(expr) ASSERT_PRED_FORMAT1(::tally::test::IsOk, expr)
+#define EXPECT_OK(expr) EXPECT_PRED_FORMAT1(::tally::test::IsOk, expr)
 
 // A fresh directory under $TMPDIR (or /tmp), removed with its contents on
 // destruction.

@@ -1,0 +1,93 @@
+#include "subprocess.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+namespace tally::test {
+namespace {
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+}  // namespace
+
+size_t ProcessResult::ErrLines() const {
+  size_t n = 0;
+  for (char c : err) n += c == '\n';
+  if (!err.empty() && err.back() != '\n') ++n;
+  return n;
+}
+
+std::string ProcessResult::LastOutLine() const {
+  size_t end = out.size();
+  while (end > 0 && out[end - 1] == '\n') --end;
+  const size_t start = out.rfind('\n', end == 0 ? 0 : end - 1);
+  return out.substr(start == std::string::npos ? 0 : start + 1,
+                    end - (start == std::string::npos ? 0 : start + 1));
+}
+
+ProcessResult RunProcess(const std::vector<std::string>& argv,
+                         const std::string& scratch_dir, int timeout_s) {
+  // Files rather than pipes: the child can write any amount without the
+  // parent having to drain two pipes at once to avoid a deadlock.
+  static std::atomic<int> serial{0};
+  const std::string stem = scratch_dir + "/proc" + std::to_string(serial++);
+  const std::string out_path = stem + ".out";
+  const std::string err_path = stem + ".err";
+
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+
+  ProcessResult result;
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    // Only async-signal-safe calls between fork and exec. A pending alarm
+    // survives exec, which is what bounds the child's run time.
+    const int in = ::open("/dev/null", O_RDONLY);
+    const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (in < 0 || out < 0 || err < 0 || ::dup2(in, 0) < 0 ||
+        ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) {
+      ::_exit(127);
+    }
+    ::alarm(static_cast<unsigned>(timeout_s));
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  if (pid < 0) {
+    result.err = "fork failed";
+    return result;
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) {
+      result.err = "waitpid failed";
+      return result;
+    }
+  }
+  result.seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+  result.out = Slurp(out_path);
+  result.err = Slurp(err_path);
+  ::unlink(out_path.c_str());
+  ::unlink(err_path.c_str());
+  return result;
+}
+
+}  // namespace tally::test
