@@ -105,8 +105,7 @@ Status DbImpl::Init() {
     if (IsLockError(rs)) {
       return Status::Busy("database " + path_ +
                           " is in use by another process (its LOCK file is "
-                          "held); open it read-only from that process or "
-                          "stop it first");
+                          "held); stop that process or go through it");
     }
     return wal::FromRocks(rs, "open " + path_);
   }

@@ -1,6 +1,6 @@
-// Shard choice. Stored decisions (once-increments, affinity keys) use the
-// stable Fnv1a64; the random policy uses a per-thread xorshift generator,
-// which is never stored, so it need not be stable.
+// Shard choice. Stored decisions (once-increments, affinity keys) use
+// StableHash (engine/hash.h); the random policy uses a per-thread xorshift
+// generator, which is never stored, so it need not be stable.
 
 #ifndef TALLY_ENGINE_SHARD_PICKER_H_
 #define TALLY_ENGINE_SHARD_PICKER_H_
@@ -18,7 +18,7 @@ inline uint32_t ShardOfHash(uint64_t hash, uint32_t shard_count) {
 }
 
 inline uint32_t ShardOfKey(std::string_view key, uint32_t shard_count) {
-  return ShardOfHash(Fnv1a64(key), shard_count);
+  return ShardOfHash(StableHash(key), shard_count);
 }
 
 // A uniformly random shard in [0, shard_count).

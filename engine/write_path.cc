@@ -110,7 +110,7 @@ Result<IncrementResult> DbImpl::IncrementOnce(std::string_view counter,
   const CounterInfo* c = catalog.Find(counter);
   if (c == nullptr) return Reject(CounterNotFound(counter));
 
-  const uint64_t hash = Fnv1a64(event_id);
+  const uint64_t hash = StableHash(event_id);
   const uint32_t shard = ShardOfHash(hash, c->shards);
   Scratch& scratch = ThreadScratch();
   EncodeMarkerKey(c->id, event_id, &scratch.marker_key);
@@ -227,7 +227,7 @@ Status DbImpl::Apply(const Batch& batch,
       if (!s.ok()) return Reject(BatchOpError(i, s));
       continue;
     }
-    const uint64_t hash = Fnv1a64(op.event_id);
+    const uint64_t hash = StableHash(op.event_id);
     p.shard = ShardOfHash(hash, p.counter->shards);
     std::string key;
     EncodeMarkerKey(p.counter_id, op.event_id, &key);

@@ -2,6 +2,9 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+#include <cstring>
+#include <vector>
+
 #include "tally_generated.h"
 
 namespace tally::schema {
@@ -21,9 +24,22 @@ void Finish(flatbuffers::FlatBufferBuilder& fbb, std::string* out) {
               fbb.GetSize());
 }
 
+// FlatBuffers reads scalars in place, so the buffer must be aligned for the
+// widest one (int64). RocksDB hands out values at any address: copy a
+// misaligned one into per-thread aligned scratch first. The returned root
+// points into that scratch and is valid until this thread's next call.
+const uint8_t* Aligned(std::string_view bytes) {
+  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  if (reinterpret_cast<uintptr_t>(data) % alignof(uint64_t) == 0) return data;
+  thread_local std::vector<uint64_t> scratch;
+  scratch.resize((bytes.size() + 7) / 8);
+  std::memcpy(scratch.data(), bytes.data(), bytes.size());
+  return reinterpret_cast<const uint8_t*>(scratch.data());
+}
+
 template <typename T>
 const T* Verified(std::string_view bytes, const char* ident) {
-  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  const uint8_t* data = Aligned(bytes);
   flatbuffers::Verifier verifier(data, bytes.size(), kMaxDepth, kMaxTables);
   if (!verifier.VerifyBuffer<T>(ident)) return nullptr;
   return flatbuffers::GetRoot<T>(data);

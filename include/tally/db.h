@@ -34,7 +34,7 @@ namespace tally {
 
 // Per-call choices of a plain increment.
 struct IncrementOptions {
-  // Hashed to pick the shard (stable FNV-1a 64, docs/format.md). Empty:
+  // Hashed to pick the shard (the stable hash of docs/format.md). Empty:
   // random shard, allowed only under ShardPolicy::kRandom.
   std::string_view affinity_key;
 };

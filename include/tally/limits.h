@@ -13,9 +13,11 @@ namespace tally {
 
 // A counter name: 1..kMaxNameBytes bytes of UTF-8 without control characters.
 inline constexpr size_t kMaxNameBytes = 128;
-// An event id (idempotency key): 1..kMaxEventIdBytes bytes of UTF-8.
+// An event id (idempotency key): 1..kMaxEventIdBytes bytes of UTF-8 without
+// control characters.
 inline constexpr size_t kMaxEventIdBytes = 256;
-// An affinity key (device, thread, user): 1..kMaxAffinityKeyBytes bytes.
+// An affinity key (device, thread, user): 1..kMaxAffinityKeyBytes bytes of
+// UTF-8 without control characters.
 inline constexpr size_t kMaxAffinityKeyBytes = 256;
 // Shards per counter: 1..kMaxShards.
 inline constexpr uint32_t kMaxShards = 4096;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "engine/hash.h"
 #include "engine/shard_picker.h"
 
@@ -56,7 +58,25 @@ TEST(Hash, Fnv1a64MatchesPublishedVectors) {
   EXPECT_EQ(Fnv1a64(""), 0xcbf29ce484222325ULL);
   EXPECT_EQ(Fnv1a64("a"), 0xaf63dc4c8601ec8cULL);
   EXPECT_EQ(Fnv1a64("foobar"), 0x85944171f73967e8ULL);
-  EXPECT_EQ(ShardOfKey("foobar", 10), 0x85944171f73967e8ULL % 10);
+  // StableHash = fmix64(FNV-1a 64): values pinned in docs/format.md.
+  EXPECT_EQ(StableHash(""), 0xefd01f60ba992926ULL);
+  EXPECT_EQ(StableHash("a"), 0x82a2a958a9bece5bULL);
+  EXPECT_EQ(StableHash("foobar"), 0x2c22194922d1672bULL);
+  EXPECT_EQ(ShardOfKey("foobar", 10), 0x2c22194922d1672bULL % 10);
+}
+
+// Regression: plain FNV-1a put ids differing only in their last digit
+// ("ord-0000"/"ord-0001") on adjacent shards, pairing up the histogram.
+TEST(Hash, ConsecutiveIdsDoNotPairUp) {
+  int paired = 0;
+  for (int k = 0; k < 200; k += 2) {
+    char a[16], b[16];
+    std::snprintf(a, sizeof a, "ord-%04d", k);
+    std::snprintf(b, sizeof b, "ord-%04d", k + 1);
+    const uint32_t sa = ShardOfKey(a, 10), sb = ShardOfKey(b, 10);
+    if (sa % 2 == 0 && sb == sa + 1) ++paired;
+  }
+  EXPECT_LT(paired, 25) << "adjacent ids land on paired shards";
 }
 
 TEST(ShardPicker, RandomShardStaysInRangeAndSpreads) {

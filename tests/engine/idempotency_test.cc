@@ -23,7 +23,7 @@ TEST(Idempotency, SequentialDuplicateAndConflict) {
   ASSERT_OK(first);
   EXPECT_EQ(first->outcome, Outcome::kApplied);
   // The shard is the stable hash of the event id (docs/format.md).
-  EXPECT_EQ(first->shard, engine::Fnv1a64("ORDER_ACCEPTED:ord-1") % 10);
+  EXPECT_EQ(first->shard, engine::StableHash("ORDER_ACCEPTED:ord-1") % 10);
 
   auto dup = db->IncrementOnce("orders", "ORDER_ACCEPTED:ord-1", 3);
   ASSERT_OK(dup);
