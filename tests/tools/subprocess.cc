@@ -47,7 +47,8 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
   const std::string err_path = stem + ".err";
 
   std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  for (const std::string& a : argv)
+    args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
 
   ProcessResult result;
@@ -57,8 +58,10 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
     // Only async-signal-safe calls between fork and exec. A pending alarm
     // survives exec, which is what bounds the child's run time.
     const int in = ::open("/dev/null", O_RDONLY);
-    const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int out =
+        ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int err =
+        ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (in < 0 || out < 0 || err < 0 || ::dup2(in, 0) < 0 ||
         ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) {
       ::_exit(127);
@@ -78,9 +81,9 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
       return result;
     }
   }
-  result.seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
   result.out = Slurp(out_path);

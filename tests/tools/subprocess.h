@@ -9,11 +9,11 @@
 namespace tally::test {
 
 struct ProcessResult {
-  int exit_code = -1;   // the exit status, or -1 if killed by a signal
-  int signal = 0;       // the signal that killed it, or 0
-  std::string out;      // everything written to stdout
-  std::string err;      // everything written to stderr
-  double seconds = 0;   // wall time from fork to exit
+  int exit_code = -1;  // the exit status, or -1 if killed by a signal
+  int signal = 0;      // the signal that killed it, or 0
+  std::string out;     // everything written to stdout
+  std::string err;     // everything written to stderr
+  double seconds = 0;  // wall time from fork to exit
 
   // The number of lines written to stderr.
   size_t ErrLines() const;

@@ -1,0 +1,220 @@
+#include "apply_runner.h"
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+#include "apply_line.h"
+#include "common.h"
+#include "counter_cache.h"
+#include "tally/batch.h"
+#include "tally/types.h"
+
+namespace counterctl {
+namespace {
+
+// Errors that are about one operation (bad input) rather than about the
+// database: they reject a line, everything else stops the run.
+bool IsLineError(const tally::Status& s) {
+  return s.IsNotFound() || s.IsInvalidArgument() || s.IsOutOfRange();
+}
+
+// State the workers share. Everything else is per worker.
+struct Shared {
+  Shared(tally::Db* db, const std::vector<std::string_view>& lines,
+         const ApplyConfig& config)
+      : db(db), lines(lines), config(config) {}
+
+  tally::Db* const db;
+  const std::vector<std::string_view>& lines;
+  const ApplyConfig& config;
+  std::atomic<size_t> next_chunk{0};
+  std::atomic<bool> stop{false};
+
+  std::mutex mu;
+  ApplyReport report;  // guarded by mu; workers merge into it when done
+
+  // Records the first database failure and stops all workers. `first` and
+  // `last` are the 1-based input lines in flight: a plain increment among
+  // them may or may not have been counted.
+  void SetFatal(tally::Status s, size_t first, size_t last) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (report.fatal.ok()) {
+      report.fatal = std::move(s);
+      report.fatal_lines = first == last ? "line " + std::to_string(first)
+                                         : "lines " + std::to_string(first) +
+                                               ".." + std::to_string(last);
+    }
+    stop.store(true);
+  }
+};
+
+class Worker {
+ public:
+  explicit Worker(Shared* shared) : shared_(shared), cache_(shared->db) {}
+
+  void Run() {
+    const size_t n = shared_->lines.size();
+    const size_t chunk_lines = shared_->config.batch_ops;
+    const size_t chunks = (n + chunk_lines - 1) / chunk_lines;
+    while (!shared_->stop.load(std::memory_order_relaxed)) {
+      const size_t chunk = shared_->next_chunk.fetch_add(1);
+      if (chunk >= chunks) break;
+      const size_t begin = chunk * chunk_lines;
+      if (!ProcessChunk(begin, std::min(n, begin + chunk_lines))) break;
+    }
+    std::lock_guard<std::mutex> lock(shared_->mu);
+    ApplyReport& total = shared_->report;
+    total.lines += local_.lines;
+    total.applied += local_.applied;
+    total.duplicates += local_.duplicates;
+    total.conflicts += local_.conflicts;
+    total.rejected += local_.rejected;
+    total.rejections.insert(total.rejections.end(),
+                            std::make_move_iterator(local_.rejections.begin()),
+                            std::make_move_iterator(local_.rejections.end()));
+  }
+
+ private:
+  // Returns false when the run must stop (a database failure).
+  bool ProcessChunk(size_t begin, size_t end) {
+    batch_.Clear();
+    batch_lines_.clear();
+    for (size_t i = begin; i < end; ++i) {
+      const std::string_view line = shared_->lines[i];
+      if (IsBlankLine(line)) continue;
+      ++local_.lines;
+      if (!ParseApplyLine(line, &event_, &reason_)) {
+        Reject(i + 1, std::move(reason_));
+        continue;
+      }
+      const tally::CounterInfo* info = nullptr;
+      tally::Status s = cache_.Lookup(event_.counter, &info);
+      if (!s.ok()) {
+        if (!IsLineError(s)) {
+          shared_->SetFatal(std::move(s), i + 1, i + 1);
+          return false;
+        }
+        Reject(i + 1, s.IsNotFound() ? "unknown counter \"" +
+                                           Printable(event_.counter) + "\""
+                                     : s.ToString());
+        continue;
+      }
+      if (!event_.once && info->policy == tally::ShardPolicy::kAffinity) {
+        // The line format has no affinity key, and the engine refuses a
+        // plain increment without one under this policy.
+        Reject(i + 1, "counter \"" + Printable(event_.counter) +
+                          "\" has policy affinity: plain increments need an "
+                          "affinity key, use an event_id or `incr --affinity`");
+        continue;
+      }
+      if (event_.once) {
+        batch_.AddOnce(event_.counter, event_.event_id, event_.delta);
+      } else {
+        batch_.Add(event_.counter, event_.delta);
+      }
+      batch_lines_.push_back(i + 1);
+    }
+    if (batch_.empty()) return true;
+    return Submit(begin, end);
+  }
+
+  bool Submit(size_t begin, size_t end) {
+    tally::Status s = shared_->db->Apply(batch_, &results_);
+    if (s.ok()) {
+      if (results_.size() != batch_.size()) {
+        shared_->SetFatal(
+            tally::Status::Corruption(
+                "Db::Apply returned " + std::to_string(results_.size()) +
+                " results for " + std::to_string(batch_.size()) +
+                " operations"),
+            begin + 1, end);
+        return false;
+      }
+      for (const tally::IncrementResult& r : results_) Count(r.outcome);
+      return true;
+    }
+    if (!IsLineError(s)) {
+      shared_->SetFatal(std::move(s), begin + 1, end);
+      return false;
+    }
+    // The batch was refused whole and nothing was written, so retrying its
+    // operations one by one cannot count anything twice.
+    const std::vector<tally::Batch::Op>& ops = batch_.ops();
+    for (size_t k = 0; k < ops.size(); ++k) {
+      const tally::Batch::Op& op = ops[k];
+      tally::Result<tally::IncrementResult> r =
+          op.once
+              ? shared_->db->IncrementOnce(op.counter, op.event_id, op.delta)
+              : shared_->db->Increment(op.counter, op.delta);
+      if (r.ok()) {
+        Count(r->outcome);
+      } else if (IsLineError(r.status())) {
+        Reject(batch_lines_[k], "refused: " + r.status().ToString());
+      } else {
+        shared_->SetFatal(r.status(), batch_lines_[k], batch_lines_[k]);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  void Count(tally::Outcome outcome) {
+    switch (outcome) {
+      case tally::Outcome::kApplied:
+        ++local_.applied;
+        break;
+      case tally::Outcome::kDuplicate:
+        ++local_.duplicates;
+        break;
+      case tally::Outcome::kConflict:
+        ++local_.conflicts;
+        break;
+    }
+  }
+
+  void Reject(size_t line, std::string reason) {
+    ++local_.rejected;
+    local_.rejections.push_back(Rejection{line, std::move(reason)});
+  }
+
+  Shared* const shared_;
+  CounterCache cache_;
+  ApplyReport local_;
+  // Reused across chunks so their buffers are allocated once.
+  tally::Batch batch_;
+  std::vector<size_t> batch_lines_;  // input line of each op in batch_
+  std::vector<tally::IncrementResult> results_;
+  ApplyEvent event_;
+  std::string reason_;
+};
+
+}  // namespace
+
+ApplyReport ApplyLines(tally::Db* db,
+                       const std::vector<std::string_view>& lines,
+                       const ApplyConfig& config) {
+  Shared shared(db, lines, config);
+  const size_t chunks =
+      (lines.size() + config.batch_ops - 1) / config.batch_ops;
+  const size_t threads = std::max<size_t>(1, std::min(config.threads, chunks));
+  if (threads == 1) {
+    Worker(&shared).Run();
+  } else {
+    std::vector<std::thread> pool;
+    pool.reserve(threads);
+    for (size_t t = 0; t < threads; ++t) {
+      pool.emplace_back([&shared] { Worker(&shared).Run(); });
+    }
+    for (std::thread& t : pool) t.join();
+  }
+  ApplyReport report = std::move(shared.report);
+  std::sort(
+      report.rejections.begin(), report.rejections.end(),
+      [](const Rejection& a, const Rejection& b) { return a.line < b.line; });
+  return report;
+}
+
+}  // namespace counterctl

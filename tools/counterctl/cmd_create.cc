@@ -1,0 +1,37 @@
+// create NAME --shards N [--policy random|affinity]
+
+#include <iostream>
+#include <limits>
+#include <memory>
+#include <optional>
+
+#include "commands.h"
+#include "tally/types.h"
+
+namespace counterctl {
+
+int RunCreate(const GlobalArgs& global, const CreateArgs& args) {
+  // Only the syntax is checked here. The range 1..kMaxShards is the engine's
+  // rule, so its InvalidArgument (exit 1) is what the operator sees; a value
+  // that does not even fit the API's uint32 cannot be passed on, though.
+  std::optional<uint64_t> shards = ParseUint64(args.shards);
+  if (!shards || *shards > std::numeric_limits<uint32_t>::max()) {
+    return UsageError("--shards " + Printable(args.shards) +
+                      ": expected a non-negative integer that fits uint32");
+  }
+  tally::CounterSpec spec;
+  spec.shards = static_cast<uint32_t>(*shards);
+  // main.cc restricts --policy to these two names.
+  spec.policy = args.policy == "affinity" ? tally::ShardPolicy::kAffinity
+                                          : tally::ShardPolicy::kRandom;
+
+  std::unique_ptr<tally::Db> db;
+  tally::Status s = OpenDb(global, /*create_if_missing=*/true, &db);
+  if (!s.ok()) return Fail(s);
+  s = db->CreateCounter(args.name, spec);
+  if (!s.ok()) return Fail(s);
+  std::cout << "created " << args.name << " (" << spec.shards << " shards)\n";
+  return kExitOk;
+}
+
+}  // namespace counterctl

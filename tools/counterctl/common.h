@@ -1,0 +1,69 @@
+// Helpers every counterctl subcommand shares: exit codes, the one-line error
+// report, opening the database, strict number parsing, time formatting.
+//
+// Nothing here includes CLI11 or nlohmann/json, so a subcommand file compiles
+// quickly and can be read without knowing either library.
+
+#ifndef TALLY_TOOLS_COUNTERCTL_COMMON_H_
+#define TALLY_TOOLS_COUNTERCTL_COMMON_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "tally/db.h"
+#include "tally/status.h"
+
+namespace counterctl {
+
+// Exit codes are part of the tool's interface: scripts branch on them.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError = 1;  // a tally operation failed
+inline constexpr int kExitUsage = 2;  // the command line was wrong
+
+// Flags given before the subcommand.
+struct GlobalArgs {
+  std::string db_path;
+};
+
+// Writes "counterctl: <message>" as exactly one line on stderr; control
+// characters in the message (a newline inside an engine message or a
+// counter name) are escaped so one error never spans two lines.
+void PrintError(std::string_view message);
+
+// Reports a failed operation and returns kExitError.
+int Fail(const tally::Status& status);
+
+// Reports a command-line mistake and returns kExitUsage.
+int UsageError(std::string_view message);
+
+// Opens the database named by --db. Only `create` makes a new database: a
+// typo in --db for any other subcommand should be an error, not an empty
+// database created on the side.
+tally::Status OpenDb(const GlobalArgs& global, bool create_if_missing,
+                     std::unique_ptr<tally::Db>* db);
+
+// Base-10 integers with an optional leading '-' and nothing else: no spaces,
+// no '+', no "0x". CLI11 would accept "010" as octal 8, which surprises
+// operators, so flags that take numbers are parsed here instead.
+std::optional<int64_t> ParseInt64(std::string_view text);
+std::optional<uint64_t> ParseUint64(std::string_view text);
+
+// Parses a flag that must be an integer in [min, max]. On failure reports a
+// usage error naming the flag and the value and returns nullopt.
+std::optional<uint64_t> ParseCountFlag(std::string_view flag,
+                                       std::string_view text, uint64_t min,
+                                       uint64_t max);
+
+// "2024-11-30T02:48:00.123Z" for milliseconds since the Unix epoch.
+std::string FormatUtcMillis(int64_t ms);
+
+// Escapes control characters and cuts `text` to `max_bytes` (marking the
+// cut), for echoing user input inside an error message.
+std::string Printable(std::string_view text, size_t max_bytes = 80);
+
+}  // namespace counterctl
+
+#endif  // TALLY_TOOLS_COUNTERCTL_COMMON_H_

@@ -1,0 +1,204 @@
+// counterctl: inspect and change a tally database from the shell.
+//
+//   counterctl --db DIR SUBCOMMAND [ARGS] [FLAGS]
+//
+// This file is the command-line grammar only: one small function per
+// subcommand declares its flags; the behaviour lives in cmd_<name>.cc.
+// CLI11 reports problems by throwing, so every exception stops here and
+// becomes one line on stderr with exit code 2 (usage) - none reaches the
+// library or escapes main.
+
+#include <CLI/CLI.hpp>
+#include <exception>
+#include <functional>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "common.h"
+#include "tally/version.h"
+
+namespace counterctl {
+namespace {
+
+// What main needs of a subcommand: its CLI11 node and how to run it.
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+// Arguments of every subcommand. They live here, outside the CLI11 tree,
+// because CLI11 writes into them by reference.
+struct AllArgs {
+  GlobalArgs global;
+  CreateArgs create;
+  std::string name;  // for the subcommands that take only a counter name
+  IncrArgs incr;
+  EventsArgs events;
+  DeleteArgs del;
+  ApplyArgs apply;
+};
+
+void AddName(CLI::App* sub, std::string* name) {
+  sub->add_option("name", *name, "Counter name")->required()->type_name("NAME");
+}
+
+Command AddCreate(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand("create", "Create a counter");
+  AddName(sub, &a->create.name);
+  sub->add_option("--shards", a->create.shards,
+                  "Number of shards, 1..4096 (the engine checks the range)")
+      ->required()
+      ->type_name("N");
+  sub->add_option("--policy", a->create.policy,
+                  "How plain increments pick a shard: random (default) or "
+                  "affinity (hash of --affinity, required on every incr)")
+      ->check(CLI::IsMember({"random", "affinity"}))
+      ->type_name("POLICY");
+  return {sub, [a] { return RunCreate(a->global, a->create); }};
+}
+
+Command AddList(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand("list", "List counters, by name");
+  return {sub, [a] { return RunList(a->global); }};
+}
+
+Command AddDescribe(CLI::App* root, AllArgs* a) {
+  CLI::App* sub =
+      root->add_subcommand("describe", "Show a counter's settings and markers");
+  AddName(sub, &a->name);
+  return {sub, [a] { return RunDescribe(a->global, a->name); }};
+}
+
+Command AddIncr(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand(
+      "incr", "Add to a counter; with --event-id at most once per id");
+  AddName(sub, &a->incr.name);
+  sub->add_option("--by", a->incr.by, "The delta, an int64 (default 1)")
+      ->type_name("INT");
+  CLI::Option* event_id =
+      sub->add_option("--event-id", a->incr.event_id,
+                      "Idempotency key: a redelivery is reported as duplicate "
+                      "(same delta) "
+                      "or conflict (another delta) and changes nothing")
+          ->type_name("ID");
+  CLI::Option* affinity =
+      sub->add_option("--affinity", a->incr.affinity_key,
+                      "Key hashed to pick the shard of a plain increment")
+          ->type_name("KEY");
+  return {sub, [a, event_id, affinity] {
+            a->incr.has_event_id = event_id->count() > 0;
+            a->incr.has_affinity_key = affinity->count() > 0;
+            return RunIncr(a->global, a->incr);
+          }};
+}
+
+Command AddGet(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand(
+      "get", "Print the exact value (the sum of all shards)");
+  AddName(sub, &a->name);
+  return {sub, [a] { return RunGet(a->global, a->name); }};
+}
+
+Command AddShards(CLI::App* root, AllArgs* a) {
+  CLI::App* sub =
+      root->add_subcommand("shards", "Print each shard: INDEX COUNT");
+  AddName(sub, &a->name);
+  return {sub, [a] { return RunShards(a->global, a->name); }};
+}
+
+Command AddEvents(CLI::App* root, AllArgs* a) {
+  CLI::App* sub =
+      root->add_subcommand("events", "Idempotency markers of a counter");
+  AddName(sub, &a->events.name);
+  sub->add_flag("--count", a->events.count, "Print the number of markers");
+  return {sub, [a] { return RunEvents(a->global, a->events); }};
+}
+
+Command AddDelete(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand(
+      "delete", "Delete a counter with its shards and markers");
+  AddName(sub, &a->del.name);
+  sub->add_flag("--yes", a->del.yes, "Confirm the deletion");
+  return {sub, [a] { return RunDelete(a->global, a->del); }};
+}
+
+Command AddApply(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand(
+      "apply", "Count a JSON Lines file of events (docs/counterctl.md)");
+  sub->add_option("--file", a->apply.file,
+                  "Input, one JSON object per line; - for stdin")
+      ->required()
+      ->type_name("FILE");
+  sub->add_option("--threads", a->apply.threads,
+                  "Worker threads, 1..64 (default 1)")
+      ->type_name("N");
+  sub->add_option("--batch", a->apply.batch,
+                  "Operations per atomic batch, 1..65536 (default 1000)")
+      ->type_name("N");
+  return {sub, [a] { return RunApply(a->global, a->apply); }};
+}
+
+// CLI11's messages, reworded where they would mislead: with no subcommand
+// given, an unknown word is reported as "A subcommand is required".
+std::string DescribeParseError(const CLI::ParseError& e, CLI::App* root,
+                               const std::vector<Command>& commands) {
+  bool chosen = false;
+  for (const Command& c : commands) chosen = chosen || c.app->parsed();
+  const std::vector<std::string> rest = root->remaining();
+  if (!chosen && !rest.empty()) return "unknown subcommand \"" + rest[0] + "\"";
+  return e.what();
+}
+
+int Main(int argc, char** argv) {
+  AllArgs args;
+  CLI::App root{"counterctl: inspect and change a tally database",
+                "counterctl"};
+  root.set_version_flag("--version", TALLY_VERSION_STRING);
+  root.add_option("--db", args.global.db_path,
+                  "Database directory; goes before the subcommand")
+      ->required()
+      ->type_name("DIR");
+  root.footer(
+      "Exit codes: 0 ok, 1 a tally operation failed, 2 usage error.\n"
+      "Example: counterctl --db /var/lib/tally get orders-today\n"
+      "Each subcommand takes --help. See docs/counterctl.md.");
+  root.require_subcommand(1);
+
+  const std::vector<Command> commands = {
+      AddCreate(&root, &args),   AddList(&root, &args),
+      AddDescribe(&root, &args), AddIncr(&root, &args),
+      AddGet(&root, &args),      AddShards(&root, &args),
+      AddEvents(&root, &args),   AddDelete(&root, &args),
+      AddApply(&root, &args)};
+
+  try {
+    root.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version arrive as "errors" with exit code 0.
+    if (e.get_exit_code() == 0) return root.exit(e);
+    return UsageError(DescribeParseError(e, &root, commands) +
+                      " (see counterctl --help)");
+  }
+  for (const Command& c : commands) {
+    if (c.app->parsed()) return c.run();
+  }
+  return UsageError("no subcommand given (see counterctl --help)");
+}
+
+}  // namespace
+}  // namespace counterctl
+
+int main(int argc, char** argv) {
+  // Nothing in the tool is meant to throw past this point; if something
+  // does (std::bad_alloc reading a huge file), say so in one line.
+  try {
+    return counterctl::Main(argc, argv);
+  } catch (const std::exception& e) {
+    counterctl::PrintError(std::string("internal error: ") + e.what());
+  } catch (...) {
+    counterctl::PrintError("internal error: unknown exception");
+  }
+  return counterctl::kExitError;
+}
