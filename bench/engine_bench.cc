@@ -1,0 +1,641 @@
+// tally_bench: tally's write path against raw RocksDB doing the same work,
+// in one binary so that every ratio comes from one run on one machine.
+//
+// The raw baselines open RocksDB with the engine's own configuration
+// (engine::MakeRocksOptions: column families, merge operator, filters,
+// max_successive_merges) and key coding, so a ratio measures what the engine
+// adds on top of RocksDB (name lookup, validation, hashing, the lock stripe,
+// marker encoding, results), not a different RocksDB setup.
+//
+// Every benchmark opens a fresh database in a temporary directory with the
+// WAL on and sync=false (the Options defaults) and does its setup outside the
+// timed loop. Time is wall time (UseRealTime): RocksDB flushes on background
+// threads, and those belong in the bill. items_per_second counts increments;
+// for the once benchmarks it counts deliveries, duplicates included.
+//
+// Targets (issue 2), as ratios of items_per_second from one run:
+//   BM_Increment          / BM_RawMerge       >= 0.9
+//   BM_IncrementOnce      / BM_RawOnce        >= 0.85
+//   BM_IncrementBatch/N   / BM_Increment      >= 8
+//   BM_IncrementOnceBatch/N / BM_IncrementOnce >= 1.3
+// bench/summarize.py computes them from --benchmark_out JSON files.
+
+#include <benchmark/benchmark.h>
+#include <rocksdb/db.h>
+#include <rocksdb/version.h>
+#include <rocksdb/write_batch.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "engine/coding.h"
+#include "engine/format.h"
+#include "engine/hash.h"
+#include "engine/merge_operator.h"
+#include "engine/rocksdb_options.h"
+#include "tally/tally.h"
+
+namespace tally::bench {
+namespace {
+
+// Shards per counter in every benchmark: the shape issue 2 asks about.
+constexpr uint32_t kShards = 10;
+// Counters the batch benchmarks spread their increments over, so a batch
+// touches several counters as a real batch would.
+constexpr int kBatchCounters = 4;
+const char* const kBatchCounterNames[kBatchCounters] = {"c0", "c1", "c2", "c3"};
+// Size of the raw baseline's marker value: about what a marker record
+// (delta, created-at, counter id, shard) costs without FlatBuffer framing.
+constexpr size_t kRawMarkerBytes = 40;
+// Deliveries a duplicate may trail its first copy by in the Dup50 streams.
+constexpr size_t kDupWindow = 1024;
+
+// A fresh directory under $TMPDIR (or /tmp), removed with its contents on
+// destruction. Declare it before the database that lives in it, so that the
+// database is closed first.
+class TempDir {
+ public:
+  TempDir() {
+    const char* base = std::getenv("TMPDIR");
+    std::string templ =
+        std::string(base != nullptr && *base != '\0' ? base : "/tmp") +
+        "/tally-bench-XXXXXX";
+    std::vector<char> buf(templ.begin(), templ.end());
+    buf.push_back('\0');
+    if (::mkdtemp(buf.data()) != nullptr) path_ = buf.data();
+  }
+  ~TempDir() {
+    if (path_.empty()) return;
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  bool ok() const { return !path_.empty(); }
+  std::string Sub(const char* name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// xorshift64*: a cheap, deterministic shard picker for the raw baselines,
+// so that they do not pay for a heavier generator the engine might not use.
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : s_(seed | 1) {}
+  uint32_t Uniform(uint32_t n) {
+    s_ ^= s_ >> 12;
+    s_ ^= s_ << 25;
+    s_ ^= s_ >> 27;
+    return static_cast<uint32_t>((s_ * 0x2545f4914f6cdd1dULL) >> 32) % n;
+  }
+
+ private:
+  uint64_t s_;
+};
+
+// Skips the benchmark with `what` and the error's text. Google benchmark
+// keeps running the function after SkipWithError: the caller must return
+// or leave its loop.
+void Fail(benchmark::State& state, const std::string& what,
+          const std::string& error) {
+  state.SkipWithError((what + ": " + error).c_str());
+}
+
+// ---- raw RocksDB, configured as the engine configures it ----
+
+class RawDb {
+ public:
+  RawDb() { write_options_.sync = Options().sync; }
+  ~RawDb() {
+    if (db_ == nullptr) return;
+    for (rocksdb::ColumnFamilyHandle* h : handles_) {
+      db_->DestroyColumnFamilyHandle(h).PermitUncheckedError();
+    }
+    db_->Close().PermitUncheckedError();  // nothing to do about it here
+  }
+  RawDb(const RawDb&) = delete;
+  RawDb& operator=(const RawDb&) = delete;
+
+  rocksdb::Status Open(const std::string& path) {
+    engine::RocksOptions ro = engine::MakeRocksOptions(Options());
+    ro.db.create_if_missing = true;
+    ro.db.create_missing_column_families = true;
+    rocksdb::DB* db = nullptr;
+    rocksdb::Status s =
+        rocksdb::DB::Open(ro.db, path, ro.families, &handles_, &db);
+    db_.reset(db);
+    return s;
+  }
+
+  rocksdb::DB* db() { return db_.get(); }
+  rocksdb::ColumnFamilyHandle* shards() { return handles_[engine::kShards]; }
+  rocksdb::ColumnFamilyHandle* events() { return handles_[engine::kEvents]; }
+  const rocksdb::WriteOptions& write_options() const { return write_options_; }
+
+  // The sum of counter `counter_id`'s shards, for the after-run check.
+  rocksdb::Status SumShards(uint64_t counter_id, int64_t* sum) {
+    *sum = 0;
+    for (uint32_t shard = 0; shard < kShards; ++shard) {
+      char key[engine::kShardKeyBytes];
+      engine::EncodeShardKey(counter_id, shard, key);
+      rocksdb::PinnableSlice value;
+      rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), shards(),
+                                   rocksdb::Slice(key, sizeof(key)), &value);
+      if (s.IsNotFound()) continue;
+      if (!s.ok()) return s;
+      int64_t v = 0;
+      if (!engine::DecodeInt64(std::string_view(value.data(), value.size()),
+                               &v)) {
+        return rocksdb::Status::Corruption("bad shard value");
+      }
+      *sum += v;
+    }
+    return rocksdb::Status::OK();
+  }
+
+ private:
+  // handles_ must go before db_ is deleted: the destructor orders that.
+  std::unique_ptr<rocksdb::DB> db_;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;
+  rocksdb::WriteOptions write_options_;
+};
+
+bool OpenRaw(benchmark::State& state, const TempDir& dir, RawDb* raw) {
+  if (!dir.ok()) {
+    Fail(state, "mkdtemp", "failed");
+    return false;
+  }
+  rocksdb::Status s = raw->Open(dir.Sub("raw"));
+  if (!s.ok()) {
+    Fail(state, "rocksdb open", s.ToString());
+    return false;
+  }
+  return true;
+}
+
+// Checks after the timed loop that the raw counter holds `expected`.
+void CheckRawTotal(benchmark::State& state, RawDb* raw, uint64_t counter_id,
+                   int64_t expected) {
+  int64_t sum = 0;
+  rocksdb::Status s = raw->SumShards(counter_id, &sum);
+  if (!s.ok()) {
+    Fail(state, "raw sum", s.ToString());
+  } else if (sum != expected) {
+    Fail(state, "raw sum",
+         std::to_string(sum) + " != expected " + std::to_string(expected));
+  }
+}
+
+// The raw idempotent-increment recipe: one mutex stripe per hash of the
+// event id around "Get the marker; if absent, Put marker + Merge operand in
+// one WriteBatch". What the engine does, minus everything that is not
+// RocksDB or the lock.
+class RawOnce {
+ public:
+  enum class Outcome { kApplied, kDuplicate, kConflict };
+
+  explicit RawOnce(RawDb* raw)
+      : raw_(raw),
+        stripe_count_(Options().event_lock_stripes),
+        stripes_(new std::mutex[stripe_count_]) {
+    for (uint32_t shard = 0; shard < kShards; ++shard) {
+      engine::EncodeShardKey(kCounterId, shard, shard_keys_[shard]);
+    }
+  }
+
+  rocksdb::Status IncrementOnce(std::string_view event_id, int64_t delta,
+                                Outcome* outcome) {
+    const uint64_t h = engine::StableHash(event_id);
+    std::lock_guard<std::mutex> lock(stripes_[h % stripe_count_]);
+    engine::EncodeMarkerKey(kCounterId, event_id, &marker_key_);
+    rocksdb::PinnableSlice found;
+    rocksdb::Status s = raw_->db()->Get(rocksdb::ReadOptions(), raw_->events(),
+                                        marker_key_, &found);
+    if (s.ok()) {
+      int64_t prior = 0;
+      if (found.size() < engine::kValueBytes ||
+          !engine::DecodeInt64(
+              std::string_view(found.data(), engine::kValueBytes), &prior)) {
+        return rocksdb::Status::Corruption("bad raw marker");
+      }
+      *outcome = prior == delta ? Outcome::kDuplicate : Outcome::kConflict;
+      return rocksdb::Status::OK();
+    }
+    if (!s.IsNotFound()) return s;
+
+    const uint32_t shard = static_cast<uint32_t>(h % kShards);
+    const int64_t now_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::system_clock::now().time_since_epoch())
+            .count();
+    char marker[kRawMarkerBytes] = {};
+    engine::EncodeInt64(delta, marker);
+    engine::EncodeInt64(now_ms, marker + 8);
+    engine::EncodeFixed64BE(kCounterId, marker + 16);
+    engine::EncodeFixed32BE(shard, marker + 24);
+    char operand[engine::kValueBytes];
+    engine::EncodeInt64(delta, operand);
+
+    batch_.Clear();
+    s = batch_.Put(raw_->events(), marker_key_,
+                   rocksdb::Slice(marker, sizeof(marker)));
+    if (!s.ok()) return s;
+    s = batch_.Merge(raw_->shards(),
+                     rocksdb::Slice(shard_keys_[shard], engine::kShardKeyBytes),
+                     rocksdb::Slice(operand, sizeof(operand)));
+    if (!s.ok()) return s;
+    s = raw_->db()->Write(raw_->write_options(), &batch_);
+    if (s.ok()) *outcome = Outcome::kApplied;
+    return s;
+  }
+
+  static constexpr uint64_t kCounterId = engine::kFirstCounterId;
+
+ private:
+  RawDb* raw_;
+  const uint32_t stripe_count_;
+  std::unique_ptr<std::mutex[]> stripes_;
+  char shard_keys_[kShards][engine::kShardKeyBytes];
+  // Scratch reused across calls (one thread per RawOnce in these
+  // benchmarks), as the engine reuses its thread-local scratch.
+  std::string marker_key_;
+  rocksdb::WriteBatch batch_;
+};
+
+// ---- tally ----
+
+std::unique_ptr<Db> OpenTally(benchmark::State& state, const TempDir& dir) {
+  if (!dir.ok()) {
+    Fail(state, "mkdtemp", "failed");
+    return nullptr;
+  }
+  std::unique_ptr<Db> db;
+  Status s = Db::Open(Options(), dir.Sub("tally"), &db);
+  if (!s.ok()) {
+    Fail(state, "tally open", s.ToString());
+    return nullptr;
+  }
+  return db;
+}
+
+bool CreateCounters(benchmark::State& state, Db* db,
+                    const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    Status s =
+        db->CreateCounter(name, CounterSpec{kShards, ShardPolicy::kRandom});
+    if (!s.ok()) {
+      Fail(state, "create " + name, s.ToString());
+      return false;
+    }
+  }
+  return true;
+}
+
+// Checks after the timed loop that `names` sum to `expected` and that the
+// engine's own figures agree with what the benchmark delivered.
+void CheckTally(benchmark::State& state, Db* db,
+                const std::vector<std::string>& names, int64_t expected,
+                uint64_t expected_duplicates) {
+  int64_t sum = 0;
+  for (const std::string& name : names) {
+    Result<int64_t> r = db->ReadExact(name);
+    if (!r.ok()) {
+      Fail(state, "read " + name, r.status().ToString());
+      return;
+    }
+    sum += *r;
+  }
+  const EngineStats stats = db->GetStats();
+  if (sum != expected || stats.duplicates != expected_duplicates ||
+      stats.conflicts != 0 || stats.rejected != 0) {
+    Fail(state, "tally check",
+         "sum " + std::to_string(sum) + " (want " + std::to_string(expected) +
+             "), duplicates " + std::to_string(stats.duplicates) + " (want " +
+             std::to_string(expected_duplicates) + "), conflicts " +
+             std::to_string(stats.conflicts) + ", rejected " +
+             std::to_string(stats.rejected));
+  }
+}
+
+// ---- event id streams (built before the timed loop: a caller has its ids
+// before it calls) ----
+
+// n distinct ids, "evt-0", "evt-1", ...
+std::vector<std::string> UniqueIds(size_t n) {
+  std::vector<std::string> ids;
+  ids.reserve(n);
+  for (size_t i = 0; i < n; ++i) ids.push_back("evt-" + std::to_string(i));
+  return ids;
+}
+
+// n deliveries in which each id comes twice, the copies shuffled (fixed
+// seed) within windows of kDupWindow deliveries, the way a redelivering
+// queue interleaves retries with new events. About half are duplicates;
+// *distinct gets the number of different ids among the n.
+std::vector<std::string> DupIds(size_t n, size_t* distinct) {
+  std::vector<uint64_t> order;
+  order.reserve(n + 1);
+  for (uint64_t k = 0; order.size() < n; ++k) {
+    order.push_back(k);
+    order.push_back(k);
+  }
+  std::mt19937_64 rng(42);
+  for (size_t begin = 0; begin < order.size(); begin += kDupWindow) {
+    const size_t end = std::min(order.size(), begin + kDupWindow);
+    std::shuffle(order.begin() + begin, order.begin() + end, rng);
+  }
+  order.resize(n);
+  std::vector<bool> seen(n, false);
+  *distinct = 0;
+  std::vector<std::string> ids;
+  ids.reserve(n);
+  for (uint64_t k : order) {
+    if (!seen[k]) {
+      seen[k] = true;
+      ++*distinct;
+    }
+    ids.push_back("evt-" + std::to_string(k));
+  }
+  return ids;
+}
+
+// ---- benchmarks ----
+
+// Raw RocksDB: one WriteBatch with one Merge into a random shard per write.
+void BM_RawMerge(benchmark::State& state) {
+  TempDir dir;
+  RawDb raw;
+  if (!OpenRaw(state, dir, &raw)) return;
+  constexpr uint64_t kCounterId = engine::kFirstCounterId;
+  char keys[kShards][engine::kShardKeyBytes];
+  for (uint32_t shard = 0; shard < kShards; ++shard) {
+    engine::EncodeShardKey(kCounterId, shard, keys[shard]);
+  }
+  char operand[engine::kValueBytes];
+  engine::EncodeInt64(1, operand);
+  Rng rng(1);
+  // Reused like the engine's thread-local batch: no allocation once warm.
+  rocksdb::WriteBatch batch;
+
+  for (auto _ : state) {
+    batch.Clear();
+    rocksdb::Status s = batch.Merge(
+        raw.shards(),
+        rocksdb::Slice(keys[rng.Uniform(kShards)], engine::kShardKeyBytes),
+        rocksdb::Slice(operand, sizeof(operand)));
+    if (s.ok()) s = raw.db()->Write(raw.write_options(), &batch);
+    if (!s.ok()) {
+      Fail(state, "raw merge", s.ToString());
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+  if (!state.error_occurred()) {
+    CheckRawTotal(state, &raw, kCounterId, state.iterations());
+  }
+}
+
+// tally: Db::Increment on a 10-shard counter, random shard.
+void BM_Increment(benchmark::State& state) {
+  TempDir dir;
+  std::unique_ptr<Db> db = OpenTally(state, dir);
+  if (db == nullptr || !CreateCounters(state, db.get(), {"c"})) return;
+
+  for (auto _ : state) {
+    Result<IncrementResult> r = db->Increment("c", 1);
+    if (!r.ok()) {
+      Fail(state, "increment", r.status().ToString());
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+  if (!state.error_occurred()) {
+    CheckTally(state, db.get(), {"c"}, state.iterations(), 0);
+  }
+}
+
+// Raw RocksDB: the marker recipe over the given delivery stream.
+void RunRawOnce(benchmark::State& state, const std::vector<std::string>& ids,
+                size_t distinct) {
+  TempDir dir;
+  RawDb raw;
+  if (!OpenRaw(state, dir, &raw)) return;
+  RawOnce once(&raw);
+  size_t next = 0;
+  uint64_t duplicates = 0;
+
+  for (auto _ : state) {
+    RawOnce::Outcome outcome = RawOnce::Outcome::kApplied;
+    rocksdb::Status s = once.IncrementOnce(ids[next++], 1, &outcome);
+    if (!s.ok()) {
+      Fail(state, "raw once", s.ToString());
+      break;
+    }
+    duplicates += outcome == RawOnce::Outcome::kDuplicate ? 1 : 0;
+  }
+  state.SetItemsProcessed(state.iterations());
+  if (state.error_occurred()) return;
+  if (duplicates != static_cast<uint64_t>(state.iterations()) - distinct) {
+    Fail(state, "raw once", "unexpected duplicate count");
+    return;
+  }
+  CheckRawTotal(state, &raw, RawOnce::kCounterId,
+                static_cast<int64_t>(distinct));
+}
+
+// tally: Db::IncrementOnce over the given delivery stream.
+void RunIncrementOnce(benchmark::State& state,
+                      const std::vector<std::string>& ids, size_t distinct) {
+  TempDir dir;
+  std::unique_ptr<Db> db = OpenTally(state, dir);
+  if (db == nullptr || !CreateCounters(state, db.get(), {"c"})) return;
+  size_t next = 0;
+
+  for (auto _ : state) {
+    Result<IncrementResult> r = db->IncrementOnce("c", ids[next++], 1);
+    if (!r.ok()) {
+      Fail(state, "increment once", r.status().ToString());
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+  if (!state.error_occurred()) {
+    CheckTally(state, db.get(), {"c"}, static_cast<int64_t>(distinct),
+               static_cast<uint64_t>(state.iterations()) - distinct);
+  }
+}
+
+void BM_RawOnce(benchmark::State& state) {
+  const std::vector<std::string> ids =
+      UniqueIds(static_cast<size_t>(state.max_iterations));
+  RunRawOnce(state, ids, ids.size());
+}
+
+void BM_IncrementOnce(benchmark::State& state) {
+  const std::vector<std::string> ids =
+      UniqueIds(static_cast<size_t>(state.max_iterations));
+  RunIncrementOnce(state, ids, ids.size());
+}
+
+void BM_RawOnce_Dup50(benchmark::State& state) {
+  size_t distinct = 0;
+  const std::vector<std::string> ids =
+      DupIds(static_cast<size_t>(state.max_iterations), &distinct);
+  RunRawOnce(state, ids, distinct);
+}
+
+void BM_IncrementOnce_Dup50(benchmark::State& state) {
+  size_t distinct = 0;
+  const std::vector<std::string> ids =
+      DupIds(static_cast<size_t>(state.max_iterations), &distinct);
+  RunIncrementOnce(state, ids, distinct);
+}
+
+// Raw RocksDB: N merges into random shards of kBatchCounters counters in one
+// WriteBatch per write. Reference for BM_IncrementBatch.
+void BM_RawMergeBatch(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  TempDir dir;
+  RawDb raw;
+  if (!OpenRaw(state, dir, &raw)) return;
+  char keys[kBatchCounters][kShards][engine::kShardKeyBytes];
+  for (int c = 0; c < kBatchCounters; ++c) {
+    for (uint32_t shard = 0; shard < kShards; ++shard) {
+      engine::EncodeShardKey(engine::kFirstCounterId + c, shard,
+                             keys[c][shard]);
+    }
+  }
+  char operand[engine::kValueBytes];
+  engine::EncodeInt64(1, operand);
+  Rng rng(1);
+  rocksdb::WriteBatch batch;
+
+  for (auto _ : state) {
+    batch.Clear();
+    rocksdb::Status s;
+    for (int64_t i = 0; i < n && s.ok(); ++i) {
+      s = batch.Merge(
+          raw.shards(),
+          rocksdb::Slice(keys[i % kBatchCounters][rng.Uniform(kShards)],
+                         engine::kShardKeyBytes),
+          rocksdb::Slice(operand, sizeof(operand)));
+    }
+    if (s.ok()) s = raw.db()->Write(raw.write_options(), &batch);
+    if (!s.ok()) {
+      Fail(state, "raw merge batch", s.ToString());
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+  if (state.error_occurred()) return;
+  int64_t total = 0;
+  for (int c = 0; c < kBatchCounters; ++c) {
+    int64_t sum = 0;
+    rocksdb::Status s = raw.SumShards(engine::kFirstCounterId + c, &sum);
+    if (!s.ok()) {
+      Fail(state, "raw sum", s.ToString());
+      return;
+    }
+    total += sum;
+  }
+  if (total != static_cast<int64_t>(state.iterations()) * n) {
+    Fail(state, "raw merge batch", "wrong total");
+  }
+}
+
+// tally: Apply of a Batch of N plain increments over kBatchCounters counters.
+// The batch is built inside the loop: building it is the caller's cost.
+void BM_IncrementBatch(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  TempDir dir;
+  std::unique_ptr<Db> db = OpenTally(state, dir);
+  const std::vector<std::string> names(std::begin(kBatchCounterNames),
+                                       std::end(kBatchCounterNames));
+  if (db == nullptr || !CreateCounters(state, db.get(), names)) return;
+  Batch batch;
+  std::vector<IncrementResult> results;
+
+  for (auto _ : state) {
+    batch.Clear();
+    for (int64_t i = 0; i < n; ++i) {
+      batch.Add(kBatchCounterNames[i % kBatchCounters], 1);
+    }
+    Status s = db->Apply(batch, &results);
+    if (!s.ok()) {
+      Fail(state, "apply", s.ToString());
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+  if (!state.error_occurred()) {
+    CheckTally(state, db.get(), names, state.iterations() * n, 0);
+  }
+}
+
+// tally: Apply of a Batch of N once-increments with unique ids, built inside
+// the loop (the caller's cost) from ids the caller already has.
+void BM_IncrementOnceBatch(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  const std::vector<std::string> ids =
+      UniqueIds(static_cast<size_t>(state.max_iterations * n));
+  TempDir dir;
+  std::unique_ptr<Db> db = OpenTally(state, dir);
+  if (db == nullptr || !CreateCounters(state, db.get(), {"c"})) return;
+  Batch batch;
+  std::vector<IncrementResult> results;
+  size_t next = 0;
+
+  for (auto _ : state) {
+    batch.Clear();
+    for (int64_t i = 0; i < n; ++i) batch.AddOnce("c", ids[next++], 1);
+    Status s = db->Apply(batch, &results);
+    if (!s.ok()) {
+      Fail(state, "apply once", s.ToString());
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+  if (!state.error_occurred()) {
+    CheckTally(state, db.get(), {"c"}, state.iterations() * n, 0);
+  }
+}
+
+// Pairs are registered next to each other so a reader of the console output
+// sees baseline and engine together.
+BENCHMARK(BM_RawMerge)->UseRealTime();
+BENCHMARK(BM_Increment)->UseRealTime();
+BENCHMARK(BM_RawOnce)->UseRealTime();
+BENCHMARK(BM_IncrementOnce)->UseRealTime();
+BENCHMARK(BM_RawOnce_Dup50)->UseRealTime();
+BENCHMARK(BM_IncrementOnce_Dup50)->UseRealTime();
+BENCHMARK(BM_RawMergeBatch)->Arg(1000)->UseRealTime();
+BENCHMARK(BM_IncrementBatch)->Arg(100)->Arg(1000)->UseRealTime();
+BENCHMARK(BM_IncrementOnceBatch)->Arg(100)->Arg(1000)->UseRealTime();
+
+}  // namespace
+}  // namespace tally::bench
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  // Recorded in the JSON output, so a figure can be traced to its setup.
+  benchmark::AddCustomContext("tally_version", TALLY_VERSION_STRING);
+  benchmark::AddCustomContext("rocksdb_version",
+                              rocksdb::GetRocksVersionAsString());
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
