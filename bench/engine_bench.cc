@@ -277,13 +277,14 @@ class RawOnce {
 
 // ---- tally ----
 
-std::unique_ptr<Db> OpenTally(benchmark::State& state, const TempDir& dir) {
+std::unique_ptr<Db> OpenTally(benchmark::State& state, const TempDir& dir,
+                              const Options& options = Options()) {
   if (!dir.ok()) {
     Fail(state, "mkdtemp", "failed");
     return nullptr;
   }
   std::unique_ptr<Db> db;
-  Status s = Db::Open(Options(), dir.Sub("tally"), &db);
+  Status s = Db::Open(options, dir.Sub("tally"), &db);
   if (!s.ok()) {
     Fail(state, "tally open", s.ToString());
     return nullptr;
@@ -615,6 +616,76 @@ void BM_IncrementOnceBatch(benchmark::State& state) {
 
 // Pairs are registered next to each other so a reader of the console output
 // sees baseline and engine together.
+// ---- the pending-operand bound (Options::max_pending_operands) ----
+//
+// RocksDB's max_successive_merges walks the key's pending operands before
+// every merge, and folds them on the write path every Nth one; without it a
+// read of a hot shard folds every operand in the memtable. These two show
+// both sides of that trade on one hot single-shard counter.
+
+Options HotOptions(int64_t pending) {
+  Options o;
+  o.max_pending_operands = static_cast<size_t>(pending);
+  o.write_buffer_bytes = size_t{256} << 20;  // keep every operand in memory
+  return o;
+}
+
+// Args: pending-operand bound, shards of the counter.
+void BM_HotIncrement(benchmark::State& state) {
+  TempDir dir;
+  auto db = OpenTally(state, dir, HotOptions(state.range(0)));
+  if (db == nullptr) return;
+  const auto shards = static_cast<uint32_t>(state.range(1));
+  if (!db->CreateCounter("hot", CounterSpec{shards}).ok()) {
+    Fail(state, "create", "hot");
+    return;
+  }
+  int64_t n = 0;
+  for (auto _ : state) {
+    Result<IncrementResult> r = db->Increment("hot", 1);
+    if (!r.ok()) {
+      Fail(state, "increment", r.status().ToString());
+      break;
+    }
+    ++n;
+  }
+  state.SetItemsProcessed(n);
+  Result<int64_t> total = db->ReadExact("hot");
+  if (!total.ok() || *total != n) Fail(state, "hot total", "mismatch");
+}
+
+// The latency of one exact read of a hot counter right after a burst of
+// 20,000 increments still in the memtable.
+void BM_HotReadAfterBurst(benchmark::State& state) {
+  constexpr int kBurst = 20000;
+  TempDir dir;
+  auto db = OpenTally(state, dir, HotOptions(state.range(0)));
+  if (db == nullptr) return;
+  if (!db->CreateCounter("hot", CounterSpec{1}).ok()) {
+    Fail(state, "create", "hot");
+    return;
+  }
+  for (int i = 0; i < kBurst; ++i) {
+    if (!db->Increment("hot", 1).ok()) {
+      Fail(state, "burst", "increment failed");
+      return;
+    }
+  }
+  for (auto _ : state) {
+    Result<int64_t> r = db->ReadExact("hot");
+    if (!r.ok() || *r != kBurst) {
+      Fail(state, "read", r.ok() ? "wrong total" : r.status().ToString());
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+BENCHMARK(BM_HotIncrement)
+    ->ArgsProduct({{0, 16, 64}, {1, 10}})
+    ->UseRealTime();
+BENCHMARK(BM_HotReadAfterBurst)->Arg(0)->Arg(8)->Arg(16)->Arg(64);
+
 BENCHMARK(BM_RawMerge)->UseRealTime();
 BENCHMARK(BM_Increment)->UseRealTime();
 BENCHMARK(BM_RawOnce)->UseRealTime();

@@ -209,6 +209,8 @@ Status DbImpl::Apply(const Batch& batch,
   marker_index.reserve(once_ops);
   std::vector<uint32_t> stripes;
   stripes.reserve(once_ops);
+  // Counter id -> the random shard this batch's unkeyed plain ops use.
+  std::unordered_map<uint64_t, uint32_t> batch_shard;
 
   for (size_t i = 0; i < ops.size(); ++i) {
     const Batch::Op& op = ops[i];
@@ -223,8 +225,18 @@ Status DbImpl::Apply(const Batch& batch,
     p.counter_id = p.counter->id;
     p.delta = op.delta;
     if (!op.once) {
+      // Unkeyed plain increments of one counter share one random shard per
+      // batch: still a random spread across batches, but the batch folds
+      // into one merge per counter instead of one per touched shard.
+      auto chosen = op.affinity_key.empty() ? batch_shard.find(p.counter_id)
+                                            : batch_shard.end();
+      if (chosen != batch_shard.end()) {
+        p.shard = chosen->second;
+        continue;
+      }
       s = PickPlainShard(*p.counter, op.affinity_key, &p.shard);
       if (!s.ok()) return Reject(BatchOpError(i, s));
+      if (op.affinity_key.empty()) batch_shard.emplace(p.counter_id, p.shard);
       continue;
     }
     const uint64_t hash = StableHash(op.event_id);

@@ -84,6 +84,9 @@ class Db {
   // one bad operation (unknown counter, bad id, overflowing sum) refuses the
   // batch with InvalidArgument/NotFound naming its index, and nothing is
   // written. Copies of one (counter, event_id) inside a batch count once.
+  // Plain increments without an affinity key under the random policy all go
+  // to one shard per (batch, counter), chosen at random: the batch then
+  // folds into one merge per counter.
   virtual Status Apply(const Batch& batch,
                        std::vector<IncrementResult>* results) = 0;
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <set>
 
 #include "testutil/testutil.h"
 
@@ -78,6 +79,32 @@ TEST(Batch, CoalescedBatchSumsExactly) {
   ASSERT_OK(db->Apply(b, &r));
   ASSERT_EQ(r.size(), 1000u);
   EXPECT_EQ(*db->ReadExact("c"), want);
+}
+
+// Unkeyed plain increments of a batch share one random shard per counter;
+// successive batches still spread over the shards.
+TEST(Batch, PlainOpsShareOneRandomShardPerBatch) {
+  TempDir dir;
+  auto db = OpenOrDie(dir.path());
+  ASSERT_OK(db->CreateCounter("c", {8}));
+  ASSERT_OK(db->CreateCounter("d", {8}));
+  std::set<uint32_t> used;
+  for (int round = 0; round < 64; ++round) {
+    Batch b;
+    for (int i = 0; i < 10; ++i) {
+      b.Add("c", 1);
+      b.Add("d", 1);
+    }
+    b.Add("c", 1, "pinned");  // a keyed op keeps its own shard
+    std::vector<IncrementResult> r;
+    ASSERT_OK(db->Apply(b, &r));
+    for (int i = 2; i < 20; i += 2) EXPECT_EQ(r[i].shard, r[0].shard);
+    for (int i = 3; i < 20; i += 2) EXPECT_EQ(r[i].shard, r[1].shard);
+    used.insert(r[0].shard);
+  }
+  EXPECT_GE(used.size(), 4u) << "batches must still spread over shards";
+  EXPECT_EQ(*db->ReadExact("c"), 64 * 11);
+  EXPECT_EQ(*db->ReadExact("d"), 64 * 10);
 }
 
 // One bad op refuses the whole batch and writes nothing.
