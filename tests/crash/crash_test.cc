@@ -15,6 +15,7 @@
 #include "engine/coding.h"
 #include "engine/rocksdb_options.h"
 #include "schema/records.h"
+#include "testutil/raw_db.h"
 #include "testutil/testutil.h"
 
 namespace tally {
@@ -56,16 +57,10 @@ bool AwaitProgress(int fd, int want) {
 // Sums every marker's delta per counter id, straight from RocksDB.
 std::map<uint64_t, int64_t> MarkerSums(const std::string& path) {
   std::map<uint64_t, int64_t> sums;
-  engine::RocksOptions ro = engine::MakeRocksOptions(Options());
-  std::vector<rocksdb::ColumnFamilyHandle*> h;
-  rocksdb::DB* raw = nullptr;
-  rocksdb::Status rs = rocksdb::DB::Open(ro.db, path, ro.families, &h, &raw);
-  EXPECT_TRUE(rs.ok()) << rs.ToString();
-  if (!rs.ok()) return sums;
-  rocksdb::ReadOptions read;
-  read.total_order_seek = true;
-  std::unique_ptr<rocksdb::Iterator> it(raw->NewIterator(read, h[engine::kEvents]));
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+  test::RawDb raw(path);
+  if (raw.db() == nullptr) return sums;
+  auto it = raw.Scan(engine::kEvents);
+  for (; it->Valid(); it->Next()) {
     schema::MarkerRecord m;
     EXPECT_OK(schema::DecodeMarker(it->value().ToStringView(), &m));
     uint64_t id;
@@ -76,9 +71,6 @@ std::map<uint64_t, int64_t> MarkerSums(const std::string& path) {
     sums[id] += m.delta;
   }
   EXPECT_TRUE(it->status().ok());
-  it.reset();
-  for (auto* x : h) EXPECT_TRUE(raw->DestroyColumnFamilyHandle(x).ok());
-  delete raw;
   return sums;
 }
 

@@ -7,6 +7,7 @@
 
 #include "engine/coding.h"
 #include "engine/rocksdb_options.h"
+#include "testutil/raw_db.h"
 
 #include "testutil/testutil.h"
 
@@ -121,23 +122,16 @@ TEST(Counters, DeleteRacingIncrementsLeavesNoOrphans) {
     for (auto& w : writers) w.join();
     EXPECT_GT(after_delete.load(), 0);
   }
-  engine::RocksOptions ro = engine::MakeRocksOptions(Options());
-  std::vector<rocksdb::ColumnFamilyHandle*> h;
-  rocksdb::DB* raw;
-  ASSERT_TRUE(rocksdb::DB::Open(ro.db, dir.path(), ro.families, &h, &raw).ok());
-  for (int family : {engine::kShards, engine::kEvents}) {
-    rocksdb::ReadOptions read;
-    read.total_order_seek = true;
-    std::unique_ptr<rocksdb::Iterator> it(raw->NewIterator(read, h[family]));
+  test::RawDb raw(dir.path());
+  ASSERT_NE(raw.db(), nullptr);
+  for (engine::Family family : {engine::kShards, engine::kEvents}) {
     int left = 0;
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    for (auto it = raw.Scan(family); it->Valid(); it->Next()) {
       EXPECT_NE(engine::DecodeFixed64BE(it->key().data()), id);
       ++left;
     }
     EXPECT_EQ(left, 0) << "family " << family;
   }
-  for (auto* x : h) ASSERT_TRUE(raw->DestroyColumnFamilyHandle(x).ok());
-  delete raw;
 }
 
 }  // namespace

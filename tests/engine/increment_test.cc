@@ -9,6 +9,7 @@
 
 #include "engine/coding.h"
 #include "engine/rocksdb_options.h"
+#include "testutil/raw_db.h"
 #include "testutil/testutil.h"
 
 namespace tally {
@@ -120,16 +121,12 @@ TEST(Increment, CorruptShardValueIsCorruptionNamingKey) {
     id = db->DescribeCounter("c")->id;
   }
   {
-    engine::RocksOptions ro = engine::MakeRocksOptions(Options());
-    std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    rocksdb::DB* raw;
-    ASSERT_TRUE(rocksdb::DB::Open(ro.db, dir.path(), ro.families, &handles, &raw).ok());
+    test::RawDb raw(dir.path());
+    ASSERT_NE(raw.db(), nullptr);
     char key[engine::kShardKeyBytes];
     engine::EncodeShardKey(id, 0, key);
-    ASSERT_TRUE(raw->Put(rocksdb::WriteOptions(), handles[engine::kShards],
-                         rocksdb::Slice(key, sizeof key), "bad").ok());
-    for (auto* h : handles) ASSERT_TRUE(raw->DestroyColumnFamilyHandle(h).ok());
-    delete raw;
+    ASSERT_TRUE(raw.db()->Put(rocksdb::WriteOptions(), raw.family(engine::kShards),
+                              rocksdb::Slice(key, sizeof key), "bad").ok());
   }
   auto db = OpenOrDie(dir.path());
   auto r = db->ReadExact("c");

@@ -7,6 +7,7 @@
 
 #include "engine/format.h"
 #include "engine/rocksdb_options.h"
+#include "testutil/raw_db.h"
 #include "schema/records.h"
 #include "testutil/testutil.h"
 
@@ -73,21 +74,16 @@ TEST(Open, NewerFormatIsRefused) {
   TempDir dir;
   OpenOrDie(dir.path()).reset();
   {
-    engine::RocksOptions ro = engine::MakeRocksOptions(Options());
-    std::vector<rocksdb::ColumnFamilyHandle*> h;
-    rocksdb::DB* raw;
-    ASSERT_TRUE(rocksdb::DB::Open(ro.db, dir.path(), ro.families, &h, &raw).ok());
+    test::RawDb raw(dir.path());
+    ASSERT_NE(raw.db(), nullptr);
+    rocksdb::ColumnFamilyHandle* meta = raw.family(engine::kMeta);
     std::string v;
-    ASSERT_TRUE(raw->Get(rocksdb::ReadOptions(), h[engine::kMeta],
-                         engine::kHeaderKey, &v).ok());
+    ASSERT_TRUE(raw.db()->Get(rocksdb::ReadOptions(), meta, engine::kHeaderKey, &v).ok());
     schema::HeaderRecord header;
     ASSERT_OK(schema::DecodeHeader(v, &header));
     header.format_version = engine::kFormatVersion + 1;
     schema::EncodeHeader(header, &v);
-    ASSERT_TRUE(raw->Put(rocksdb::WriteOptions(), h[engine::kMeta],
-                         engine::kHeaderKey, v).ok());
-    for (auto* x : h) ASSERT_TRUE(raw->DestroyColumnFamilyHandle(x).ok());
-    delete raw;
+    ASSERT_TRUE(raw.db()->Put(rocksdb::WriteOptions(), meta, engine::kHeaderKey, v).ok());
   }
   std::unique_ptr<Db> db;
   Status s = Db::Open(Options(), dir.path(), &db);
