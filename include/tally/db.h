@@ -32,7 +32,8 @@
 
 namespace tally {
 
-// Per-call choices of a plain increment.
+// Per-call choices of a plain increment. A plain value; the affinity key is
+// only read during the call.
 struct IncrementOptions {
   // Hashed to pick the shard (the stable hash of docs/format.md). Empty:
   // random shard, allowed only under ShardPolicy::kRandom.

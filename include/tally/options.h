@@ -23,6 +23,8 @@ class Clock {
   static const Clock* System();
 };
 
+// How to open a database. A plain value: the caller owns it, Db::Open copies
+// what it needs; distinct objects may be used from different threads.
 struct Options {
   // Create the database if `path` does not hold one. Default: true.
   bool create_if_missing = true;
@@ -60,7 +62,7 @@ struct Options {
   const Clock* clock = nullptr;
 };
 
-// Per-read options.
+// Per-read options. A plain value, like Options.
 struct ReadOptions {
   // Verify block checksums on every read. Default: true.
   bool verify_checksums = true;

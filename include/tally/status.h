@@ -11,6 +11,7 @@
 #ifndef TALLY_STATUS_H_
 #define TALLY_STATUS_H_
 
+#include <cassert>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -100,6 +101,7 @@ class [[nodiscard]] Result {
   Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT
     // An OK Result must carry a value: construct it from the value instead.
+    assert(!status_.ok());
   }
 
   bool ok() const { return status_.ok(); }
