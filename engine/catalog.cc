@@ -58,13 +58,18 @@ Status Catalog::WriteFreshHeader() {
   return commit_->CommitDurable(&wb);
 }
 
-Status Catalog::Load(const std::string& path) {
+Status Catalog::Load(const std::string& path, bool read_only) {
   ExclusiveGuard guard(&lock_);
+  by_name_.clear();
   std::unique_ptr<rocksdb::Iterator> it(
       db_->NewIterator(rocksdb::ReadOptions(), meta_));
   it->SeekToFirst();
   if (!it->Valid()) {
     if (!it->status().ok()) return wal::FromRocks(it->status(), "read meta");
+    if (read_only) {
+      return Status::NotFound("database " + path +
+                              " has no header yet (still being created)");
+    }
     return WriteFreshHeader();  // a new database
   }
   if (it->key() != rocksdb::Slice(kHeaderKey)) {

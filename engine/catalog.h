@@ -44,9 +44,10 @@ class Catalog {
   Catalog(const Catalog&) = delete;
   Catalog& operator=(const Catalog&) = delete;
 
-  // Reads (or, for an empty database, writes) the header and loads every
-  // counter. NotSupported for a newer format; Corruption for a bad record.
-  Status Load(const std::string& path);
+  // Reads (or, for an empty writable database, writes) the header and
+  // (re)loads every counter. NotSupported for a newer format; Corruption for
+  // a bad record.
+  Status Load(const std::string& path, bool read_only);
 
   // A shared hold on the catalog; Find() results stay valid while it lives.
   class Reader {

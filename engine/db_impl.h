@@ -18,6 +18,7 @@
 
 #include "engine/catalog.h"
 #include "engine/event_locks.h"
+#include "engine/rocksdb_options.h"
 #include "tally/db.h"
 #include "wal/commit_pipeline.h"
 
@@ -50,6 +51,7 @@ class DbImpl final : public Db {
                                            const ReadOptions& options) override;
   Result<uint64_t> CountEvents(std::string_view counter) override;
 
+  Status Refresh() override;
   EngineStats GetStats() const override;
   const std::string& path() const override { return path_; }
 
@@ -63,6 +65,10 @@ class DbImpl final : public Db {
 
   // Counts a refused call and passes its Status through.
   Status Reject(Status s);
+  // NotSupported on a read-only database, else OK.
+  Status CheckWritable() const;
+  Status OpenWriter(const RocksOptions& ro);
+  Status OpenReader(RocksOptions ro);
   // Picks a plain increment's shard under the counter's policy.
   Status PickPlainShard(const CounterInfo& c, std::string_view affinity_key,
                         uint32_t* shard) const;
@@ -75,6 +81,7 @@ class DbImpl final : public Db {
   const std::string path_;
   const Clock* const clock_;
 
+  std::string secondary_dir_;  // read-only: the instance's own directory
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // by engine::Family
   rocksdb::ColumnFamilyHandle* meta_ = nullptr;

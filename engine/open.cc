@@ -1,14 +1,14 @@
 // Opening and closing a database, and the catalog operations that forward
 // to Catalog.
 
-#include <sys/stat.h>
+#include <stdlib.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 
 #include "engine/db_impl.h"
 #include "engine/format.h"
-#include "engine/rocksdb_options.h"
 #include "wal/rocks_status.h"
 
 namespace tally {
@@ -92,41 +92,94 @@ DbImpl::DbImpl(const Options& options, std::string path)
       clock_(options.clock != nullptr ? options.clock : Clock::System()),
       event_locks_(options.event_lock_stripes) {}
 
-Status DbImpl::Init() {
-  Status s = CheckPath(options_, path_);
-  if (!s.ok()) return s;
-
-  RocksOptions ro = MakeRocksOptions(options_);
+Status DbImpl::OpenWriter(const RocksOptions& ro) {
   rocksdb::DB* raw = nullptr;
   rocksdb::Status rs =
       rocksdb::DB::Open(ro.db, path_, ro.families, &handles_, &raw);
   db_.reset(raw);
-  if (!rs.ok()) {
-    if (IsLockError(rs)) {
-      return Status::Busy("database " + path_ +
-                          " is in use by another process (its LOCK file is "
-                          "held); stop that process or go through it");
-    }
-    return wal::FromRocks(rs, "open " + path_);
+  if (rs.ok()) return Status::OK();
+  if (IsLockError(rs)) {
+    return Status::Busy("database " + path_ +
+                        " is in use by another process (its LOCK file is "
+                        "held); stop that process, go through it, or open "
+                        "the database read-only");
   }
+  return wal::FromRocks(rs, "open " + path_);
+}
+
+// A secondary instance: no LOCK, tails the writer's MANIFEST and WAL. It
+// keeps its own info log in a private temporary directory.
+Status DbImpl::OpenReader(RocksOptions ro) {
+  const char* base = std::getenv("TMPDIR");
+  std::string templ = std::string(base != nullptr && *base ? base : "/tmp") +
+                      "/tally-reader-XXXXXX";
+  std::vector<char> buf(templ.begin(), templ.end());
+  buf.push_back('\0');
+  if (::mkdtemp(buf.data()) == nullptr) {
+    return Status::IOError("cannot create a directory for the read-only "
+                           "instance under " + templ);
+  }
+  secondary_dir_ = buf.data();
+  ro.db.create_if_missing = false;
+  ro.db.create_missing_column_families = false;
+  ro.db.max_open_files = -1;  // required by secondary instances
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status rs = rocksdb::DB::OpenAsSecondary(
+      ro.db, path_, secondary_dir_, ro.families, &handles_, &raw);
+  db_.reset(raw);
+  if (!rs.ok()) return wal::FromRocks(rs, "open " + path_ + " read-only");
+  return wal::FromRocks(db_->TryCatchUpWithPrimary(),
+                        "catch up with the writer of " + path_);
+}
+
+Status DbImpl::Init() {
+  Options checked = options_;
+  if (options_.read_only) checked.create_if_missing = false;
+  Status s = CheckPath(checked, path_);
+  if (!s.ok()) return s;
+
+  RocksOptions ro = MakeRocksOptions(checked);
+  s = options_.read_only ? OpenReader(std::move(ro)) : OpenWriter(ro);
+  if (!s.ok()) return s;
   meta_ = handles_[kMeta];
   shards_ = handles_[kShards];
   events_ = handles_[kEvents];
   commit_ = std::make_unique<wal::CommitPipeline>(db_.get(), options_.sync);
   catalog_ = std::make_unique<Catalog>(db_.get(), meta_, shards_, events_,
                                        commit_.get(), clock_);
-  return catalog_->Load(path_);
+  return catalog_->Load(path_, options_.read_only);
 }
 
 DbImpl::~DbImpl() {
-  if (db_ == nullptr) return;
-  catalog_.reset();
-  for (rocksdb::ColumnFamilyHandle* h : handles_) {
-    db_->DestroyColumnFamilyHandle(h).PermitUncheckedError();
+  if (db_ != nullptr) {
+    catalog_.reset();
+    for (rocksdb::ColumnFamilyHandle* h : handles_) {
+      db_->DestroyColumnFamilyHandle(h).PermitUncheckedError();
+    }
+    // Close() flushes nothing we rely on (the WAL already holds every
+    // acknowledged write); its error has nowhere to go from a destructor.
+    db_->Close().PermitUncheckedError();
+    db_.reset();
   }
-  // Close() flushes nothing we rely on (the WAL already holds every
-  // acknowledged write); its error has nowhere to go from a destructor.
-  db_->Close().PermitUncheckedError();
+  if (!secondary_dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(secondary_dir_, ec);  // best effort
+  }
+}
+
+Status DbImpl::Refresh() {
+  if (!options_.read_only) return Status::OK();
+  Status s = wal::FromRocks(db_->TryCatchUpWithPrimary(),
+                            "catch up with the writer of " + path_);
+  if (!s.ok()) return s;
+  return catalog_->Load(path_, /*read_only=*/true);
+}
+
+Status DbImpl::CheckWritable() const {
+  if (!options_.read_only) return Status::OK();
+  return Status::NotSupported("database " + path_ +
+                              " was opened read-only; writes go through the "
+                              "process that holds it");
 }
 
 Status DbImpl::Reject(Status s) {
@@ -135,7 +188,8 @@ Status DbImpl::Reject(Status s) {
 }
 
 Status DbImpl::CreateCounter(std::string_view name, const CounterSpec& spec) {
-  return catalog_->Create(name, spec);
+  Status s = CheckWritable();
+  return s.ok() ? catalog_->Create(name, spec) : s;
 }
 
 Result<CounterInfo> DbImpl::DescribeCounter(std::string_view name) {
@@ -147,7 +201,8 @@ Result<std::vector<CounterInfo>> DbImpl::ListCounters() {
 }
 
 Status DbImpl::DeleteCounter(std::string_view name) {
-  return catalog_->Delete(name);
+  Status s = CheckWritable();
+  return s.ok() ? catalog_->Delete(name) : s;
 }
 
 EngineStats DbImpl::GetStats() const {

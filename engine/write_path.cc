@@ -75,7 +75,8 @@ Status DbImpl::PickPlainShard(const CounterInfo& c,
 Result<IncrementResult> DbImpl::Increment(std::string_view counter,
                                           int64_t delta,
                                           const IncrementOptions& options) {
-  Status s = ValidateDelta(delta);
+  Status s = CheckWritable();
+  if (s.ok()) s = ValidateDelta(delta);
   if (!s.ok()) return Reject(std::move(s));
 
   Catalog::Reader catalog(catalog_.get());
@@ -102,7 +103,8 @@ Result<IncrementResult> DbImpl::Increment(std::string_view counter,
 Result<IncrementResult> DbImpl::IncrementOnce(std::string_view counter,
                                               std::string_view event_id,
                                               int64_t delta) {
-  Status s = ValidateDelta(delta);
+  Status s = CheckWritable();
+  if (s.ok()) s = ValidateDelta(delta);
   if (s.ok()) s = ValidateEventId(event_id);
   if (!s.ok()) return Reject(std::move(s));
 
@@ -189,6 +191,8 @@ struct Fold {
 Status DbImpl::Apply(const Batch& batch,
                      std::vector<IncrementResult>* results) {
   results->clear();
+  Status writable = CheckWritable();
+  if (!writable.ok()) return writable;
   const auto& ops = batch.ops();
   if (ops.empty()) return Status::OK();
   if (ops.size() > kMaxBatchOps) {

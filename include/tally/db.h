@@ -14,7 +14,8 @@
 // have been counted: its outcome is unknown.
 //
 // One process: the RocksDB LOCK file makes one process the writer. Opening a
-// database another process holds returns Busy naming the path.
+// database another process holds returns Busy naming the path; other
+// processes read it with Options::read_only.
 
 #ifndef TALLY_DB_H_
 #define TALLY_DB_H_
@@ -102,6 +103,11 @@ class Db {
       std::string_view counter, const ReadOptions& options = {}) = 0;
   // The number of idempotency markers the counter holds.
   virtual Result<uint64_t> CountEvents(std::string_view counter) = 0;
+
+  // Read-only databases: catch up with the writer (new counters, deletes,
+  // increments) so later reads see a more recent consistent point. A
+  // writer's Db is always current: OK, nothing to do.
+  virtual Status Refresh() = 0;
 
   virtual EngineStats GetStats() const = 0;
   // The path this Db was opened at.

@@ -27,7 +27,16 @@ class Clock {
 // what it needs; distinct objects may be used from different threads.
 struct Options {
   // Create the database if `path` does not hold one. Default: true.
+  // Ignored (treated as false) when read_only is set.
   bool create_if_missing = true;
+
+  // Open for reading only, also while another process holds the database
+  // open for writing (a RocksDB secondary instance: it takes no lock and
+  // replays the writer's WAL). Reads see the database as of Open or of the
+  // last Db::Refresh(); every write returns NotSupported. Default: false.
+  // Costs a private temporary directory for the instance's own logs, and
+  // keeps every SST file open (RocksDB requires max_open_files=-1).
+  bool read_only = false;
 
   // fsync the WAL before an increment is acknowledged. Default: false, which
   // survives a process crash (whole batches only) but may lose the last

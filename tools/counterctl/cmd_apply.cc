@@ -87,7 +87,7 @@ int RunApply(const GlobalArgs& global, const ApplyArgs& args) {
   const std::vector<std::string_view> lines = SplitLines(content);
 
   std::unique_ptr<tally::Db> db;
-  tally::Status s = OpenDb(global, /*create_if_missing=*/false, &db);
+  tally::Status s = OpenDb(global, OpenMode::kWrite, &db);
   if (!s.ok()) return Fail(s);
 
   ApplyConfig config;

@@ -26,7 +26,7 @@ int RunCreate(const GlobalArgs& global, const CreateArgs& args) {
                                           : tally::ShardPolicy::kRandom;
 
   std::unique_ptr<tally::Db> db;
-  tally::Status s = OpenDb(global, /*create_if_missing=*/true, &db);
+  tally::Status s = OpenDb(global, OpenMode::kCreate, &db);
   if (!s.ok()) return Fail(s);
   s = db->CreateCounter(args.name, spec);
   if (!s.ok()) return Fail(s);

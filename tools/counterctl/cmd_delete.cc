@@ -14,7 +14,7 @@ int RunDelete(const GlobalArgs& global, const DeleteArgs& args) {
                       " with its shards and markers; pass --yes to confirm");
   }
   std::unique_ptr<tally::Db> db;
-  tally::Status s = OpenDb(global, /*create_if_missing=*/false, &db);
+  tally::Status s = OpenDb(global, OpenMode::kWrite, &db);
   if (!s.ok()) return Fail(s);
   s = db->DeleteCounter(args.name);
   if (!s.ok()) return Fail(s);

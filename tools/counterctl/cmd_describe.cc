@@ -11,7 +11,7 @@ namespace counterctl {
 
 int RunDescribe(const GlobalArgs& global, const std::string& name) {
   std::unique_ptr<tally::Db> db;
-  tally::Status s = OpenDb(global, /*create_if_missing=*/false, &db);
+  tally::Status s = OpenDb(global, OpenMode::kRead, &db);
   if (!s.ok()) return Fail(s);
   tally::Result<tally::CounterInfo> info = db->DescribeCounter(name);
   if (!info.ok()) return Fail(info.status());

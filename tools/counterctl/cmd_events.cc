@@ -16,7 +16,7 @@ int RunEvents(const GlobalArgs& global, const EventsArgs& args) {
         "is not available yet)");
   }
   std::unique_ptr<tally::Db> db;
-  tally::Status s = OpenDb(global, /*create_if_missing=*/false, &db);
+  tally::Status s = OpenDb(global, OpenMode::kRead, &db);
   if (!s.ok()) return Fail(s);
   tally::Result<uint64_t> markers = db->CountEvents(args.name);
   if (!markers.ok()) return Fail(markers.status());

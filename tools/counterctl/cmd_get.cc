@@ -10,7 +10,7 @@ namespace counterctl {
 
 int RunGet(const GlobalArgs& global, const std::string& name) {
   std::unique_ptr<tally::Db> db;
-  tally::Status s = OpenDb(global, /*create_if_missing=*/false, &db);
+  tally::Status s = OpenDb(global, OpenMode::kRead, &db);
   if (!s.ok()) return Fail(s);
   tally::Result<int64_t> value = db->ReadExact(name);
   if (!value.ok()) return Fail(value.status());

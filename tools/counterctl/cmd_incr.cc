@@ -30,7 +30,7 @@ int RunIncr(const GlobalArgs& global, const IncrArgs& args) {
   }
 
   std::unique_ptr<tally::Db> db;
-  tally::Status s = OpenDb(global, /*create_if_missing=*/false, &db);
+  tally::Status s = OpenDb(global, OpenMode::kWrite, &db);
   if (!s.ok()) return Fail(s);
 
   tally::Result<tally::IncrementResult> result =

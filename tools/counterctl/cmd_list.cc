@@ -11,7 +11,7 @@ namespace counterctl {
 
 int RunList(const GlobalArgs& global) {
   std::unique_ptr<tally::Db> db;
-  tally::Status s = OpenDb(global, /*create_if_missing=*/false, &db);
+  tally::Status s = OpenDb(global, OpenMode::kRead, &db);
   if (!s.ok()) return Fail(s);
   tally::Result<std::vector<tally::CounterInfo>> counters = db->ListCounters();
   if (!counters.ok()) return Fail(counters.status());

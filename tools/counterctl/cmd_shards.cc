@@ -10,7 +10,7 @@ namespace counterctl {
 
 int RunShards(const GlobalArgs& global, const std::string& name) {
   std::unique_ptr<tally::Db> db;
-  tally::Status s = OpenDb(global, /*create_if_missing=*/false, &db);
+  tally::Status s = OpenDb(global, OpenMode::kRead, &db);
   if (!s.ok()) return Fail(s);
   tally::Result<std::vector<int64_t>> counts = db->ShardCounts(name);
   if (!counts.ok()) return Fail(counts.status());

@@ -45,10 +45,11 @@ int UsageError(std::string_view message) {
   return kExitUsage;
 }
 
-tally::Status OpenDb(const GlobalArgs& global, bool create_if_missing,
+tally::Status OpenDb(const GlobalArgs& global, OpenMode mode,
                      std::unique_ptr<tally::Db>* db) {
   tally::Options options;
-  options.create_if_missing = create_if_missing;
+  options.create_if_missing = mode == OpenMode::kCreate;
+  options.read_only = mode == OpenMode::kRead;
   return tally::Db::Open(options, global.db_path, db);
 }
 

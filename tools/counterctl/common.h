@@ -39,10 +39,18 @@ int Fail(const tally::Status& status);
 // Reports a command-line mistake and returns kExitUsage.
 int UsageError(std::string_view message);
 
+// How a subcommand opens the database named by --db.
+enum class OpenMode {
+  kCreate,  // read-write, creating it if missing (only `create` does)
+  kWrite,   // read-write; Busy when another process holds it
+  kRead,    // read-only, also while another process writes it
+};
+
 // Opens the database named by --db. Only `create` makes a new database: a
 // typo in --db for any other subcommand should be an error, not an empty
-// database created on the side.
-tally::Status OpenDb(const GlobalArgs& global, bool create_if_missing,
+// database created on the side. Read subcommands open read-only, so they
+// answer while an app holds the database.
+tally::Status OpenDb(const GlobalArgs& global, OpenMode mode,
                      std::unique_ptr<tally::Db>* db);
 
 // Base-10 integers with an optional leading '-' and nothing else: no spaces,
