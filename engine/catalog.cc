@@ -102,9 +102,9 @@ Status Catalog::Load(const std::string& path, bool read_only) {
       return Status::Corruption("database " + path + ": counter record " +
                                 Quote(rec.name) + " is inconsistent");
     }
-    auto info = std::make_unique<CounterInfo>(InfoOf(rec));
-    std::string_view view = info->name;
-    by_name_.emplace(view, std::move(info));
+    auto entry = std::make_unique<Entry>(InfoOf(rec));
+    std::string_view view = entry->name;
+    by_name_.emplace(view, std::move(entry));
   }
   return wal::FromRocks(it->status(), "read meta");
 }
@@ -147,9 +147,9 @@ Status Catalog::Create(std::string_view name, const CounterSpec& spec) {
   if (!s.ok()) return s;
 
   header_ = std::move(next);
-  auto info = std::make_unique<CounterInfo>(InfoOf(rec));
-  std::string_view view = info->name;
-  by_name_.emplace(view, std::move(info));
+  auto entry = std::make_unique<Entry>(InfoOf(rec));
+  std::string_view view = entry->name;
+  by_name_.emplace(view, std::move(entry));
   return Status::OK();
 }
 
@@ -176,21 +176,46 @@ Status Catalog::Delete(std::string_view name) {
   return Status::OK();
 }
 
+void Catalog::FlaggedRecord(const CounterInfo& entry, std::string* key,
+                            std::string* value) {
+  schema::CounterRecord rec;
+  rec.id = entry.id;
+  rec.name = entry.name;
+  rec.shard_count = entry.shards;
+  rec.policy = static_cast<uint8_t>(entry.policy);
+  rec.schema_version = entry.schema_version;
+  rec.created_at_ms = entry.created_at_ms;
+  rec.flags = entry.flags | kCounterFlagPlainIncrements;
+  *key = CounterMetaKey(entry.name);
+  schema::EncodeCounter(rec, value);
+}
+
 Result<CounterInfo> Catalog::Describe(std::string_view name) {
   SharedGuard guard(&lock_);
   auto found = by_name_.find(name);
   if (found == by_name_.end()) {
     return CounterNotFound(name);
   }
-  return *found->second;
+  CounterInfo info = *found->second;
+  if (found->second->plain_recorded.load(std::memory_order_relaxed)) {
+    info.flags |= kCounterFlagPlainIncrements;
+  }
+  return info;
 }
 
 std::vector<CounterInfo> Catalog::List() {
+  SharedGuard guard(&lock_);
+  return ListLocked();
+}
+
+std::vector<CounterInfo> Catalog::ListLocked() const {
   std::vector<CounterInfo> out;
-  {
-    SharedGuard guard(&lock_);
-    out.reserve(by_name_.size());
-    for (const auto& kv : by_name_) out.push_back(*kv.second);
+  out.reserve(by_name_.size());
+  for (const auto& kv : by_name_) {
+    out.push_back(*kv.second);
+    if (kv.second->plain_recorded.load(std::memory_order_relaxed)) {
+      out.back().flags |= kCounterFlagPlainIncrements;
+    }
   }
   std::sort(out.begin(), out.end(),
             [](const CounterInfo& a, const CounterInfo& b) {

@@ -20,12 +20,14 @@
 
 #include <rocksdb/db.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "engine/format.h"
 #include "engine/rw_lock.h"
 #include "schema/records.h"
 #include "tally/options.h"
@@ -49,14 +51,27 @@ class Catalog {
   // a bad record.
   Status Load(const std::string& path, bool read_only);
 
+  // A counter as the write path sees it.
+  struct Entry : CounterInfo {
+    explicit Entry(const CounterInfo& info)
+        : CounterInfo(info),
+          plain_recorded((info.flags & kCounterFlagPlainIncrements) != 0) {}
+    // Whether kCounterFlagPlainIncrements is already stored; the first plain
+    // increment adds the flagged record to its own WriteBatch.
+    mutable std::atomic<bool> plain_recorded;
+  };
+
   // A shared hold on the catalog; Find() results stay valid while it lives.
   class Reader {
    public:
     explicit Reader(Catalog* c) : c_(c), guard_(&c->lock_) {}
-    const CounterInfo* Find(std::string_view name) const {
+    const Entry* Find(std::string_view name) const {
       auto it = c_->by_name_.find(name);
       return it == c_->by_name_.end() ? nullptr : it->second.get();
     }
+    // All counters, ordered by name (the lock is not taken again: the
+    // writer-preferring lock must never be read-locked recursively).
+    std::vector<CounterInfo> List() const { return c_->ListLocked(); }
 
    private:
     Catalog* c_;
@@ -70,8 +85,14 @@ class Catalog {
 
   const schema::HeaderRecord& header() const { return header_; }
 
+  // The meta key and value of `entry` with kCounterFlagPlainIncrements set,
+  // for the write path to add to a batch.
+  static void FlaggedRecord(const CounterInfo& entry, std::string* key,
+                            std::string* value);
+
  private:
   Status WriteFreshHeader();
+  std::vector<CounterInfo> ListLocked() const;  // requires lock_ held
 
   rocksdb::DB* const db_;
   rocksdb::ColumnFamilyHandle* const meta_;
@@ -83,7 +104,7 @@ class Catalog {
   RwLock lock_;
   // Guarded by lock_. Keys view the CounterInfo::name they map to.
   schema::HeaderRecord header_;
-  std::unordered_map<std::string_view, std::unique_ptr<CounterInfo>> by_name_;
+  std::unordered_map<std::string_view, std::unique_ptr<Entry>> by_name_;
 };
 
 }  // namespace tally::engine

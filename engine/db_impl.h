@@ -51,6 +51,7 @@ class DbImpl final : public Db {
                                            const ReadOptions& options) override;
   Result<uint64_t> CountEvents(std::string_view counter) override;
 
+  Status Verify(VerifyReport* report) override;
   Status Refresh() override;
   EngineStats GetStats() const override;
   const std::string& path() const override { return path_; }

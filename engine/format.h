@@ -22,6 +22,12 @@ inline constexpr char kEventsFamily[] = "events";
 inline constexpr char kHeaderKey[] = "\x01";
 inline constexpr char kCounterKeyTag = '\x02';
 
+// CounterMeta.flags bits.
+// Set (durably, in the same WriteBatch) by a counter's first plain
+// increment: from then on its shard sum may exceed its markers' deltas, so
+// Verify no longer compares the two.
+inline constexpr uint32_t kCounterFlagPlainIncrements = 1u << 0;
+
 // Counter ids start at 1; 0 is never a counter.
 inline constexpr uint64_t kFirstCounterId = 1;
 

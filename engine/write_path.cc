@@ -39,6 +39,16 @@ Scratch& ThreadScratch() {
   return scratch;
 }
 
+// Adds the counter's record with kCounterFlagPlainIncrements to the batch:
+// done once per counter, by its first plain increment, so Verify knows the
+// counter's shards may hold more than its markers.
+rocksdb::Status AddPlainFlag(const Catalog::Entry& c, Scratch* scratch,
+                             rocksdb::ColumnFamilyHandle* meta) {
+  std::string key;
+  Catalog::FlaggedRecord(c, &key, &scratch->marker_value);
+  return scratch->batch.Put(meta, key, AsSlice(scratch->marker_value));
+}
+
 Status BatchOpError(size_t index, const Status& s) {
   std::string msg = "batch op " + std::to_string(index) + ": " + s.message();
   switch (s.code()) {
@@ -80,7 +90,7 @@ Result<IncrementResult> DbImpl::Increment(std::string_view counter,
   if (!s.ok()) return Reject(std::move(s));
 
   Catalog::Reader catalog(catalog_.get());
-  const CounterInfo* c = catalog.Find(counter);
+  const Catalog::Entry* c = catalog.Find(counter);
   if (c == nullptr) return Reject(CounterNotFound(counter));
   uint32_t shard;
   s = PickPlainShard(*c, options.affinity_key, &shard);
@@ -93,9 +103,12 @@ Result<IncrementResult> DbImpl::Increment(std::string_view counter,
   Scratch& scratch = ThreadScratch();
   rocksdb::Status rs = scratch.batch.Merge(
       shards_, rocksdb::Slice(key, sizeof key), rocksdb::Slice(value, sizeof value));
+  const bool first_plain = !c->plain_recorded.load(std::memory_order_acquire);
+  if (rs.ok() && first_plain) rs = AddPlainFlag(*c, &scratch, meta_);
   if (!rs.ok()) return wal::FromRocks(rs, "increment");
   s = commit_->Commit(&scratch.batch);
   if (!s.ok()) return s;
+  if (first_plain) c->plain_recorded.store(true, std::memory_order_release);
   stats_.applied.fetch_add(1, std::memory_order_relaxed);
   return IncrementResult{Outcome::kApplied, shard};
 }
@@ -109,7 +122,7 @@ Result<IncrementResult> DbImpl::IncrementOnce(std::string_view counter,
   if (!s.ok()) return Reject(std::move(s));
 
   Catalog::Reader catalog(catalog_.get());
-  const CounterInfo* c = catalog.Find(counter);
+  const Catalog::Entry* c = catalog.Find(counter);
   if (c == nullptr) return Reject(CounterNotFound(counter));
 
   const uint64_t hash = StableHash(event_id);
@@ -163,7 +176,7 @@ namespace {
 // One resolved operation of a batch.
 struct Planned {
   uint64_t counter_id = 0;
-  const CounterInfo* counter = nullptr;
+  const Catalog::Entry* counter = nullptr;
   uint32_t shard = 0;
   int64_t delta = 0;
   // Once-ops only: index into the unique marker list.
@@ -320,11 +333,23 @@ Status DbImpl::Apply(const Batch& batch,
                                         : a.shard < b.shard;
   });
 
-  // 4. One WriteBatch: new markers, then one merge per (counter, shard).
+  // 4. One WriteBatch: new markers, then one merge per (counter, shard),
+  // and the plain-increment flag of counters getting their first.
   Scratch& scratch = ThreadScratch();
   rocksdb::WriteBatch& wb = scratch.batch;
   const int64_t now = clock_->NowMillis();
   rocksdb::Status rs;
+  std::vector<const Catalog::Entry*> first_plain;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Catalog::Entry* c = plan[i].counter;
+    if (ops[i].once || c->plain_recorded.load(std::memory_order_acquire) ||
+        std::find(first_plain.begin(), first_plain.end(), c) !=
+            first_plain.end()) {
+      continue;
+    }
+    first_plain.push_back(c);
+    if (rs.ok()) rs = AddPlainFlag(*c, &scratch, meta_);
+  }
   for (size_t m = 0; m < n && rs.ok(); ++m) {
     if (stored[m]) continue;
     const size_t i = markers[m].first_op;
@@ -361,6 +386,9 @@ Status DbImpl::Apply(const Batch& batch,
   if (!s.ok()) {
     results->clear();
     return s;
+  }
+  for (const Catalog::Entry* c : first_plain) {
+    c->plain_recorded.store(true, std::memory_order_release);
   }
   stats_.applied.fetch_add(applied, std::memory_order_relaxed);
   stats_.duplicates.fetch_add(duplicates, std::memory_order_relaxed);

@@ -104,6 +104,16 @@ class Db {
   // The number of idempotency markers the counter holds.
   virtual Result<uint64_t> CountEvents(std::string_view counter) = 0;
 
+  // Checks every stored record and invariant from one consistent view:
+  // header and counter records decode; every shard key belongs to a known
+  // counter and a shard below its count, and its value decodes (and has not
+  // overflowed); every marker decodes, matches its key and sits on the
+  // shard its event id hashes to; and for each counter that never had a
+  // plain increment, the sum of its shards equals the sum of its markers'
+  // deltas. Findings go to `report` (report->ok() when none); the Status is
+  // an error only when the check itself could not run (I/O).
+  virtual Status Verify(VerifyReport* report) = 0;
+
   // Read-only databases: catch up with the writer (new counters, deletes,
   // increments) so later reads see a more recent consistent point. A
   // writer's Db is always current: OK, nothing to do.

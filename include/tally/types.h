@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tally {
 
@@ -40,7 +41,9 @@ struct CounterInfo {
   ShardPolicy policy = ShardPolicy::kRandom;
   uint32_t schema_version = 0;
   int64_t created_at_ms = 0;  // Unix epoch, UTC, from Options::clock
-  uint32_t flags = 0;         // reserved, 0
+  // Bit 0: the counter has had plain (not once) increments, so its shard
+  // sum may exceed its markers' deltas. Other bits reserved, 0.
+  uint32_t flags = 0;
 };
 
 // The outcome of one increment.
@@ -56,6 +59,21 @@ const char* OutcomeName(Outcome outcome);
 struct IncrementResult {
   Outcome outcome = Outcome::kApplied;
   uint32_t shard = 0;  // the shard the increment went (or had gone) to
+};
+
+// What Db::Verify found. `problems` holds one line per broken invariant,
+// naming the key or counter; at most kMaxVerifyProblems are kept and
+// `problems_dropped` counts the rest.
+struct VerifyReport {
+  uint64_t counters = 0;    // counter records checked
+  uint64_t shard_keys = 0;  // shard keys checked
+  uint64_t markers = 0;     // markers checked
+  // Counters whose shard sum was compared with their markers' delta sum
+  // (those that never had a plain increment).
+  uint64_t sums_compared = 0;
+  std::vector<std::string> problems;
+  uint64_t problems_dropped = 0;
+  bool ok() const { return problems.empty(); }
 };
 
 // Engine-wide figures since Open, for monitoring.

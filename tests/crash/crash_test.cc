@@ -99,6 +99,10 @@ TEST(Crash, KilledWriterLeavesShardsEqualToMarkers) {
     ASSERT_NE(db, nullptr);
     auto counters = db->ListCounters();
     ASSERT_OK(counters);
+    VerifyReport report;
+    ASSERT_OK(db->Verify(&report));
+    EXPECT_TRUE(report.ok()) << "cycle " << cycle << ": "
+                             << (report.problems.empty() ? "" : report.problems[0]);
     for (const CounterInfo& c : *counters) {
       auto total = db->ReadExact(c.name);
       ASSERT_OK(total);

@@ -67,6 +67,9 @@ struct ApplyArgs {
 };
 int RunApply(const GlobalArgs& global, const ApplyArgs& args);
 
+// verify
+int RunVerify(const GlobalArgs& global);
+
 }  // namespace counterctl
 
 #endif  // TALLY_TOOLS_COUNTERCTL_COMMANDS_H_

@@ -22,6 +22,7 @@ namespace counterctl {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;  // a tally operation failed
 inline constexpr int kExitUsage = 2;  // the command line was wrong
+inline constexpr int kExitProblems = 3;  // verify found broken invariants
 
 // Flags given before the subcommand.
 struct GlobalArgs {

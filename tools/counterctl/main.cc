@@ -140,6 +140,12 @@ Command AddApply(CLI::App* root, AllArgs* a) {
   return {sub, [a] { return RunApply(a->global, a->apply); }};
 }
 
+Command AddVerify(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand(
+      "verify", "Check every record and invariant; exit 3 if any is broken");
+  return {sub, [a] { return RunVerify(a->global); }};
+}
+
 // CLI11's messages, reworded where they would mislead: with no subcommand
 // given, an unknown word is reported as "A subcommand is required".
 std::string DescribeParseError(const CLI::ParseError& e, CLI::App* root,
@@ -161,7 +167,8 @@ int Main(int argc, char** argv) {
       ->required()
       ->type_name("DIR");
   root.footer(
-      "Exit codes: 0 ok, 1 a tally operation failed, 2 usage error.\n"
+      "Exit codes: 0 ok, 1 a tally operation failed, 2 usage error,\n"
+      "3 verify found problems.\n"
       "Example: counterctl --db /var/lib/tally get orders-today\n"
       "Each subcommand takes --help. See docs/counterctl.md.");
   root.require_subcommand(1);
@@ -171,7 +178,7 @@ int Main(int argc, char** argv) {
       AddDescribe(&root, &args), AddIncr(&root, &args),
       AddGet(&root, &args),      AddShards(&root, &args),
       AddEvents(&root, &args),   AddDelete(&root, &args),
-      AddApply(&root, &args)};
+      AddApply(&root, &args),    AddVerify(&root, &args)};
 
   try {
     root.parse(argc, argv);

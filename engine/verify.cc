@@ -1,0 +1,192 @@
+// Db::Verify: one pass over every column family from one consistent view,
+// checking each record and the cross-record invariants (docs/format.md).
+
+#include <rocksdb/iterator.h>
+
+#include <map>
+
+#include "engine/coding.h"
+#include "engine/db_impl.h"
+#include "engine/format.h"
+#include "engine/shard_picker.h"
+#include "engine/validate.h"
+#include "schema/records.h"
+#include "tally/limits.h"
+#include "wal/rocks_status.h"
+
+namespace tally::engine {
+namespace {
+
+struct CounterSums {
+  const CounterInfo* info = nullptr;
+  __int128 shards = 0;
+  __int128 markers = 0;
+  bool readable = true;  // every shard value decoded and in range
+};
+
+class Findings {
+ public:
+  explicit Findings(VerifyReport* report) : report_(report) {}
+  void Add(std::string problem) {
+    if (report_->problems.size() < kMaxVerifyProblems) {
+      report_->problems.push_back(std::move(problem));
+    } else {
+      ++report_->problems_dropped;
+    }
+  }
+
+ private:
+  VerifyReport* report_;
+};
+
+std::string Hex(const rocksdb::Slice& key) { return HexKey(key.ToStringView()); }
+
+}  // namespace
+
+Status DbImpl::Verify(VerifyReport* report) {
+  *report = VerifyReport();
+  Findings findings(report);
+  // Holding the catalog keeps creates and deletes out for the whole check,
+  // so every key is judged against the counters of the snapshot's moment.
+  Catalog::Reader catalog(catalog_.get());
+  const std::vector<CounterInfo> counters = catalog.List();
+
+  // One snapshot for all three scans, so a concurrent batch is seen whole.
+  // A read-only instance changes only on Refresh: its reads are already one
+  // consistent point.
+  rocksdb::ReadOptions ro;
+  ro.total_order_seek = true;
+  ro.verify_checksums = true;
+  const rocksdb::Snapshot* snapshot =
+      options_.read_only ? nullptr : db_->GetSnapshot();
+  ro.snapshot = snapshot;
+  struct Release {
+    rocksdb::DB* db;
+    const rocksdb::Snapshot* s;
+    ~Release() {
+      if (s != nullptr) db->ReleaseSnapshot(s);
+    }
+  } release{db_.get(), snapshot};
+
+  std::map<uint64_t, CounterSums> by_id;
+  // Counter records: every meta key must decode (Load checked them once;
+  // this catches what changed on disk since).
+  {
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, meta_));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      const rocksdb::Slice key = it->key();
+      if (key == rocksdb::Slice(kHeaderKey)) {
+        schema::HeaderRecord h;
+        Status s = schema::DecodeHeader(it->value().ToStringView(), &h);
+        if (!s.ok()) findings.Add("meta: header: " + s.message());
+        continue;
+      }
+      schema::CounterRecord rec;
+      Status s = schema::DecodeCounter(it->value().ToStringView(), &rec);
+      if (!s.ok()) {
+        findings.Add("meta key " + Hex(key) + ": " + s.message());
+      }
+    }
+    if (!it->status().ok()) return wal::FromRocks(it->status(), "verify meta");
+  }
+  for (const CounterInfo& c : counters) {
+    ++report->counters;
+    by_id[c.id].info = &c;
+  }
+
+  // Shards.
+  {
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, shards_));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      ++report->shard_keys;
+      const rocksdb::Slice key = it->key();
+      uint64_t id;
+      uint32_t shard;
+      if (!DecodeShardKey(key.ToStringView(), &id, &shard)) {
+        findings.Add("shards: malformed key " + Hex(key));
+        continue;
+      }
+      auto found = by_id.find(id);
+      if (found == by_id.end()) {
+        findings.Add("shards: key " + Hex(key) + " belongs to no counter (id " +
+                     std::to_string(id) + ")");
+        continue;
+      }
+      CounterSums& sums = found->second;
+      const std::string name = Quote(sums.info->name);
+      if (shard >= sums.info->shards) {
+        findings.Add("shards: key " + Hex(key) + " of counter " + name +
+                     ": shard " + std::to_string(shard) + " >= shard count " +
+                     std::to_string(sums.info->shards));
+      }
+      int64_t v;
+      if (!DecodeInt64(it->value().ToStringView(), &v)) {
+        findings.Add("shards: key " + Hex(key) + " of counter " + name +
+                     ": malformed value (" + std::to_string(it->value().size()) +
+                     " bytes, expected 8)");
+        sums.readable = false;
+      } else if (v == kOverflowedValue) {
+        findings.Add("shards: key " + Hex(key) + " of counter " + name +
+                     ": overflowed int64");
+        sums.readable = false;
+      } else {
+        sums.shards += v;
+      }
+    }
+    if (!it->status().ok()) return wal::FromRocks(it->status(), "verify shards");
+  }
+
+  // Markers.
+  {
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, events_));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      ++report->markers;
+      const rocksdb::Slice key = it->key();
+      uint64_t id;
+      std::string_view event_id;
+      if (!DecodeMarkerKey(key.ToStringView(), &id, &event_id)) {
+        findings.Add("events: malformed key " + Hex(key));
+        continue;
+      }
+      auto found = by_id.find(id);
+      if (found == by_id.end()) {
+        findings.Add("events: marker " + Hex(key) +
+                     " belongs to no counter (id " + std::to_string(id) + ")");
+        continue;
+      }
+      CounterSums& sums = found->second;
+      schema::MarkerRecord m;
+      Status s = schema::DecodeMarker(it->value().ToStringView(), &m);
+      if (!s.ok()) {
+        findings.Add("events: marker " + Hex(key) + " of counter " +
+                     Quote(sums.info->name) + ": " + s.message());
+        sums.readable = false;
+        continue;
+      }
+      if (m.counter_id != id || m.event_id != event_id ||
+          m.shard != ShardOfKey(event_id, sums.info->shards)) {
+        findings.Add("events: marker " + Hex(key) + " of counter " +
+                     Quote(sums.info->name) +
+                     " disagrees with its key or its shard hash");
+      }
+      sums.markers += m.delta;
+    }
+    if (!it->status().ok()) return wal::FromRocks(it->status(), "verify events");
+  }
+
+  // Cross-record invariant: shards == markers for once-only counters.
+  for (const auto& [id, sums] : by_id) {
+    const CounterInfo& c = *sums.info;
+    if ((c.flags & kCounterFlagPlainIncrements) != 0 || !sums.readable) continue;
+    ++report->sums_compared;
+    if (sums.shards != sums.markers) {
+      findings.Add("counter " + Quote(c.name) + ": shard sum " +
+                   std::to_string(static_cast<long long>(sums.shards)) +
+                   " != marker delta sum " +
+                   std::to_string(static_cast<long long>(sums.markers)));
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace tally::engine
