@@ -51,6 +51,13 @@ class DbImpl final : public Db {
                                            const ReadOptions& options) override;
   Result<uint64_t> CountEvents(std::string_view counter) override;
 
+  Result<std::vector<MarkerInfo>> ListEvents(
+      std::string_view counter, const ListEventsOptions& options) override;
+  Result<MarkerInfo> GetEvent(std::string_view counter,
+                              std::string_view event_id) override;
+  Result<uint64_t> PendingOperands(std::string_view counter) override;
+  Status Compact() override;
+  Status Checkpoint(const std::string& dir) override;
   Status Verify(VerifyReport* report) override;
   Status Refresh() override;
   EngineStats GetStats() const override;

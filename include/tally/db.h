@@ -119,6 +119,26 @@ class Db {
   // writer's Db is always current: OK, nothing to do.
   virtual Status Refresh() = 0;
 
+  // Markers of a counter, in event-id byte order (see ListEventsOptions).
+  virtual Result<std::vector<MarkerInfo>> ListEvents(
+      std::string_view counter, const ListEventsOptions& options) = 0;
+  // The marker of one event; NotFound when the event was never counted.
+  virtual Result<MarkerInfo> GetEvent(std::string_view counter,
+                                      std::string_view event_id) = 0;
+  // Merge operands not yet folded, summed over the counter's shards: how
+  // much work an exact read does beyond one value per shard.
+  virtual Result<uint64_t> PendingOperands(std::string_view counter) = 0;
+
+  // Flushes memtables and compacts every column family (folds all operands,
+  // drops deleted counters' keys). Writers only: NotSupported read-only.
+  virtual Status Compact() = 0;
+  // Writes a consistent copy of the database to `dir` (which must not
+  // exist) with RocksDB's Checkpoint: hard links where possible. The copy
+  // opens as an ordinary tally database. Works read-only too (the copy then
+  // holds what the writer had committed when the instance last caught up,
+  // its WAL included).
+  virtual Status Checkpoint(const std::string& dir) = 0;
+
   virtual EngineStats GetStats() const = 0;
   // The path this Db was opened at.
   virtual const std::string& path() const = 0;

@@ -25,6 +25,8 @@ inline constexpr uint32_t kMaxShards = 4096;
 inline constexpr size_t kMaxBatchOps = 65536;
 // Live counters in one database (the catalog is held in memory).
 inline constexpr size_t kMaxCounters = 1 << 20;
+// Markers one Db::ListEvents call returns at most (page with start_after).
+inline constexpr size_t kMaxListEvents = 100000;
 // Problems one Db::Verify report keeps (the rest are only counted).
 inline constexpr size_t kMaxVerifyProblems = 1000;
 // A delta is any int64 except the minimum, which the engine reserves as the

@@ -8,6 +8,7 @@
 #define TALLY_TYPES_H_
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,23 @@ const char* OutcomeName(Outcome outcome);
 struct IncrementResult {
   Outcome outcome = Outcome::kApplied;
   uint32_t shard = 0;  // the shard the increment went (or had gone) to
+};
+
+// One idempotency marker, as Db::ListEvents and Db::GetEvent return it.
+struct MarkerInfo {
+  std::string event_id;
+  uint32_t shard = 0;
+  int64_t delta = 0;
+  int64_t created_at_ms = 0;  // Unix epoch, UTC, from Options::clock
+};
+
+// Which markers Db::ListEvents returns: in event-id byte order, after
+// `start_after` (exclusive; empty: from the first), created at or after
+// `since_ms`, at most `limit` of them (1..kMaxListEvents).
+struct ListEventsOptions {
+  size_t limit = 100;
+  int64_t since_ms = std::numeric_limits<int64_t>::min();
+  std::string start_after;
 };
 
 // What Db::Verify found. `problems` holds one line per broken invariant,

@@ -1,0 +1,96 @@
+// Reading markers back: one event's marker, and pages of a counter's markers
+// in event-id order (for operators and for export).
+
+#include <rocksdb/iterator.h>
+
+#include "engine/coding.h"
+#include "engine/db_impl.h"
+#include "engine/validate.h"
+#include "schema/records.h"
+#include "tally/limits.h"
+#include "wal/rocks_status.h"
+
+namespace tally::engine {
+namespace {
+
+Status DecodeMarkerAt(std::string_view key, std::string_view value,
+                      MarkerInfo* out) {
+  schema::MarkerRecord m;
+  Status s = schema::DecodeMarker(value, &m);
+  if (!s.ok()) {
+    return Status::Corruption("marker " + HexKey(key) + ": " + s.message());
+  }
+  out->event_id = std::move(m.event_id);
+  out->shard = m.shard;
+  out->delta = m.delta;
+  out->created_at_ms = m.created_at_ms;
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<MarkerInfo> DbImpl::GetEvent(std::string_view counter,
+                                    std::string_view event_id) {
+  Status s = ValidateEventId(event_id);
+  if (!s.ok()) return s;
+  Catalog::Reader catalog(catalog_.get());
+  const CounterInfo* c = catalog.Find(counter);
+  if (c == nullptr) return CounterNotFound(counter);
+  std::string key;
+  EncodeMarkerKey(c->id, event_id, &key);
+  rocksdb::PinnableSlice value;
+  rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), events_, key, &value);
+  if (rs.IsNotFound()) {
+    return Status::NotFound("event " + Quote(event_id) +
+                            " was never counted in counter " + Quote(c->name));
+  }
+  if (!rs.ok()) return wal::FromRocks(rs, "read marker");
+  MarkerInfo info;
+  s = DecodeMarkerAt(key, value.ToStringView(), &info);
+  if (!s.ok()) return s;
+  return info;
+}
+
+Result<std::vector<MarkerInfo>> DbImpl::ListEvents(
+    std::string_view counter, const ListEventsOptions& options) {
+  if (options.limit < 1 || options.limit > kMaxListEvents) {
+    return Status::InvalidArgument("event list limit " +
+                                   std::to_string(options.limit) +
+                                   " is outside 1.." +
+                                   std::to_string(kMaxListEvents));
+  }
+  if (options.start_after.size() > kMaxEventIdBytes) {
+    return Status::InvalidArgument("start_after is longer than any event id");
+  }
+  Catalog::Reader catalog(catalog_.get());
+  const CounterInfo* c = catalog.Find(counter);
+  if (c == nullptr) return CounterNotFound(counter);
+
+  std::string start;
+  EncodeMarkerKey(c->id, options.start_after, &start);
+  char end[kCounterIdBytes];
+  EncodeCounterPrefix(c->id + 1, end);
+  rocksdb::Slice upper(end, sizeof end);
+  rocksdb::ReadOptions ro;
+  ro.iterate_upper_bound = &upper;
+  ro.prefix_same_as_start = true;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, events_));
+  std::vector<MarkerInfo> out;
+  it->Seek(start);
+  if (it->Valid() && !options.start_after.empty() && it->key() == start) {
+    it->Next();  // start_after is exclusive
+  }
+  for (; it->Valid() && out.size() < options.limit; it->Next()) {
+    MarkerInfo info;
+    Status s = DecodeMarkerAt(it->key().ToStringView(),
+                              it->value().ToStringView(), &info);
+    if (!s.ok()) return s;
+    if (info.created_at_ms < options.since_ms) continue;
+    out.push_back(std::move(info));
+  }
+  Status s = wal::FromRocks(it->status(), "list markers");
+  if (!s.ok()) return s;
+  return out;
+}
+
+}  // namespace tally::engine
