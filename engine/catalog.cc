@@ -6,6 +6,7 @@
 #include <random>
 
 #include "engine/coding.h"
+#include "engine/counter_range.h"
 #include "engine/format.h"
 #include "engine/validate.h"
 #include "tally/limits.h"
@@ -159,16 +160,11 @@ Status Catalog::Delete(std::string_view name) {
   if (found == by_name_.end()) {
     return CounterNotFound(name);
   }
-  const uint64_t id = found->second->id;
-  char begin[kCounterIdBytes], end[kCounterIdBytes];
-  EncodeCounterPrefix(id, begin);
-  EncodeCounterPrefix(id + 1, end);
-  const rocksdb::Slice b(begin, kCounterIdBytes), e(end, kCounterIdBytes);
-
+  const CounterRange range(found->second->id);
   rocksdb::WriteBatch wb;
   rocksdb::Status rs = wb.Delete(meta_, CounterMetaKey(name));
-  if (rs.ok()) rs = wb.DeleteRange(shards_, b, e);
-  if (rs.ok()) rs = wb.DeleteRange(events_, b, e);
+  if (rs.ok()) rs = wb.DeleteRange(shards_, range.begin(), range.end());
+  if (rs.ok()) rs = wb.DeleteRange(events_, range.begin(), range.end());
   if (!rs.ok()) return wal::FromRocks(rs, "delete counter");
   Status s = commit_->CommitDurable(&wb);
   if (!s.ok()) return s;

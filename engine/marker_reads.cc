@@ -4,6 +4,7 @@
 #include <rocksdb/iterator.h>
 
 #include "engine/coding.h"
+#include "engine/counter_range.h"
 #include "engine/db_impl.h"
 #include "engine/validate.h"
 #include "schema/records.h"
@@ -68,13 +69,8 @@ Result<std::vector<MarkerInfo>> DbImpl::ListEvents(
 
   std::string start;
   EncodeMarkerKey(c->id, options.start_after, &start);
-  char end[kCounterIdBytes];
-  EncodeCounterPrefix(c->id + 1, end);
-  rocksdb::Slice upper(end, sizeof end);
-  rocksdb::ReadOptions ro;
-  ro.iterate_upper_bound = &upper;
-  ro.prefix_same_as_start = true;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, events_));
+  CounterRange range(c->id);
+  std::unique_ptr<rocksdb::Iterator> it = range.NewIterator(db_.get(), events_);
   std::vector<MarkerInfo> out;
   it->Seek(start);
   if (it->Valid() && !options.start_after.empty() && it->key() == start) {

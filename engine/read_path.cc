@@ -5,6 +5,7 @@
 #include <rocksdb/iterator.h>
 
 #include "engine/coding.h"
+#include "engine/counter_range.h"
 #include "engine/db_impl.h"
 #include "engine/validate.h"
 #include "wal/rocks_status.h"
@@ -51,14 +52,9 @@ Status DbImpl::ScanShards(const CounterInfo& c, const ReadOptions& options,
     return check(std::string_view(key, sizeof key), value.ToStringView(), 0);
   }
 
-  char begin[kCounterIdBytes], end[kCounterIdBytes];
-  EncodeCounterPrefix(c.id, begin);
-  EncodeCounterPrefix(c.id + 1, end);
-  rocksdb::Slice upper(end, sizeof end);
-  ro.iterate_upper_bound = &upper;
-  ro.prefix_same_as_start = true;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, shards_));
-  for (it->Seek(rocksdb::Slice(begin, sizeof begin)); it->Valid(); it->Next()) {
+  CounterRange range(c.id, ro);
+  std::unique_ptr<rocksdb::Iterator> it = range.NewIterator(db_.get(), shards_);
+  for (it->Seek(range.begin()); it->Valid(); it->Next()) {
     const std::string_view key = it->key().ToStringView();
     uint64_t id;
     uint32_t shard;
@@ -104,16 +100,10 @@ Result<uint64_t> DbImpl::CountEvents(std::string_view counter) {
   Catalog::Reader catalog(catalog_.get());
   const CounterInfo* c = catalog.Find(counter);
   if (c == nullptr) return CounterNotFound(counter);
-  char begin[kCounterIdBytes], end[kCounterIdBytes];
-  EncodeCounterPrefix(c->id, begin);
-  EncodeCounterPrefix(c->id + 1, end);
-  rocksdb::Slice upper(end, sizeof end);
-  rocksdb::ReadOptions ro;
-  ro.iterate_upper_bound = &upper;
-  ro.prefix_same_as_start = true;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, events_));
+  CounterRange range(c->id);
+  std::unique_ptr<rocksdb::Iterator> it = range.NewIterator(db_.get(), events_);
   uint64_t n = 0;
-  for (it->Seek(rocksdb::Slice(begin, sizeof begin)); it->Valid(); it->Next()) {
+  for (it->Seek(range.begin()); it->Valid(); it->Next()) {
     ++n;
   }
   Status s = wal::FromRocks(it->status(), "count markers");
