@@ -2,6 +2,8 @@
 
 #include <rocksdb/utilities/checkpoint.h>
 
+#include <cstdlib>
+
 #include "engine/coding.h"
 #include "engine/db_impl.h"
 #include "engine/validate.h"
@@ -33,6 +35,53 @@ Result<uint64_t> DbImpl::PendingOperands(std::string_view counter) {
     if (n > 1) pending += static_cast<uint64_t>(n - 1);
   }
   return pending;
+}
+
+namespace {
+
+uint64_t IntProperty(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* family,
+                     const std::string& name) {
+  uint64_t v = 0;
+  // A property this RocksDB does not know leaves 0: figures are advisory.
+  if (!db->GetIntProperty(family, name, &v)) v = 0;
+  return v;
+}
+
+FamilyStats FamilyFigures(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* f) {
+  FamilyStats out;
+  out.sst_bytes = IntProperty(db, f, "rocksdb.live-sst-files-size");
+  out.memtable_bytes = IntProperty(db, f, "rocksdb.cur-size-all-mem-tables");
+  out.estimated_keys = IntProperty(db, f, "rocksdb.estimate-num-keys");
+  std::string l0;
+  if (db->GetProperty(f, "rocksdb.num-files-at-level0", &l0)) {
+    out.l0_files = std::strtoull(l0.c_str(), nullptr, 10);
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<DbStats> DbImpl::GetDbStats() {
+  DbStats out;
+  out.engine = GetStats();
+  out.meta = FamilyFigures(db_.get(), meta_);
+  out.shards = FamilyFigures(db_.get(), shards_);
+  out.events = FamilyFigures(db_.get(), events_);
+  // The block cache is shared by all families: ask one.
+  out.block_cache_usage_bytes =
+      IntProperty(db_.get(), shards_, "rocksdb.block-cache-usage");
+  out.block_cache_capacity_bytes =
+      IntProperty(db_.get(), shards_, "rocksdb.block-cache-capacity");
+  out.delayed_write_rate =
+      IntProperty(db_.get(), db_->DefaultColumnFamily(),
+                  "rocksdb.actual-delayed-write-rate");
+  out.writes_stopped = IntProperty(db_.get(), db_->DefaultColumnFamily(),
+                                   "rocksdb.is-write-stopped") != 0;
+  out.background_errors = IntProperty(db_.get(), db_->DefaultColumnFamily(),
+                                      "rocksdb.background-errors");
+  out.latched_error = commit_->LatchedError().ToString();
+  if (out.latched_error == "OK") out.latched_error.clear();
+  return out;
 }
 
 Status DbImpl::Compact() {

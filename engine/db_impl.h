@@ -61,6 +61,7 @@ class DbImpl final : public Db {
   Status Verify(VerifyReport* report) override;
   Status Refresh() override;
   EngineStats GetStats() const override;
+  Result<DbStats> GetDbStats() override;
   const std::string& path() const override { return path_; }
 
  private:

@@ -140,6 +140,8 @@ class Db {
   virtual Status Checkpoint(const std::string& dir) = 0;
 
   virtual EngineStats GetStats() const = 0;
+  // Engine counters plus memory, disk and throttling figures from RocksDB.
+  virtual Result<DbStats> GetDbStats() = 0;
   // The path this Db was opened at.
   virtual const std::string& path() const = 0;
 };

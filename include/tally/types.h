@@ -102,6 +102,32 @@ struct EngineStats {
   uint64_t rejected = 0;    // calls refused with InvalidArgument/NotFound
 };
 
+// Storage figures of one column family.
+struct FamilyStats {
+  uint64_t sst_bytes = 0;       // live SST files
+  uint64_t memtable_bytes = 0;  // active and immutable memtables
+  uint64_t estimated_keys = 0;  // RocksDB's estimate
+  uint64_t l0_files = 0;
+};
+
+// What Db::GetDbStats reports: this process's engine counters and the
+// RocksDB figures that matter for a counter database.
+struct DbStats {
+  // Counted by this process since Open; a read-only process sees zeros.
+  EngineStats engine;
+  FamilyStats meta, shards, events;
+  uint64_t block_cache_usage_bytes = 0;
+  uint64_t block_cache_capacity_bytes = 0;
+  // RocksDB's write throttling: the delayed rate now (0: none) and whether
+  // writes are stopped.
+  uint64_t delayed_write_rate = 0;
+  bool writes_stopped = false;
+  // RocksDB's count of background errors, and the error this Db latched
+  // (empty when none).
+  uint64_t background_errors = 0;
+  std::string latched_error;
+};
+
 }  // namespace tally
 
 #endif  // TALLY_TYPES_H_

@@ -116,6 +116,31 @@ TEST(Admin, CheckpointFromReadOnlyBesideWriter) {
   EXPECT_EQ(*copy->CountEvents("c"), 30u);
 }
 
+// The figures move with the data: markers grow the events family, a
+// compaction moves memtable bytes into SST files.
+TEST(Admin, DbStatsReflectTheData) {
+  TempDir dir;
+  auto db = OpenOrDie(dir.path());
+  ASSERT_OK(db->CreateCounter("c", {4}));
+  for (int i = 0; i < 500; ++i) ASSERT_OK(db->IncrementOnce("c", std::to_string(i), 1));
+  ASSERT_OK(db->IncrementOnce("c", "0", 1));  // a duplicate
+  auto before = db->GetDbStats();
+  ASSERT_OK(before);
+  EXPECT_EQ(before->engine.applied, 500u);
+  EXPECT_EQ(before->engine.duplicates, 1u);
+  EXPECT_GT(before->events.memtable_bytes, 0u);
+  EXPECT_EQ(before->events.sst_bytes, 0u);
+  EXPECT_GT(before->block_cache_capacity_bytes, 0u);
+  EXPECT_TRUE(before->latched_error.empty());
+  ASSERT_OK(db->Compact());
+  auto after = db->GetDbStats();
+  ASSERT_OK(after);
+  EXPECT_GT(after->events.sst_bytes, 0u);
+  EXPECT_GT(after->shards.sst_bytes, 0u);
+  EXPECT_GE(after->events.estimated_keys, 400u);
+  EXPECT_FALSE(after->writes_stopped);
+}
+
 TEST(Admin, ReadOnlyRefusesCompaction) {
   TempDir dir;
   auto writer = OpenOrDie(dir.path());
