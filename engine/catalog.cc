@@ -111,6 +111,11 @@ Status Catalog::Load(const std::string& path, bool read_only) {
 }
 
 Status Catalog::Create(std::string_view name, const CounterSpec& spec) {
+  return Create(name, spec, clock_->NowMillis(), 0);
+}
+
+Status Catalog::Create(std::string_view name, const CounterSpec& spec,
+                       int64_t created_at_ms, uint32_t flags) {
   Status s = ValidateCounterName(name);
   if (s.ok()) s = ValidateSpec(spec);
   if (!s.ok()) return s;
@@ -130,7 +135,8 @@ Status Catalog::Create(std::string_view name, const CounterSpec& spec) {
   rec.shard_count = spec.shards;
   rec.policy = static_cast<uint8_t>(spec.policy);
   rec.schema_version = kCounterSchemaVersion;
-  rec.created_at_ms = clock_->NowMillis();
+  rec.created_at_ms = created_at_ms;
+  rec.flags = flags;
 
   schema::HeaderRecord next = header_;
   next.next_counter_id = rec.id + 1;

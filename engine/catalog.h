@@ -79,6 +79,9 @@ class Catalog {
   };
 
   Status Create(std::string_view name, const CounterSpec& spec);
+  // Create with a given creation time and flags (imports).
+  Status Create(std::string_view name, const CounterSpec& spec,
+                int64_t created_at_ms, uint32_t flags);
   Status Delete(std::string_view name);
   Result<CounterInfo> Describe(std::string_view name);
   std::vector<CounterInfo> List();

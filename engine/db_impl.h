@@ -59,6 +59,11 @@ class DbImpl final : public Db {
   Status Compact() override;
   Status Checkpoint(const std::string& dir) override;
   Status Verify(VerifyReport* report) override;
+  Status ImportCounter(const CounterInfo& info) override;
+  Status ImportShardValue(std::string_view counter, uint32_t shard,
+                          int64_t value) override;
+  Status ImportMarkers(std::string_view counter,
+                       const std::vector<MarkerInfo>& markers) override;
   Status Refresh() override;
   EngineStats GetStats() const override;
   Result<DbStats> GetDbStats() override;

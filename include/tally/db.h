@@ -139,6 +139,22 @@ class Db {
   // its WAL included).
   virtual Status Checkpoint(const std::string& dir) = 0;
 
+  // ---- import (restoring an export; see counterctl export/import) ----
+  // Creates a counter as exported: name, shards, policy, created-at and the
+  // plain-increments flag of `info` (its id is ignored: a new one is
+  // allocated). AlreadyExists when the name is taken.
+  virtual Status ImportCounter(const CounterInfo& info) = 0;
+  // Adds `value` to one shard of a counter (a merge): on a freshly imported
+  // counter the shard then holds exactly the exported value.
+  virtual Status ImportShardValue(std::string_view counter, uint32_t shard,
+                                  int64_t value) = 0;
+  // Stores exported markers without counting them again (their deltas are
+  // already in the imported shard values), in one atomic write of at most
+  // kMaxBatchOps markers. Refuses the whole call, writing nothing, when a
+  // marker is malformed, is not on its event id's shard, or already exists.
+  virtual Status ImportMarkers(std::string_view counter,
+                               const std::vector<MarkerInfo>& markers) = 0;
+
   virtual EngineStats GetStats() const = 0;
   // Engine counters plus memory, disk and throttling figures from RocksDB.
   virtual Result<DbStats> GetDbStats() = 0;

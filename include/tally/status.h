@@ -111,6 +111,9 @@ class [[nodiscard]] Result {
   T& value() & { return value_; }
   T&& value() && { return std::move(value_); }
   const T& operator*() const& { return value_; }
+  // On a temporary (`for (auto& c : *db->ListCounters())`) the value is
+  // moved out, so nothing refers into the destroyed Result.
+  T operator*() && { return std::move(value_); }
   const T* operator->() const { return &value_; }
 
  private:
