@@ -59,6 +59,7 @@ class DbImpl final : public Db {
   Status Compact() override;
   Status Checkpoint(const std::string& dir) override;
   Status Verify(VerifyReport* report) override;
+  Result<BackupInfo> CreateBackup(const std::string& backup_dir) override;
   Status ImportCounter(const CounterInfo& info) override;
   Status ImportShardValue(std::string_view counter, uint32_t shard,
                           int64_t value) override;

@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tally/backup.h"
 #include "tally/batch.h"
 #include "tally/options.h"
 #include "tally/status.h"
@@ -138,6 +139,11 @@ class Db {
   // holds what the writer had committed when the instance last caught up,
   // its WAL included).
   virtual Status Checkpoint(const std::string& dir) = 0;
+
+  // Adds a backup of this database to `backup_dir` (created if missing;
+  // see tally/backup.h) and returns its description. Writers and read-only
+  // instances alike.
+  virtual Result<BackupInfo> CreateBackup(const std::string& backup_dir) = 0;
 
   // ---- import (restoring an export; see counterctl export/import) ----
   // Creates a counter as exported: name, shards, policy, created-at and the

@@ -2,6 +2,7 @@
 #ifndef TALLY_TALLY_H_
 #define TALLY_TALLY_H_
 
+#include "tally/backup.h"
 #include "tally/batch.h"
 #include "tally/db.h"
 #include "tally/limits.h"

@@ -1,0 +1,109 @@
+// Backups on RocksDB's BackupEngine (include/tally/backup.h).
+
+#include "tally/backup.h"
+
+#include <rocksdb/env.h>
+#include <rocksdb/utilities/backup_engine.h>
+
+#include <filesystem>
+#include <memory>
+
+#include "engine/db_impl.h"
+#include "wal/rocks_status.h"
+
+namespace tally {
+namespace {
+
+Status OpenEngine(const std::string& dir, bool must_exist,
+                  std::unique_ptr<rocksdb::BackupEngine>* engine) {
+  if (dir.empty()) return Status::InvalidArgument("backup directory is empty");
+  std::error_code ec;
+  if (must_exist && !std::filesystem::is_directory(dir, ec)) {
+    return Status::NotFound("no backup directory at " + dir);
+  }
+  rocksdb::BackupEngineOptions options(dir);
+  options.share_files_with_checksum = true;
+  rocksdb::BackupEngine* raw = nullptr;
+  Status s = wal::FromRocks(
+      rocksdb::BackupEngine::Open(options, rocksdb::Env::Default(), &raw),
+      "open backup directory " + dir);
+  engine->reset(raw);
+  return s;
+}
+
+BackupInfo InfoOf(const rocksdb::BackupInfo& b) {
+  BackupInfo out;
+  out.id = b.backup_id;
+  out.created_at_s = b.timestamp;
+  out.bytes = b.size;
+  out.files = b.number_files;
+  return out;
+}
+
+}  // namespace
+
+Status ListBackups(const std::string& backup_dir,
+                   std::vector<BackupInfo>* backups) {
+  backups->clear();
+  std::unique_ptr<rocksdb::BackupEngine> engine;
+  Status s = OpenEngine(backup_dir, /*must_exist=*/true, &engine);
+  if (!s.ok()) return s;
+  std::vector<rocksdb::BackupInfo> infos;
+  engine->GetBackupInfo(&infos);
+  if (infos.empty()) return Status::NotFound("no backups in " + backup_dir);
+  for (const rocksdb::BackupInfo& b : infos) backups->push_back(InfoOf(b));
+  return Status::OK();
+}
+
+Status VerifyBackup(const std::string& backup_dir, uint32_t id) {
+  std::unique_ptr<rocksdb::BackupEngine> engine;
+  Status s = OpenEngine(backup_dir, /*must_exist=*/true, &engine);
+  if (!s.ok()) return s;
+  s = wal::FromRocks(engine->VerifyBackup(id, /*verify_with_checksum=*/true),
+                     "verify backup " + std::to_string(id) + " in " +
+                         backup_dir);
+  // A checksum or size mismatch comes back as Corruption or IOError; both
+  // mean the backup cannot be trusted.
+  if (s.IsIOError()) return Status::Corruption(s.message());
+  return s;
+}
+
+Status RestoreBackup(const std::string& backup_dir, uint32_t id,
+                     const std::string& db_path) {
+  std::error_code ec;
+  if (std::filesystem::exists(db_path, ec) &&
+      !std::filesystem::is_empty(db_path, ec)) {
+    return Status::InvalidArgument("restore target " + db_path +
+                                   " is not empty; restore into a new "
+                                   "directory");
+  }
+  std::unique_ptr<rocksdb::BackupEngine> engine;
+  Status s = OpenEngine(backup_dir, /*must_exist=*/true, &engine);
+  if (!s.ok()) return s;
+  return wal::FromRocks(
+      engine->RestoreDBFromBackup(rocksdb::RestoreOptions(), id, db_path,
+                                  db_path),
+      "restore backup " + std::to_string(id) + " to " + db_path);
+}
+
+namespace engine {
+
+Result<BackupInfo> DbImpl::CreateBackup(const std::string& backup_dir) {
+  std::unique_ptr<rocksdb::BackupEngine> engine;
+  Status s = OpenEngine(backup_dir, /*must_exist=*/false, &engine);
+  if (!s.ok()) return s;
+  rocksdb::BackupID id = 0;
+  rocksdb::CreateBackupOptions options;
+  options.flush_before_backup = false;  // the WAL is copied instead
+  s = wal::FromRocks(engine->CreateNewBackup(options, db_.get(), &id),
+                     "back up " + path_ + " to " + backup_dir);
+  if (!s.ok()) return s;
+  rocksdb::BackupInfo info;
+  s = wal::FromRocks(engine->GetBackupInfo(id, &info),
+                     "describe backup " + std::to_string(id));
+  if (!s.ok()) return s;
+  return InfoOf(info);
+}
+
+}  // namespace engine
+}  // namespace tally

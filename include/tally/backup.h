@@ -1,0 +1,43 @@
+// Backups of tally databases, on RocksDB's BackupEngine: incremental (files
+// shared between backups are stored once), checksummed, restorable to a
+// new directory. Db::CreateBackup takes one from an open database; the
+// functions here work on a backup directory alone.
+//
+// Thread safety: one backup directory must not be written by two callers at
+// once (RocksDB's rule); reading it (list, verify, restore) is safe
+// alongside.
+
+#ifndef TALLY_BACKUP_H_
+#define TALLY_BACKUP_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tally/status.h"
+
+namespace tally {
+
+struct BackupInfo {
+  uint32_t id = 0;
+  int64_t created_at_s = 0;  // Unix epoch seconds
+  uint64_t bytes = 0;        // payload bytes of its files
+  uint32_t files = 0;
+};
+
+// The backups in `backup_dir`, oldest first. NotFound when there is none.
+Status ListBackups(const std::string& backup_dir,
+                   std::vector<BackupInfo>* backups);
+
+// Checks that every file of backup `id` exists with the size and checksum
+// recorded when it was taken. Corruption names what differs.
+Status VerifyBackup(const std::string& backup_dir, uint32_t id);
+
+// Restores backup `id` into `db_path`, which must not hold a database (an
+// empty or missing directory). The result opens with Db::Open.
+Status RestoreBackup(const std::string& backup_dir, uint32_t id,
+                     const std::string& db_path);
+
+}  // namespace tally
+
+#endif  // TALLY_BACKUP_H_
