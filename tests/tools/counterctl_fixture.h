@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,23 @@ class CounterctlTest : public ::testing::Test {
     ProcessResult r = Ctl(args);
     EXPECT_EQ(r.exit_code, 0) << Describe(args, r);
     return r.LastOutLine();
+  }
+  // Runs a command with --json appended that must exit `exit_code`, print
+  // nothing on stderr and exactly one line on stdout holding one JSON
+  // document; returns the document (null on any failure, which also fails
+  // the test).
+  nlohmann::json CtlJson(std::vector<std::string> args, int exit_code = 0) {
+    args.push_back("--json");
+    ProcessResult r = Ctl(args);
+    EXPECT_EQ(r.exit_code, exit_code) << Describe(args, r);
+    EXPECT_EQ(r.err, "") << Describe(args, r);
+    const size_t newline = r.out.find('\n');
+    EXPECT_EQ(newline + 1, r.out.size())
+        << "expected exactly one line\n" << Describe(args, r);
+    nlohmann::json doc = nlohmann::json::parse(r.out, nullptr,
+                                               /*allow_exceptions=*/false);
+    EXPECT_FALSE(doc.is_discarded()) << Describe(args, r);
+    return doc.is_discarded() ? nlohmann::json() : doc;
   }
   std::string WriteFile(const std::string& name, const std::string& text) {
     const std::string path = tmp_.Sub(name);

@@ -47,7 +47,7 @@ TEST_F(CounterctlCli, RoundTrip) {
 
   const std::vector<std::string> describe =
       Lines(CtlOk({"describe", "orders"}));
-  ASSERT_EQ(describe.size(), 8u);
+  ASSERT_EQ(describe.size(), 9u);
   EXPECT_EQ(describe[0], "name: orders");
   EXPECT_TRUE(std::regex_match(describe[1], std::regex("id: [0-9]+")))
       << describe[1];
@@ -62,6 +62,7 @@ TEST_F(CounterctlCli, RoundTrip) {
       << describe[5];
   EXPECT_EQ(describe[6], "flags: 0");
   EXPECT_EQ(describe[7], "markers: 0");
+  EXPECT_EQ(describe[8], "pending_operands: 0");
 
   const std::regex applied("applied shard=[0-3]");
   EXPECT_TRUE(
@@ -90,6 +91,9 @@ TEST_F(CounterctlCli, RoundTrip) {
   EXPECT_EQ(sum, 10);
   EXPECT_EQ(CtlValue({"events", "orders", "--count"}), "1");
   EXPECT_EQ(Lines(CtlOk({"describe", "orders"}))[7], "markers: 1");
+  // The plain increments set flags bit 0.
+  EXPECT_EQ(Lines(CtlOk({"describe", "orders"}))[6],
+            "flags: 1 (plain increments)");
 
   EXPECT_EQ(CtlOk({"delete", "alpha", "--yes"}), "deleted alpha\n");
   EXPECT_EQ(CtlOk({"list"}), "orders shards=4\n");
@@ -139,7 +143,9 @@ TEST_F(CounterctlCli, UsageErrorsExitTwo) {
   ExpectUsageError(Ctl({"create", "x", "--shards", "2", "--policy", "sticky"}),
                    "sticky");
   ExpectUsageError(Ctl({"delete", "orders"}), "--yes");
-  ExpectUsageError(Ctl({"events", "orders"}), "--count");
+  ExpectUsageError(Ctl({"events", "orders", "--count", "--limit", "1"}),
+                   "--count");
+  ExpectUsageError(Ctl({"checkpoint"}), "dir");
   ExpectUsageError(Ctl({"apply"}), "--file");
   ExpectUsageError(Ctl({"apply", "--file", "f", "--threads", "0"}), "0");
   ExpectUsageError(Ctl({"apply", "--file", "f", "--threads", "65"}), "65");
@@ -232,8 +238,9 @@ TEST_F(CounterctlCli, HelpOnEverySubcommand) {
   ProcessResult top = CtlRaw({"--help"});
   EXPECT_EQ(top.exit_code, 0);
   EXPECT_EQ(top.err, "");
-  for (const char* sub : {"create", "list", "describe", "incr", "get", "shards",
-                          "events", "delete", "apply"}) {
+  for (const char* sub :
+       {"create", "list", "describe", "incr", "get", "shards", "events",
+        "delete", "apply", "verify", "compact", "checkpoint"}) {
     EXPECT_NE(top.out.find(sub), std::string::npos) << sub;
     ProcessResult r = Ctl({sub, "--help"});
     EXPECT_EQ(r.exit_code, 0) << sub << ": " << r.err;

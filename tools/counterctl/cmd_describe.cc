@@ -1,31 +1,43 @@
-// describe NAME: the counter's catalog entry and marker count as
-// "key: value" lines, stable for scripts.
+// describe NAME [--json]: the counter's catalog entry, marker count and
+// pending merge operands as "key: value" lines, stable for scripts: lines
+// are only ever added at the end.
 
 #include <iostream>
 #include <memory>
 
 #include "commands.h"
+#include "json_output.h"
 #include "tally/types.h"
 
 namespace counterctl {
 
-int RunDescribe(const GlobalArgs& global, const std::string& name) {
+int RunDescribe(const GlobalArgs& global, const ReadArgs& args) {
   std::unique_ptr<tally::Db> db;
   tally::Status s = OpenDb(global, OpenMode::kRead, &db);
   if (!s.ok()) return Fail(s);
-  tally::Result<tally::CounterInfo> info = db->DescribeCounter(name);
+  tally::Result<tally::CounterInfo> info = db->DescribeCounter(args.name);
   if (!info.ok()) return Fail(info.status());
-  tally::Result<uint64_t> markers = db->CountEvents(name);
+  tally::Result<uint64_t> markers = db->CountEvents(args.name);
   if (!markers.ok()) return Fail(markers.status());
+  tally::Result<uint64_t> pending = db->PendingOperands(args.name);
+  if (!pending.ok()) return Fail(pending.status());
 
+  if (args.json) {
+    Json doc = CounterJson(*info);
+    doc["markers"] = *markers;
+    doc["pending_operands"] = *pending;
+    PrintJson(doc);
+    return kExitOk;
+  }
   std::cout << "name: " << info->name << "\n"
             << "id: " << info->id << "\n"
             << "shards: " << info->shards << "\n"
             << "policy: " << tally::ShardPolicyName(info->policy) << "\n"
             << "schema_version: " << info->schema_version << "\n"
             << "created_at: " << FormatUtcMillis(info->created_at_ms) << "\n"
-            << "flags: " << info->flags << "\n"
-            << "markers: " << *markers << "\n";
+            << "flags: " << DescribeFlags(info->flags) << "\n"
+            << "markers: " << *markers << "\n"
+            << "pending_operands: " << *pending << "\n";
   return kExitOk;
 }
 

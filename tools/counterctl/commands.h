@@ -8,6 +8,7 @@
 #ifndef TALLY_TOOLS_COUNTERCTL_COMMANDS_H_
 #define TALLY_TOOLS_COUNTERCTL_COMMANDS_H_
 
+#include <cstdint>
 #include <string>
 
 #include "common.h"
@@ -22,11 +23,22 @@ struct CreateArgs {
 };
 int RunCreate(const GlobalArgs& global, const CreateArgs& args);
 
-// list
-int RunList(const GlobalArgs& global);
+// Read subcommands take --json: one JSON document on stdout instead of the
+// text lines (json_output.h).
 
-// describe NAME
-int RunDescribe(const GlobalArgs& global, const std::string& name);
+// list [--json]
+struct ListArgs {
+  bool json = false;
+};
+int RunList(const GlobalArgs& global, const ListArgs& args);
+
+// describe NAME [--json], get NAME [--json]
+struct ReadArgs {
+  std::string name;
+  bool json = false;
+};
+int RunDescribe(const GlobalArgs& global, const ReadArgs& args);
+int RunGet(const GlobalArgs& global, const ReadArgs& args);
 
 // incr NAME [--by D] [--event-id ID] [--affinity KEY]
 struct IncrArgs {
@@ -39,16 +51,31 @@ struct IncrArgs {
 };
 int RunIncr(const GlobalArgs& global, const IncrArgs& args);
 
-// get NAME
-int RunGet(const GlobalArgs& global, const std::string& name);
+// shards NAME [--stats] [--json]
+struct ShardsArgs {
+  std::string name;
+  bool stats = false;
+  bool json = false;
+};
+int RunShards(const GlobalArgs& global, const ShardsArgs& args);
 
-// shards NAME
-int RunShards(const GlobalArgs& global, const std::string& name);
-
-// events NAME --count
+// events NAME [--limit N] [--since TIME] [--json]
+// events NAME --show EVENT_ID [--json]
+// events NAME --count [--json]
+inline constexpr uint64_t kDefaultEventsLimit = 100;
+// What one `events` run lists at most; the tool pages through
+// Db::ListEvents (kMaxListEvents per call) up to this many.
+inline constexpr uint64_t kMaxEventsLimit = 1000000;
 struct EventsArgs {
   std::string name;
   bool count = false;
+  std::string show;
+  bool has_show = false;
+  std::string limit = std::to_string(kDefaultEventsLimit);
+  bool has_limit = false;
+  std::string since;
+  bool has_since = false;
+  bool json = false;
 };
 int RunEvents(const GlobalArgs& global, const EventsArgs& args);
 
@@ -67,8 +94,20 @@ struct ApplyArgs {
 };
 int RunApply(const GlobalArgs& global, const ApplyArgs& args);
 
-// verify
-int RunVerify(const GlobalArgs& global);
+// verify [--json]
+struct VerifyArgs {
+  bool json = false;
+};
+int RunVerify(const GlobalArgs& global, const VerifyArgs& args);
+
+// compact
+int RunCompact(const GlobalArgs& global);
+
+// checkpoint DIR
+struct CheckpointArgs {
+  std::string dir;
+};
+int RunCheckpoint(const GlobalArgs& global, const CheckpointArgs& args);
 
 }  // namespace counterctl
 

@@ -104,4 +104,96 @@ std::string FormatUtcMillis(int64_t ms) {
   return out;
 }
 
+namespace {
+
+// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
+// days_from_civil), exact for every year this tool accepts.
+int64_t DaysFromCivil(int64_t y, int m, int d) {
+  y -= m <= 2 ? 1 : 0;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const int64_t yoe = y - era * 400;
+  const int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+bool IsLeapYear(int64_t y) {
+  return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
+
+// Reads exactly `n` digits at text[*pos] into *out.
+bool Digits(std::string_view text, size_t* pos, size_t n, int* out) {
+  if (*pos + n > text.size()) return false;
+  int v = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const char c = text[*pos + i];
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  *pos += n;
+  *out = v;
+  return true;
+}
+
+bool Expect(std::string_view text, size_t* pos, char c) {
+  if (*pos >= text.size() || text[*pos] != c) return false;
+  ++*pos;
+  return true;
+}
+
+}  // namespace
+
+std::optional<int64_t> ParseUtcTime(std::string_view text) {
+  if (std::optional<int64_t> ms = ParseInt64(text)) return ms;
+  size_t pos = 0;
+  int year, month, day, hour, minute, second;
+  if (!Digits(text, &pos, 4, &year) || !Expect(text, &pos, '-') ||
+      !Digits(text, &pos, 2, &month) || !Expect(text, &pos, '-') ||
+      !Digits(text, &pos, 2, &day) || !Expect(text, &pos, 'T') ||
+      !Digits(text, &pos, 2, &hour) || !Expect(text, &pos, ':') ||
+      !Digits(text, &pos, 2, &minute) || !Expect(text, &pos, ':') ||
+      !Digits(text, &pos, 2, &second)) {
+    return std::nullopt;
+  }
+  int millis = 0;
+  if (pos < text.size() && text[pos] == '.') {
+    ++pos;
+    size_t digits = 0;
+    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
+      if (++digits > 3) return std::nullopt;  // finer than a millisecond
+      millis = millis * 10 + (text[pos] - '0');
+      ++pos;
+    }
+    if (digits == 0) return std::nullopt;
+    for (; digits < 3; ++digits) millis *= 10;
+  }
+  if (!Expect(text, &pos, 'Z') || pos != text.size()) return std::nullopt;
+  static constexpr int kDaysInMonth[] = {31, 28, 31, 30, 31, 30,
+                                         31, 31, 30, 31, 30, 31};
+  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 ||
+      second > 59) {
+    return std::nullopt;
+  }
+  const int month_days =
+      kDaysInMonth[month - 1] + (month == 2 && IsLeapYear(year) ? 1 : 0);
+  if (day > month_days) return std::nullopt;
+  const int64_t days = DaysFromCivil(year, month, day);
+  return ((days * 24 + hour) * 60 + minute) * 60000 + int64_t{second} * 1000 +
+         millis;
+}
+
+std::string DescribeFlags(uint32_t flags) {
+  std::string out = std::to_string(flags);
+  if (flags == 0) return out;
+  std::string names;
+  if (flags & kFlagPlainIncrements) names = "plain increments";
+  const uint32_t unknown = flags & ~kFlagPlainIncrements;
+  if (unknown != 0) {
+    char buf[24];
+    std::snprintf(buf, sizeof(buf), "unknown 0x%x", unknown);
+    names += names.empty() ? buf : std::string(", ") + buf;
+  }
+  return out + " (" + names + ")";
+}
+
 }  // namespace counterctl

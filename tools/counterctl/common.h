@@ -69,6 +69,20 @@ std::optional<uint64_t> ParseCountFlag(std::string_view flag,
 // "2024-11-30T02:48:00.123Z" for milliseconds since the Unix epoch.
 std::string FormatUtcMillis(int64_t ms);
 
+// The inverse, for flags that take a time: either ISO-8601 UTC
+// "YYYY-MM-DDTHH:MM:SSZ" with an optional fraction of 1..3 digits
+// (".5" = 500 ms) before the Z, years 0000..9999, or milliseconds since the
+// Unix epoch as a base-10 integer (negative: before 1970). Nothing else: no
+// offsets other than Z, no lower-case t/z, no spaces, no leap second 60.
+std::optional<int64_t> ParseUtcTime(std::string_view text);
+
+// Bit 0 of CounterInfo::flags.
+inline constexpr uint32_t kFlagPlainIncrements = 1u << 0;
+
+// The flags as an operator reads them: "0", "1 (plain increments)"; bits
+// this tool does not know are named by value ("4 (unknown 0x4)").
+std::string DescribeFlags(uint32_t flags);
+
 // Escapes control characters and cuts `text` to `max_bytes` (marking the
 // cut), for echoing user input inside an error message.
 std::string Printable(std::string_view text, size_t max_bytes = 80);

@@ -33,15 +33,25 @@ struct Command {
 struct AllArgs {
   GlobalArgs global;
   CreateArgs create;
-  std::string name;  // for the subcommands that take only a counter name
+  ListArgs list;
+  ReadArgs describe;
   IncrArgs incr;
+  ReadArgs get;
+  ShardsArgs shards;
   EventsArgs events;
   DeleteArgs del;
   ApplyArgs apply;
+  VerifyArgs verify;
+  CheckpointArgs checkpoint;
 };
 
 void AddName(CLI::App* sub, std::string* name) {
   sub->add_option("name", *name, "Counter name")->required()->type_name("NAME");
+}
+
+void AddJson(CLI::App* sub, bool* json) {
+  sub->add_flag("--json", *json,
+                "Print one JSON document instead of text (docs/counterctl.md)");
 }
 
 Command AddCreate(CLI::App* root, AllArgs* a) {
@@ -61,14 +71,16 @@ Command AddCreate(CLI::App* root, AllArgs* a) {
 
 Command AddList(CLI::App* root, AllArgs* a) {
   CLI::App* sub = root->add_subcommand("list", "List counters, by name");
-  return {sub, [a] { return RunList(a->global); }};
+  AddJson(sub, &a->list.json);
+  return {sub, [a] { return RunList(a->global, a->list); }};
 }
 
 Command AddDescribe(CLI::App* root, AllArgs* a) {
   CLI::App* sub =
       root->add_subcommand("describe", "Show a counter's settings and markers");
-  AddName(sub, &a->name);
-  return {sub, [a] { return RunDescribe(a->global, a->name); }};
+  AddName(sub, &a->describe.name);
+  AddJson(sub, &a->describe.json);
+  return {sub, [a] { return RunDescribe(a->global, a->describe); }};
 }
 
 Command AddIncr(CLI::App* root, AllArgs* a) {
@@ -97,23 +109,50 @@ Command AddIncr(CLI::App* root, AllArgs* a) {
 Command AddGet(CLI::App* root, AllArgs* a) {
   CLI::App* sub = root->add_subcommand(
       "get", "Print the exact value (the sum of all shards)");
-  AddName(sub, &a->name);
-  return {sub, [a] { return RunGet(a->global, a->name); }};
+  AddName(sub, &a->get.name);
+  AddJson(sub, &a->get.json);
+  return {sub, [a] { return RunGet(a->global, a->get); }};
 }
 
 Command AddShards(CLI::App* root, AllArgs* a) {
   CLI::App* sub =
       root->add_subcommand("shards", "Print each shard: INDEX COUNT");
-  AddName(sub, &a->name);
-  return {sub, [a] { return RunShards(a->global, a->name); }};
+  AddName(sub, &a->shards.name);
+  sub->add_flag("--stats", a->shards.stats,
+                "Then min, max, mean and max/mean of the shards");
+  AddJson(sub, &a->shards.json);
+  return {sub, [a] { return RunShards(a->global, a->shards); }};
 }
 
 Command AddEvents(CLI::App* root, AllArgs* a) {
   CLI::App* sub =
-      root->add_subcommand("events", "Idempotency markers of a counter");
+      root->add_subcommand("events",
+                           "List a counter's idempotency markers, --show one "
+                           "or --count them");
   AddName(sub, &a->events.name);
   sub->add_flag("--count", a->events.count, "Print the number of markers");
-  return {sub, [a] { return RunEvents(a->global, a->events); }};
+  CLI::Option* show =
+      sub->add_option("--show", a->events.show,
+                      "Print the marker of one event id (exit 1 if none)")
+          ->type_name("EVENT_ID");
+  CLI::Option* limit =
+      sub->add_option("--limit", a->events.limit,
+                      "List at most N markers, 1.." +
+                          std::to_string(kMaxEventsLimit) + " (default " +
+                          std::to_string(kDefaultEventsLimit) + ")")
+          ->type_name("N");
+  CLI::Option* since =
+      sub->add_option("--since", a->events.since,
+                      "List only markers created at or after TIME: "
+                      "2026-11-30T04:00:00Z (optional .mmm) or epoch ms")
+          ->type_name("TIME");
+  AddJson(sub, &a->events.json);
+  return {sub, [a, show, limit, since] {
+            a->events.has_show = show->count() > 0;
+            a->events.has_limit = limit->count() > 0;
+            a->events.has_since = since->count() > 0;
+            return RunEvents(a->global, a->events);
+          }};
 }
 
 Command AddDelete(CLI::App* root, AllArgs* a) {
@@ -143,7 +182,23 @@ Command AddApply(CLI::App* root, AllArgs* a) {
 Command AddVerify(CLI::App* root, AllArgs* a) {
   CLI::App* sub = root->add_subcommand(
       "verify", "Check every record and invariant; exit 3 if any is broken");
-  return {sub, [a] { return RunVerify(a->global); }};
+  AddJson(sub, &a->verify.json);
+  return {sub, [a] { return RunVerify(a->global, a->verify); }};
+}
+
+Command AddCompact(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand(
+      "compact", "Fold every pending merge operand (needs write access)");
+  return {sub, [a] { return RunCompact(a->global); }};
+}
+
+Command AddCheckpoint(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand(
+      "checkpoint", "Write a consistent copy of the database to DIR");
+  sub->add_option("dir", a->checkpoint.dir, "Target directory; must not exist")
+      ->required()
+      ->type_name("DIR");
+  return {sub, [a] { return RunCheckpoint(a->global, a->checkpoint); }};
 }
 
 // CLI11's messages, reworded where they would mislead: with no subcommand
@@ -178,7 +233,8 @@ int Main(int argc, char** argv) {
       AddDescribe(&root, &args), AddIncr(&root, &args),
       AddGet(&root, &args),      AddShards(&root, &args),
       AddEvents(&root, &args),   AddDelete(&root, &args),
-      AddApply(&root, &args),    AddVerify(&root, &args)};
+      AddApply(&root, &args),    AddVerify(&root, &args),
+      AddCompact(&root, &args),  AddCheckpoint(&root, &args)};
 
   try {
     root.parse(argc, argv);

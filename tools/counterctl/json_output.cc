@@ -1,0 +1,42 @@
+#include "json_output.h"
+
+#include <iostream>
+
+#include "common.h"
+
+namespace counterctl {
+
+void PrintJson(const Json& doc) {
+  std::cout << doc.dump(-1, ' ', /*ensure_ascii=*/false,
+                        Json::error_handler_t::replace)
+            << "\n";
+}
+
+void SetTime(Json* obj, const std::string& name, int64_t ms) {
+  (*obj)[name + "_ms"] = ms;
+  (*obj)[name] = FormatUtcMillis(ms);
+}
+
+Json CounterJson(const tally::CounterInfo& info) {
+  Json j = Json::object();
+  j["name"] = info.name;
+  j["id"] = info.id;
+  j["shards"] = info.shards;
+  j["policy"] = tally::ShardPolicyName(info.policy);
+  j["schema_version"] = info.schema_version;
+  SetTime(&j, "created_at", info.created_at_ms);
+  j["flags"] = info.flags;
+  j["plain_increments"] = (info.flags & kFlagPlainIncrements) != 0;
+  return j;
+}
+
+Json MarkerJson(const tally::MarkerInfo& marker) {
+  Json j = Json::object();
+  j["event_id"] = marker.event_id;
+  j["shard"] = marker.shard;
+  j["delta"] = marker.delta;
+  SetTime(&j, "created_at", marker.created_at_ms);
+  return j;
+}
+
+}  // namespace counterctl

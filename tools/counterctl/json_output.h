@@ -1,0 +1,41 @@
+// --json output: every read subcommand can print exactly one JSON document
+// on stdout instead of its text lines. Shapes are documented in
+// docs/counterctl.md; keys are snake_case and never renamed, integers are
+// JSON numbers, and every time appears twice: "<name>_ms" (milliseconds
+// since the Unix epoch) and "<name>" (ISO-8601 UTC, as FormatUtcMillis).
+//
+// Errors do not change with --json: one line on stderr, the same exit code,
+// nothing on stdout. A subcommand builds its whole document before printing,
+// so a failure half-way leaves stdout empty.
+
+#ifndef TALLY_TOOLS_COUNTERCTL_JSON_OUTPUT_H_
+#define TALLY_TOOLS_COUNTERCTL_JSON_OUTPUT_H_
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tally/types.h"
+
+namespace counterctl {
+
+using Json = nlohmann::json;
+
+// Writes `doc` as one line on stdout. Bytes that are not valid UTF-8 (the
+// engine refuses them in names and ids, so only a damaged database has
+// them) are replaced by U+FFFD rather than failing the whole command.
+void PrintJson(const Json& doc);
+
+// Sets (*obj)[name + "_ms"] and (*obj)[name].
+void SetTime(Json* obj, const std::string& name, int64_t ms);
+
+// A counter's catalog entry: name, id, shards, policy, schema_version,
+// created_at_ms, created_at, flags, plain_increments.
+Json CounterJson(const tally::CounterInfo& info);
+
+// One marker: event_id, shard, delta, created_at_ms, created_at.
+Json MarkerJson(const tally::MarkerInfo& marker);
+
+}  // namespace counterctl
+
+#endif  // TALLY_TOOLS_COUNTERCTL_JSON_OUTPUT_H_
