@@ -3,9 +3,11 @@
 #include <rocksdb/utilities/checkpoint.h>
 
 #include <cstdlib>
+#include <filesystem>
 
 #include "engine/coding.h"
 #include "engine/db_impl.h"
+#include "engine/rocksdb_options.h"
 #include "engine/validate.h"
 #include "wal/rocks_status.h"
 
@@ -97,13 +99,56 @@ Status DbImpl::Compact() {
   return Status::OK();
 }
 
-Status DbImpl::Checkpoint(const std::string& dir) {
-  if (dir.empty()) return Status::InvalidArgument("checkpoint directory is empty");
+Status DbImpl::CheckpointOnce(const std::string& dir) {
   rocksdb::Checkpoint* raw = nullptr;
   rocksdb::Status rs = rocksdb::Checkpoint::Create(db_.get(), &raw);
   std::unique_ptr<rocksdb::Checkpoint> cp(raw);
   if (!rs.ok()) return wal::FromRocks(rs, "checkpoint " + dir);
   return wal::FromRocks(cp->CreateCheckpoint(dir), "checkpoint " + dir);
+}
+
+namespace {
+
+// The last sequence number a closed copy recovers to; 0 if it cannot open.
+uint64_t RecoveredSequence(const std::string& dir) {
+  RocksOptions ro = MakeRocksOptions(Options());
+  ro.db.create_if_missing = false;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  if (!rocksdb::DB::OpenForReadOnly(ro.db, dir, ro.families, &handles, &raw)
+           .ok()) {
+    return 0;
+  }
+  const uint64_t seq = raw->GetLatestSequenceNumber();
+  for (auto* h : handles) raw->DestroyColumnFamilyHandle(h).PermitUncheckedError();
+  delete raw;
+  return seq;
+}
+
+}  // namespace
+
+Status DbImpl::Checkpoint(const std::string& dir) {
+  if (dir.empty()) return Status::InvalidArgument("checkpoint directory is empty");
+  if (!options_.read_only) return CheckpointOnce(dir);
+  // A read-only instance copies the files the writer has now. If the writer
+  // flushed (and deleted WAL files) after this instance last caught up, the
+  // copy would pair an old MANIFEST with newer WALs and silently lose data.
+  // So: catch up first, then check that the copy recovers at least to the
+  // point this instance saw; retry a few times if the writer raced us.
+  constexpr int kAttempts = 3;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    Status s = Refresh();
+    if (!s.ok()) return s;
+    const uint64_t expected = db_->GetLatestSequenceNumber();
+    s = CheckpointOnce(dir);
+    if (!s.ok()) return s;
+    if (RecoveredSequence(dir) >= expected) return Status::OK();
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  return Status::Busy("checkpoint " + dir + ": the writer kept replacing its "
+                      "files while they were copied; retry, or take the "
+                      "checkpoint from the writing process");
 }
 
 }  // namespace tally::engine

@@ -89,8 +89,12 @@ Status RestoreBackup(const std::string& backup_dir, uint32_t id,
 namespace engine {
 
 Result<BackupInfo> DbImpl::CreateBackup(const std::string& backup_dir) {
+  // A read-only instance backs up the files the writer has now: catch up
+  // first so its MANIFEST matches them (see Checkpoint for the hazard).
+  Status s = Refresh();
+  if (!s.ok()) return s;
   std::unique_ptr<rocksdb::BackupEngine> engine;
-  Status s = OpenEngine(backup_dir, /*must_exist=*/false, &engine);
+  s = OpenEngine(backup_dir, /*must_exist=*/false, &engine);
   if (!s.ok()) return s;
   rocksdb::BackupID id = 0;
   rocksdb::CreateBackupOptions options;

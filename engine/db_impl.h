@@ -84,6 +84,7 @@ class DbImpl final : public Db {
   Status CheckWritable() const;
   Status OpenWriter(const RocksOptions& ro);
   Status OpenReader(RocksOptions ro);
+  Status CheckpointOnce(const std::string& dir);
   // Picks a plain increment's shard under the counter's policy.
   Status PickPlainShard(const CounterInfo& c, std::string_view affinity_key,
                         uint32_t* shard) const;

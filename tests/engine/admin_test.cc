@@ -141,6 +141,29 @@ TEST(Admin, DbStatsReflectTheData) {
   EXPECT_FALSE(after->writes_stopped);
 }
 
+// Regression (found by review): the writer compacts (flushing everything and
+// dropping its WAL) after a reader opened; a checkpoint from the reader must
+// still hold everything, not pair a stale MANIFEST with the new WAL.
+TEST(Admin, CheckpointFromReadOnlyAfterWriterCompacted) {
+  TempDir dir;
+  auto writer = OpenOrDie(dir.Sub("db"));
+  ASSERT_OK(writer->CreateCounter("c", {2}));
+  for (int i = 0; i < 30; ++i) ASSERT_OK(writer->IncrementOnce("c", std::to_string(i), 1));
+  Options ro;
+  ro.read_only = true;
+  auto reader = OpenOrDie(dir.Sub("db"), ro);
+  ASSERT_NE(reader, nullptr);
+  ASSERT_OK(writer->Compact());
+  for (int i = 0; i < 5; ++i) ASSERT_OK(writer->Increment("c", 1));
+  ASSERT_OK(reader->Checkpoint(dir.Sub("copy")));
+  auto copy = OpenOrDie(dir.Sub("copy"));
+  ASSERT_NE(copy, nullptr);
+  auto value = copy->ReadExact("c");
+  ASSERT_OK(value);
+  EXPECT_EQ(*value, 35);
+  EXPECT_EQ(*copy->CountEvents("c"), 30u);
+}
+
 TEST(Admin, ReadOnlyRefusesCompaction) {
   TempDir dir;
   auto writer = OpenOrDie(dir.path());
