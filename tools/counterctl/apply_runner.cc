@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -9,6 +10,7 @@
 #include "apply_line.h"
 #include "common.h"
 #include "counter_cache.h"
+#include "progress.h"
 #include "tally/batch.h"
 #include "tally/types.h"
 
@@ -32,6 +34,9 @@ struct Shared {
   const ApplyConfig& config;
   std::atomic<size_t> next_chunk{0};
   std::atomic<bool> stop{false};
+  // For the progress line: chunks processed, workers finished.
+  std::atomic<size_t> chunks_done{0};
+  std::atomic<size_t> workers_done{0};
 
   std::mutex mu;
   ApplyReport report;  // guarded by mu; workers merge into it when done
@@ -64,6 +69,7 @@ class Worker {
       if (chunk >= chunks) break;
       const size_t begin = chunk * chunk_lines;
       if (!ProcessChunk(begin, std::min(n, begin + chunk_lines))) break;
+      shared_->chunks_done.fetch_add(1, std::memory_order_relaxed);
     }
     std::lock_guard<std::mutex> lock(shared_->mu);
     ApplyReport& total = shared_->report;
@@ -200,16 +206,28 @@ ApplyReport ApplyLines(tally::Db* db,
   const size_t chunks =
       (lines.size() + config.batch_ops - 1) / config.batch_ops;
   const size_t threads = std::max<size_t>(1, std::min(config.threads, chunks));
-  if (threads == 1) {
+  // Drawn only when stderr is a terminal; then the workers always run on
+  // their own threads and this one redraws the line until they finish.
+  Progress progress("apply: lines", lines.size());
+  if (threads == 1 && !progress.enabled()) {
     Worker(&shared).Run();
   } else {
     std::vector<std::thread> pool;
     pool.reserve(threads);
     for (size_t t = 0; t < threads; ++t) {
-      pool.emplace_back([&shared] { Worker(&shared).Run(); });
+      pool.emplace_back([&shared] {
+        Worker(&shared).Run();
+        shared.workers_done.fetch_add(1);
+      });
+    }
+    while (progress.enabled() && shared.workers_done.load() < threads) {
+      progress.Update(std::min(
+          lines.size(), shared.chunks_done.load() * config.batch_ops));
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     for (std::thread& t : pool) t.join();
   }
+  progress.Finish();
   ApplyReport report = std::move(shared.report);
   std::sort(
       report.rejections.begin(), report.rejections.end(),

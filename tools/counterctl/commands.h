@@ -109,6 +109,37 @@ struct CheckpointArgs {
 };
 int RunCheckpoint(const GlobalArgs& global, const CheckpointArgs& args);
 
+// stats [--json]
+struct StatsArgs {
+  bool json = false;
+};
+int RunStats(const GlobalArgs& global, const StatsArgs& args);
+
+// export FILE [--json]  (FILE - is stdout)
+struct ExportArgs {
+  std::string file;
+  bool json = false;
+};
+int RunExport(const GlobalArgs& global, const ExportArgs& args);
+
+// import FILE [--merge skip-existing]  (FILE - is stdin)
+struct ImportArgs {
+  std::string file;
+  std::string merge;
+};
+int RunImport(const GlobalArgs& global, const ImportArgs& args);
+
+// backup create DIR | list DIR [--json] | verify DIR ID |
+// restore DIR ID TARGET
+struct BackupArgs {
+  std::string action;  // create, list, verify, restore
+  std::string dir;
+  std::string id;
+  std::string target;
+  bool json = false;
+};
+int RunBackup(const GlobalArgs& global, const BackupArgs& args);
+
 }  // namespace counterctl
 
 #endif  // TALLY_TOOLS_COUNTERCTL_COMMANDS_H_

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <string>
 
+#include "progress.h"
 #include "tally/options.h"
 
 namespace counterctl {
@@ -31,6 +32,7 @@ std::string Printable(std::string_view text, size_t max_bytes) {
 void PrintError(std::string_view message) {
   // Messages may be long (a path, an engine message); only control
   // characters are escaped, nothing is cut.
+  ClearProgressLine();
   std::cerr << "counterctl: " << Printable(message, message.size() * 4 + 4)
             << std::endl;
 }

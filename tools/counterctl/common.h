@@ -42,14 +42,14 @@ int UsageError(std::string_view message);
 
 // How a subcommand opens the database named by --db.
 enum class OpenMode {
-  kCreate,  // read-write, creating it if missing (only `create` does)
+  kCreate,  // read-write, creating it if missing (`create`, `import`)
   kWrite,   // read-write; Busy when another process holds it
   kRead,    // read-only, also while another process writes it
 };
 
-// Opens the database named by --db. Only `create` makes a new database: a
-// typo in --db for any other subcommand should be an error, not an empty
-// database created on the side. Read subcommands open read-only, so they
+// Opens the database named by --db. Only `create` and `import` make a new
+// database: a typo in --db for any other subcommand should be an error, not
+// an empty database created on the side. Read subcommands open read-only, so they
 // answer while an app holds the database.
 tally::Status OpenDb(const GlobalArgs& global, OpenMode mode,
                      std::unique_ptr<tally::Db>* db);

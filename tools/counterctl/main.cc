@@ -43,6 +43,10 @@ struct AllArgs {
   ApplyArgs apply;
   VerifyArgs verify;
   CheckpointArgs checkpoint;
+  StatsArgs stats;
+  ExportArgs exp;
+  ImportArgs imp;
+  BackupArgs backup;
 };
 
 void AddName(CLI::App* sub, std::string* name) {
@@ -201,6 +205,82 @@ Command AddCheckpoint(CLI::App* root, AllArgs* a) {
   return {sub, [a] { return RunCheckpoint(a->global, a->checkpoint); }};
 }
 
+Command AddStats(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand(
+      "stats", "Storage, cache and throttling figures; pending operands");
+  AddJson(sub, &a->stats.json);
+  return {sub, [a] { return RunStats(a->global, a->stats); }};
+}
+
+Command AddExport(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand(
+      "export", "Write every counter, shard and marker as JSON Lines");
+  sub->add_option("file", a->exp.file, "Output file; - for stdout")
+      ->required()
+      ->type_name("FILE");
+  sub->add_flag("--json", a->exp.json,
+                "Print a JSON summary instead of the text one");
+  return {sub, [a] { return RunExport(a->global, a->exp); }};
+}
+
+Command AddImport(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand(
+      "import", "Load an export into a database (created if missing)");
+  sub->add_option("file", a->imp.file, "Input file; - for stdin")
+      ->required()
+      ->type_name("FILE");
+  sub->add_option("--merge", a->imp.merge,
+                  "skip-existing: import into a non-empty database, skipping "
+                  "counters whose name exists")
+      ->check(CLI::IsMember({"skip-existing"}))
+      ->type_name("MODE");
+  return {sub, [a] { return RunImport(a->global, a->imp); }};
+}
+
+// backup has its own subcommands; each fills BackupArgs and names itself
+// in BackupArgs::action.
+Command AddBackup(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand(
+      "backup", "Create, list, verify or restore backups (BackupEngine)");
+  sub->require_subcommand(1);
+  BackupArgs* b = &a->backup;
+  auto add_dir = [b](CLI::App* app) {
+    app->add_option("dir", b->dir, "Backup directory")
+        ->required()
+        ->type_name("DIR");
+  };
+  auto add_id = [b](CLI::App* app) {
+    app->add_option("id", b->id, "Backup id (see backup list)")
+        ->required()
+        ->type_name("ID");
+  };
+  CLI::App* create = sub->add_subcommand(
+      "create", "Back up the database (read-only open; created if missing)");
+  add_dir(create);
+  CLI::App* list = sub->add_subcommand("list", "List the backups in DIR");
+  add_dir(list);
+  AddJson(list, &b->json);
+  CLI::App* verify = sub->add_subcommand(
+      "verify", "Check sizes and checksums of backup ID's files");
+  add_dir(verify);
+  add_id(verify);
+  CLI::App* restore = sub->add_subcommand(
+      "restore", "Restore backup ID into TARGET (empty or missing)");
+  add_dir(restore);
+  add_id(restore);
+  restore->add_option("target", b->target, "Directory to restore into")
+      ->required()
+      ->type_name("TARGET");
+  return {sub, [a, create, list, verify, restore] {
+            BackupArgs& args = a->backup;
+            if (create->parsed()) args.action = "create";
+            if (list->parsed()) args.action = "list";
+            if (verify->parsed()) args.action = "verify";
+            if (restore->parsed()) args.action = "restore";
+            return RunBackup(a->global, args);
+          }};
+}
+
 // CLI11's messages, reworded where they would mislead: with no subcommand
 // given, an unknown word is reported as "A subcommand is required".
 std::string DescribeParseError(const CLI::ParseError& e, CLI::App* root,
@@ -234,7 +314,9 @@ int Main(int argc, char** argv) {
       AddGet(&root, &args),      AddShards(&root, &args),
       AddEvents(&root, &args),   AddDelete(&root, &args),
       AddApply(&root, &args),    AddVerify(&root, &args),
-      AddCompact(&root, &args),  AddCheckpoint(&root, &args)};
+      AddCompact(&root, &args),  AddCheckpoint(&root, &args),
+      AddStats(&root, &args),    AddExport(&root, &args),
+      AddImport(&root, &args),   AddBackup(&root, &args)};
 
   try {
     root.parse(argc, argv);
