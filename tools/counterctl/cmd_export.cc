@@ -1,0 +1,139 @@
+// export FILE [--json]: every counter with its non-zero shard values and
+// its markers as JSON Lines (format in docs/counterctl.md), for `import`.
+// The database is opened read-only (so this runs while an app holds it)
+// and is not refreshed during the run, so the file is one consistent point.
+// FILE - writes to stdout (no summary then); otherwise a failure removes
+// the half-written file.
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "json_output.h"
+#include "progress.h"
+#include "tally/limits.h"
+
+namespace counterctl {
+namespace {
+
+struct Totals {
+  uint64_t counters = 0;
+  uint64_t shards = 0;
+  uint64_t markers = 0;
+};
+
+// Writes one record; invalid UTF-8 (only a damaged database has it) is an
+// error, not silently replaced, since the copy must be exact.
+// Records keep their keys in the documented order ("type" first).
+using Record = nlohmann::ordered_json;
+
+bool WriteRecord(std::ostream& out, const Record& record) {
+  try {
+    out << record.dump() << "\n";
+  } catch (const Record::exception& e) {
+    PrintError(std::string("cannot export record: ") + e.what());
+    return false;
+  }
+  return true;
+}
+
+int ExportTo(tally::Db* db, std::ostream& out, bool show_progress,
+             Totals* totals) {
+  if (!WriteRecord(out, Record{{"tally_export", 1}})) return kExitError;
+  tally::Result<std::vector<tally::CounterInfo>> counters = db->ListCounters();
+  if (!counters.ok()) return Fail(counters.status());
+  Progress progress("export: counters", counters->size(), show_progress);
+  for (const tally::CounterInfo& c : *counters) {
+    progress.Update(totals->counters);
+    if (!WriteRecord(out, Record{{"type", "counter"},
+                               {"name", c.name},
+                               {"shards", c.shards},
+                               {"policy", tally::ShardPolicyName(c.policy)},
+                               {"created_at_ms", c.created_at_ms},
+                               {"flags", c.flags}})) {
+      return kExitError;
+    }
+    ++totals->counters;
+    tally::Result<std::vector<int64_t>> shards = db->ShardCounts(c.name);
+    if (!shards.ok()) return Fail(shards.status());
+    for (size_t i = 0; i < shards->size(); ++i) {
+      if ((*shards)[i] == 0) continue;
+      if (!WriteRecord(out, Record{{"type", "shard"},
+                                 {"counter", c.name},
+                                 {"shard", i},
+                                 {"value", (*shards)[i]}})) {
+        return kExitError;
+      }
+      ++totals->shards;
+    }
+    tally::ListEventsOptions page;
+    page.limit = tally::kMaxListEvents;
+    for (;;) {
+      tally::Result<std::vector<tally::MarkerInfo>> markers =
+          db->ListEvents(c.name, page);
+      if (!markers.ok()) return Fail(markers.status());
+      for (const tally::MarkerInfo& m : *markers) {
+        if (!WriteRecord(out, Record{{"type", "marker"},
+                                   {"counter", c.name},
+                                   {"event_id", m.event_id},
+                                   {"shard", m.shard},
+                                   {"delta", m.delta},
+                                   {"created_at_ms", m.created_at_ms}})) {
+          return kExitError;
+        }
+        ++totals->markers;
+      }
+      if (markers->size() < page.limit) break;
+      page.start_after = markers->back().event_id;
+    }
+  }
+  out.flush();
+  if (!out) {
+    PrintError("write failed");
+    return kExitError;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunExport(const GlobalArgs& global, const ExportArgs& args) {
+  const bool to_stdout = args.file == "-";
+  if (to_stdout && args.json) {
+    return UsageError("--json needs a FILE: with - stdout holds the export");
+  }
+  std::unique_ptr<tally::Db> db;
+  tally::Status s = OpenDb(global, OpenMode::kRead, &db);
+  if (!s.ok()) return Fail(s);
+  Totals totals;
+  if (to_stdout) return ExportTo(db.get(), std::cout, false, &totals);
+  std::ofstream out(args.file, std::ios::binary | std::ios::trunc);
+  if (!out) {
+    PrintError("cannot open " + Printable(args.file) + " for writing");
+    return kExitError;
+  }
+  const int code = ExportTo(db.get(), out, true, &totals);
+  out.close();
+  if (code != kExitOk || !out) {
+    std::remove(args.file.c_str());
+    if (code == kExitOk) PrintError("write failed: " + Printable(args.file));
+    return kExitError;
+  }
+  if (args.json) {
+    PrintJson(Json{{"file", args.file},
+                   {"counters", totals.counters},
+                   {"shards", totals.shards},
+                   {"markers", totals.markers}});
+  } else {
+    std::cout << "exported " << totals.counters << " counters, "
+              << totals.shards << " shard values, " << totals.markers
+              << " markers to " << Printable(args.file) << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace counterctl

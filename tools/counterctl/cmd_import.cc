@@ -1,0 +1,310 @@
+// import FILE [--merge skip-existing]: loads an `export` file (FILE - reads
+// stdin). The whole file is read and validated first; a malformed line is
+// reported with its number (exit 1) and nothing is written - the database
+// is not even created. Then the database is opened read-write (created if
+// missing). It must hold no counter, unless --merge skip-existing is given:
+// then counters whose name exists are skipped whole and listed.
+//
+// Each counter is written with Db::ImportCounter, ImportMarkers (batches of
+// kImportMarkerBatch) and ImportShardValue. If the engine refuses part of
+// a counter (a marker not on its event id's shard), that counter is
+// deleted again, the error is reported and the import stops (exit 1);
+// counters imported before it stay.
+
+#include <algorithm>
+#include <cstdint>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "commands.h"
+#include "json_output.h"
+#include "progress.h"
+#include "tally/limits.h"
+
+namespace counterctl {
+namespace {
+
+inline constexpr size_t kImportMarkerBatch = 10000;
+
+struct CounterPlan {
+  tally::CounterInfo info;
+  std::vector<std::pair<uint32_t, int64_t>> shards;
+  std::vector<tally::MarkerInfo> markers;
+  std::set<uint32_t> seen_shards;
+  std::set<std::string> seen_events;
+};
+
+struct Plan {
+  std::vector<CounterPlan> counters;
+  std::map<std::string, size_t> index;  // name -> counters[i]
+};
+
+// Reads an integer field in [min, max]; sets *error when it is missing,
+// not an integer or out of range.
+template <typename T>
+bool GetInt(const Json& obj, const char* key, T* out, std::string* error) {
+  const auto it = obj.find(key);
+  if (it == obj.end()) {
+    *error = std::string("missing \"") + key + "\"";
+    return false;
+  }
+  const Json& v = *it;
+  if (v.is_number_unsigned()) {
+    const uint64_t u = v.get<uint64_t>();
+    if (u <= static_cast<uint64_t>(std::numeric_limits<T>::max())) {
+      *out = static_cast<T>(u);
+      return true;
+    }
+  } else if (v.is_number_integer()) {
+    const int64_t i = v.get<int64_t>();
+    if (i >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+        (i < 0 || static_cast<uint64_t>(i) <=
+                      static_cast<uint64_t>(std::numeric_limits<T>::max()))) {
+      *out = static_cast<T>(i);
+      return true;
+    }
+  } else {
+    *error = std::string("\"") + key + "\" must be an integer";
+    return false;
+  }
+  *error = std::string("\"") + key + "\" out of range";
+  return false;
+}
+
+bool GetString(const Json& obj, const char* key, std::string* out,
+               std::string* error) {
+  const auto it = obj.find(key);
+  if (it == obj.end() || !it->is_string()) {
+    *error = std::string("\"") + key + "\" must be a string";
+    return false;
+  }
+  *out = it->get<std::string>();
+  return true;
+}
+
+bool OnlyKeys(const Json& obj, std::set<std::string> keys,
+              std::string* error) {
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    if (keys.count(it.key()) == 0) {
+      *error = "unknown key \"" + Printable(it.key()) + "\"";
+      return false;
+    }
+  }
+  return true;
+}
+
+// Adds one record (line 2 onwards) to the plan.
+bool AddRecord(const Json& rec, Plan* plan, std::string* error) {
+  std::string type;
+  if (!GetString(rec, "type", &type, error)) return false;
+  if (type == "counter") {
+    if (!OnlyKeys(rec, {"type", "name", "shards", "policy", "created_at_ms",
+                        "flags"},
+                  error)) {
+      return false;
+    }
+    CounterPlan c;
+    std::string policy;
+    if (!GetString(rec, "name", &c.info.name, error) ||
+        !GetInt(rec, "shards", &c.info.shards, error) ||
+        !GetString(rec, "policy", &policy, error) ||
+        !GetInt(rec, "created_at_ms", &c.info.created_at_ms, error) ||
+        !GetInt(rec, "flags", &c.info.flags, error)) {
+      return false;
+    }
+    if (c.info.shards < 1 || c.info.shards > tally::kMaxShards) {
+      *error = "\"shards\" must be 1.." + std::to_string(tally::kMaxShards);
+      return false;
+    }
+    if (policy == "random") {
+      c.info.policy = tally::ShardPolicy::kRandom;
+    } else if (policy == "affinity") {
+      c.info.policy = tally::ShardPolicy::kAffinity;
+    } else {
+      *error = "\"policy\" must be random or affinity";
+      return false;
+    }
+    if (plan->index.count(c.info.name) != 0) {
+      *error = "counter \"" + Printable(c.info.name) + "\" appears twice";
+      return false;
+    }
+    plan->index[c.info.name] = plan->counters.size();
+    plan->counters.push_back(std::move(c));
+    return true;
+  }
+  if (type != "shard" && type != "marker") {
+    *error = "unknown type \"" + Printable(type) + "\"";
+    return false;
+  }
+  std::string counter;
+  if (!GetString(rec, "counter", &counter, error)) return false;
+  const auto found = plan->index.find(counter);
+  if (found == plan->index.end()) {
+    *error = "counter \"" + Printable(counter) +
+             "\" has no counter record before this line";
+    return false;
+  }
+  CounterPlan& c = plan->counters[found->second];
+  uint32_t shard = 0;
+  if (!GetInt(rec, "shard", &shard, error)) return false;
+  if (shard >= c.info.shards) {
+    *error = "\"shard\" " + std::to_string(shard) + " >= shards " +
+             std::to_string(c.info.shards);
+    return false;
+  }
+  if (type == "shard") {
+    int64_t value = 0;
+    if (!OnlyKeys(rec, {"type", "counter", "shard", "value"}, error) ||
+        !GetInt(rec, "value", &value, error)) {
+      return false;
+    }
+    if (!c.seen_shards.insert(shard).second) {
+      *error = "shard " + std::to_string(shard) + " appears twice";
+      return false;
+    }
+    if (value != 0) c.shards.emplace_back(shard, value);
+    return true;
+  }
+  tally::MarkerInfo m;
+  m.shard = shard;
+  if (!OnlyKeys(rec, {"type", "counter", "event_id", "shard", "delta",
+                      "created_at_ms"},
+                error) ||
+      !GetString(rec, "event_id", &m.event_id, error) ||
+      !GetInt(rec, "delta", &m.delta, error) ||
+      !GetInt(rec, "created_at_ms", &m.created_at_ms, error)) {
+    return false;
+  }
+  if (!c.seen_events.insert(m.event_id).second) {
+    *error = "event \"" + Printable(m.event_id) + "\" appears twice";
+    return false;
+  }
+  c.markers.push_back(std::move(m));
+  return true;
+}
+
+// Reads and validates the whole input; reports the first bad line.
+bool ReadPlan(std::istream& in, Plan* plan) {
+  std::string line;
+  uint64_t number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    std::string error;
+    const Json rec = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (rec.is_discarded() || !rec.is_object()) {
+      error = "not a JSON object";
+    } else if (number == 1) {
+      if (rec != Json{{"tally_export", 1}}) {
+        error = "expected the header {\"tally_export\":1}";
+      }
+    } else {
+      AddRecord(rec, plan, &error);
+    }
+    if (!error.empty()) {
+      PrintError("line " + std::to_string(number) + ": " + error);
+      return false;
+    }
+  }
+  if (in.bad()) {
+    PrintError("read failed");
+    return false;
+  }
+  if (number == 0) {
+    PrintError("line 1: empty input, expected the header {\"tally_export\":1}");
+    return false;
+  }
+  return true;
+}
+
+// *created says whether the counter record was written (so a failure
+// after it should delete the counter again).
+tally::Status WriteCounter(tally::Db* db, const CounterPlan& c,
+                           bool* created) {
+  *created = false;
+  tally::Status s = db->ImportCounter(c.info);
+  if (!s.ok()) return s;
+  *created = true;
+  for (size_t i = 0; i < c.markers.size(); i += kImportMarkerBatch) {
+    const size_t end = std::min(c.markers.size(), i + kImportMarkerBatch);
+    s = db->ImportMarkers(c.info.name, std::vector<tally::MarkerInfo>(
+                                           c.markers.begin() + i,
+                                           c.markers.begin() + end));
+    if (!s.ok()) return s;
+  }
+  for (const auto& [shard, value] : c.shards) {
+    s = db->ImportShardValue(c.info.name, shard, value);
+    if (!s.ok()) return s;
+  }
+  return tally::Status::OK();
+}
+
+}  // namespace
+
+int RunImport(const GlobalArgs& global, const ImportArgs& args) {
+  const bool skip_existing = args.merge == "skip-existing";
+  Plan plan;
+  if (args.file == "-") {
+    if (!ReadPlan(std::cin, &plan)) return kExitError;
+  } else {
+    std::ifstream in(args.file, std::ios::binary);
+    if (!in) {
+      PrintError("cannot open " + Printable(args.file));
+      return kExitError;
+    }
+    if (!ReadPlan(in, &plan)) return kExitError;
+  }
+
+  std::unique_ptr<tally::Db> db;
+  tally::Status s = OpenDb(global, OpenMode::kCreate, &db);
+  if (!s.ok()) return Fail(s);
+  tally::Result<std::vector<tally::CounterInfo>> existing = db->ListCounters();
+  if (!existing.ok()) return Fail(existing.status());
+  if (!existing->empty() && !skip_existing) {
+    PrintError("the database already holds " +
+               std::to_string(existing->size()) +
+               " counters; nothing imported (--merge skip-existing imports "
+               "only the counters it does not hold)");
+    return kExitError;
+  }
+  std::set<std::string> taken;
+  for (const tally::CounterInfo& c : *existing) taken.insert(c.name);
+
+  uint64_t counters = 0, shards = 0, markers = 0, skipped = 0;
+  Progress progress("import: counters", plan.counters.size());
+  for (const CounterPlan& c : plan.counters) {
+    progress.Update(counters + skipped);
+    if (taken.count(c.info.name) != 0) {
+      progress.Finish();
+      std::cout << "skipped " << Printable(c.info.name) << " (exists)\n";
+      ++skipped;
+      continue;
+    }
+    bool created = false;
+    s = WriteCounter(db.get(), c, &created);
+    if (!s.ok()) {
+      progress.Finish();
+      // Leave no half-imported counter behind.
+      if (created) (void)db->DeleteCounter(c.info.name);
+      PrintError("counter \"" + Printable(c.info.name) +
+                 "\" not imported: " + s.ToString());
+      return kExitError;
+    }
+    ++counters;
+    shards += c.shards.size();
+    markers += c.markers.size();
+  }
+  progress.Finish();
+  std::cout << "imported " << counters << " counters, " << shards
+            << " shard values, " << markers << " markers; skipped " << skipped
+            << "\n";
+  return kExitOk;
+}
+
+}  // namespace counterctl
