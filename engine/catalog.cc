@@ -35,6 +35,19 @@ CounterInfo InfoOf(const schema::CounterRecord& rec) {
   return info;
 }
 
+// The inverse of InfoOf: the stored record of a counter.
+schema::CounterRecord RecordOf(const CounterInfo& info) {
+  schema::CounterRecord rec;
+  rec.id = info.id;
+  rec.name = info.name;
+  rec.shard_count = info.shards;
+  rec.policy = static_cast<uint8_t>(info.policy);
+  rec.schema_version = info.schema_version;
+  rec.created_at_ms = info.created_at_ms;
+  rec.flags = info.flags;
+  return rec;
+}
+
 }  // namespace
 
 Catalog::Catalog(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* meta,
@@ -129,20 +142,20 @@ Status Catalog::Create(std::string_view name, const CounterSpec& spec,
                                    std::to_string(by_name_.size()) +
                                    " counters, the limit (kMaxCounters)");
   }
-  schema::CounterRecord rec;
-  rec.id = header_.next_counter_id;
-  rec.name = std::string(name);
-  rec.shard_count = spec.shards;
-  rec.policy = static_cast<uint8_t>(spec.policy);
-  rec.schema_version = kCounterSchemaVersion;
-  rec.created_at_ms = created_at_ms;
-  rec.flags = flags;
+  CounterInfo info;
+  info.name = std::string(name);
+  info.id = header_.next_counter_id;
+  info.shards = spec.shards;
+  info.policy = spec.policy;
+  info.schema_version = kCounterSchemaVersion;
+  info.created_at_ms = created_at_ms;
+  info.flags = flags;
 
   schema::HeaderRecord next = header_;
-  next.next_counter_id = rec.id + 1;
+  next.next_counter_id = info.id + 1;
   std::string header_value, counter_value;
   schema::EncodeHeader(next, &header_value);
-  schema::EncodeCounter(rec, &counter_value);
+  schema::EncodeCounter(RecordOf(info), &counter_value);
 
   // The id allocation and the counter record commit together: a crash can
   // never hand one id to two counters.
@@ -154,7 +167,7 @@ Status Catalog::Create(std::string_view name, const CounterSpec& spec,
   if (!s.ok()) return s;
 
   header_ = std::move(next);
-  auto entry = std::make_unique<Entry>(InfoOf(rec));
+  auto entry = std::make_unique<Entry>(info);
   std::string_view view = entry->name;
   by_name_.emplace(view, std::move(entry));
   return Status::OK();
@@ -180,14 +193,8 @@ Status Catalog::Delete(std::string_view name) {
 
 void Catalog::FlaggedRecord(const CounterInfo& entry, std::string* key,
                             std::string* value) {
-  schema::CounterRecord rec;
-  rec.id = entry.id;
-  rec.name = entry.name;
-  rec.shard_count = entry.shards;
-  rec.policy = static_cast<uint8_t>(entry.policy);
-  rec.schema_version = entry.schema_version;
-  rec.created_at_ms = entry.created_at_ms;
-  rec.flags = entry.flags | kCounterFlagPlainIncrements;
+  schema::CounterRecord rec = RecordOf(entry);
+  rec.flags |= kCounterFlagPlainIncrements;
   *key = CounterMetaKey(entry.name);
   schema::EncodeCounter(rec, value);
 }
