@@ -4,14 +4,16 @@
 # per transaction) on one shuffled JSON Lines file, checks that both reach
 # the totals the file implies, and prints both rates and their ratio.
 #
-# The file holds ceil(LINES/3) distinct events over COUNTERS counters, each
-# event three times (a queue that redelivers), shuffled with a fixed seed and
-# cut to LINES lines: about two lines in three are duplicates. Deltas are
+# The file holds ceil(LINES/COPIES) distinct events over COUNTERS counters,
+# each event COPIES times (a queue that redelivers), shuffled with a fixed seed
+# and cut to LINES lines: with the default of 3 copies about two lines in
+# three are duplicates; with --copies 1 every line is a new event. Deltas are
 # 1..7 so that a lost or doubled event changes the totals.
 #
 # Usage: bench/apply_vs_sqlite.sh [options]
 #   --lines N          lines in the generated file (default 1000000)
 #   --counters N       counters c0..c{N-1} (default 10)
+#   --copies N         deliveries of each event (default 3)
 #   --shards N         shards per counter (default 10)
 #   --threads N        counterctl apply --threads (default 1)
 #   --build-dir DIR    where to find or build the binaries
@@ -33,6 +35,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 LINES=1000000
 COUNTERS=10
+COPIES=3
 SHARDS=10
 THREADS=1
 BUILD_DIR="$ROOT/build-bench"
@@ -50,6 +53,7 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --lines) LINES="$2"; shift 2 ;;
     --counters) COUNTERS="$2"; shift 2 ;;
+    --copies) COPIES="$2"; shift 2 ;;
     --shards) SHARDS="$2"; shift 2 ;;
     --threads) THREADS="$2"; shift 2 ;;
     --build-dir) BUILD_DIR="$2"; shift 2 ;;
@@ -62,7 +66,7 @@ while [[ $# -gt 0 ]]; do
     *) echo "apply_vs_sqlite: unknown argument: $1" >&2; usage ;;
   esac
 done
-for n in "$LINES" "$COUNTERS" "$SHARDS" "$THREADS" "$JOBS"; do
+for n in "$LINES" "$COUNTERS" "$COPIES" "$SHARDS" "$THREADS" "$JOBS"; do
   [[ "$n" =~ ^[1-9][0-9]*$ ]] || die "expected a positive integer, got '$n'"
 done
 
@@ -101,11 +105,11 @@ seconds_since() { awk -v a="$1" -v b="$(now_ns)" 'BEGIN { printf "%.3f", (b - a)
 # A random sort key per line (awk, fixed seed), sorted, then cut away: a
 # deterministic shuffle for a given awk that needs no seeded `shuf`.
 t0=$(now_ns)
-LC_ALL=C awk -v lines="$LINES" -v counters="$COUNTERS" 'BEGIN {
+LC_ALL=C awk -v lines="$LINES" -v counters="$COUNTERS" -v copies="$COPIES" 'BEGIN {
   srand(42)
-  distinct = int((lines + 2) / 3)
+  distinct = int((lines + copies - 1) / copies)
   for (k = 0; k < distinct; k++)
-    for (copy = 0; copy < 3; copy++)
+    for (copy = 0; copy < copies; copy++)
       printf "%.12f\t{\"counter\":\"c%d\",\"event_id\":\"evt-%d\",\"delta\":%d}\n",
              rand(), k % counters, k, k % 7 + 1
 }' | LC_ALL=C sort -t "$(printf '\t')" -k1,1 -S 256M | cut -f2- \

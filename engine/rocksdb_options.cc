@@ -22,8 +22,23 @@ rocksdb::BlockBasedTableOptions TableOptions(
     // answers them without touching data blocks.
     t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
     t.whole_key_filtering = true;
+    // Filters and indexes outlive data blocks in the cache.
+    t.cache_index_and_filter_blocks_with_high_priority = true;
   }
   return t;
+}
+
+// A block too large for one shard of an LRU cache is evicted as soon as it
+// is released, so every lookup reads and checksums it again. A 64 MiB marker
+// file has a ~1.2 MiB filter, over the 512 KiB shards RocksDB picks for a
+// 32 MiB cache: counterctl apply spent 11% re-reading filters. Shards of at
+// least 8 MiB (4 for the default cache) keep whole filters cached; measured
+// faster than partitioned filters, whose two-level index costs every hit.
+int CacheShardBits(size_t capacity) {
+  constexpr size_t kMinShardBytes = size_t{8} << 20;
+  int bits = 0;
+  while (bits < 6 && (capacity >> (bits + 1)) >= kMinShardBytes) ++bits;
+  return bits;
 }
 
 }  // namespace
@@ -36,7 +51,8 @@ RocksOptions MakeRocksOptions(const Options& options) {
   r.db.max_background_jobs = 2;
   r.db.keep_log_file_num = 4;
 
-  auto cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+  auto cache = rocksdb::NewLRUCache(options.block_cache_bytes,
+                                    CacheShardBits(options.block_cache_bytes));
 
   rocksdb::ColumnFamilyOptions base;
   base.write_buffer_size = options.write_buffer_bytes;

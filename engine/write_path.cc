@@ -274,30 +274,39 @@ Status DbImpl::Apply(const Batch& batch,
     stripes.push_back(markers.back().stripe);
   }
 
-  // 2. Look up every distinct marker under its stripe, in one MultiGet.
+  // 2. Look up every distinct marker under its stripe, in one MultiGet, in
+  // key order: MultiGet needs that order anyway, and the new markers go
+  // into the memtable in it (step 4), where each skiplist insert then
+  // starts from the previous one's position instead of from the top.
   EventLocks::MultiGuard guard(&event_locks_, &stripes);
   const size_t n = markers.size();
+  std::vector<size_t> order(n);
+  for (size_t m = 0; m < n; ++m) order[m] = m;
+  std::sort(order.begin(), order.end(), [&markers](size_t a, size_t b) {
+    return markers[a].key < markers[b].key;
+  });
   std::vector<rocksdb::Slice> keys(n);
   std::vector<rocksdb::PinnableSlice> values(n);
   std::vector<rocksdb::Status> statuses(n);
-  for (size_t m = 0; m < n; ++m) keys[m] = AsSlice(markers[m].key);
+  for (size_t j = 0; j < n; ++j) keys[j] = AsSlice(markers[order[j]].key);
   if (n > 0) {
     db_->MultiGet(rocksdb::ReadOptions(), events_, n, keys.data(),
-                  values.data(), statuses.data(), /*sorted_input=*/false);
+                  values.data(), statuses.data(), /*sorted_input=*/true);
   }
   // The delta each marker holds (stored, or set by its first op here).
   std::vector<int64_t> winner(n);
   std::vector<bool> stored(n, false);
-  for (size_t m = 0; m < n; ++m) {
-    if (statuses[m].ok()) {
-      Status s = schema::DecodeMarkerDelta(values[m].ToStringView(), &winner[m]);
+  for (size_t j = 0; j < n; ++j) {
+    const size_t m = order[j];
+    if (statuses[j].ok()) {
+      Status s = schema::DecodeMarkerDelta(values[j].ToStringView(), &winner[m]);
       if (!s.ok()) {
         return Status::Corruption("marker " + HexKey(markers[m].key) + ": " +
                                   s.message());
       }
       stored[m] = true;
-    } else if (!statuses[m].IsNotFound()) {
-      return wal::FromRocks(statuses[m], "read marker");
+    } else if (!statuses[j].IsNotFound()) {
+      return wal::FromRocks(statuses[j], "read marker");
     } else {
       winner[m] = ops[markers[m].first_op].delta;
     }
@@ -350,12 +359,13 @@ Status DbImpl::Apply(const Batch& batch,
     first_plain.push_back(c);
     if (rs.ok()) rs = AddPlainFlag(*c, &scratch, meta_);
   }
-  for (size_t m = 0; m < n && rs.ok(); ++m) {
+  for (size_t j = 0; j < n && rs.ok(); ++j) {
+    const size_t m = order[j];
     if (stored[m]) continue;
     const size_t i = markers[m].first_op;
     schema::EncodeMarker(ops[i].event_id, plan[i].counter_id, plan[i].shard,
                          ops[i].delta, now, &scratch.marker_value);
-    rs = wb.Put(events_, keys[m], AsSlice(scratch.marker_value));
+    rs = wb.Put(events_, keys[j], AsSlice(scratch.marker_value));
   }
   for (size_t f = 0; f < folds.size() && rs.ok();) {
     __int128 sum = 0;
