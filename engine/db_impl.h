@@ -98,6 +98,7 @@ class DbImpl final : public Db {
   const Clock* const clock_;
 
   std::string secondary_dir_;  // read-only: the instance's own directory
+  std::shared_ptr<rocksdb::Env> env_;  // Options::env, wrapped; outlives db_
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // by engine::Family
   rocksdb::ColumnFamilyHandle* meta_ = nullptr;

@@ -5,10 +5,10 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <set>
 
 #include "engine/db_impl.h"
 #include "engine/format.h"
+#include "engine/path_check.h"
 #include "wal/rocks_status.h"
 
 namespace tally {
@@ -31,54 +31,6 @@ Status Db::Open(const Options& options, const std::string& path,
 
 namespace engine {
 namespace {
-
-namespace fs = std::filesystem;
-
-// Refuses paths that hold something other than a tally database before
-// RocksDB gets to create files in them.
-Status CheckPath(const Options& options, const std::string& path) {
-  std::error_code ec;
-  const fs::file_status st = fs::status(path, ec);
-  if (!fs::exists(st)) {
-    if (!options.create_if_missing) {
-      return Status::NotFound("no tally database at " + path +
-                              " (create_if_missing is off)");
-    }
-    return Status::OK();
-  }
-  if (!fs::is_directory(st)) {
-    return Status::InvalidArgument(path + " is not a directory, so it is not "
-                                   "a tally database");
-  }
-  const bool has_current = fs::exists(fs::path(path) / "CURRENT", ec);
-  if (!has_current) {
-    if (fs::is_empty(path, ec) && !ec) {
-      if (!options.create_if_missing) {
-        return Status::NotFound("no tally database at " + path +
-                                " (create_if_missing is off)");
-      }
-      return Status::OK();
-    }
-    return Status::InvalidArgument(path + " holds files but is not a tally "
-                                   "database (no RocksDB CURRENT file)");
-  }
-  std::vector<std::string> families;
-  rocksdb::Status rs =
-      rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), path, &families);
-  if (!rs.ok()) {
-    return Status::InvalidArgument(path + " is not a readable tally database: " +
-                                   rs.ToString());
-  }
-  const std::set<std::string> have(families.begin(), families.end());
-  for (const char* need : {kMetaFamily, kShardsFamily, kEventsFamily}) {
-    if (have.count(need) == 0) {
-      return Status::InvalidArgument(path + " is a RocksDB database but not a "
-                                     "tally database (no column family '" +
-                                     std::string(need) + "')");
-    }
-  }
-  return Status::OK();
-}
 
 bool IsLockError(const rocksdb::Status& rs) {
   return rs.IsIOError() && rs.ToString().find("lock") != std::string::npos;
@@ -139,6 +91,7 @@ Status DbImpl::Init() {
   if (!s.ok()) return s;
 
   RocksOptions ro = MakeRocksOptions(checked);
+  env_ = ro.env;
   s = options_.read_only ? OpenReader(std::move(ro)) : OpenWriter(ro);
   if (!s.ok()) return s;
   meta_ = handles_[kMeta];

@@ -7,6 +7,7 @@
 
 #include "engine/format.h"
 #include "engine/merge_operator.h"
+#include "engine/private_fs.h"
 
 namespace tally::engine {
 namespace {
@@ -45,6 +46,12 @@ int CacheShardBits(size_t capacity) {
 
 RocksOptions MakeRocksOptions(const Options& options) {
   RocksOptions r;
+  if (options.env == nullptr) {
+    r.db.env = DefaultPrivateEnv();
+  } else {
+    r.env = NewPrivateEnv(options.env);
+    r.db.env = r.env.get();
+  }
   r.db.create_if_missing = options.create_if_missing;
   r.db.create_missing_column_families = options.create_if_missing;
   r.db.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;

@@ -21,6 +21,9 @@ inline constexpr int kFamilyCount = 4;
 
 struct RocksOptions {
   rocksdb::DBOptions db;
+  // Owns db.env when Options::env was given; empty when db.env is the
+  // process-wide DefaultPrivateEnv(). Keep it alive while the DB is open.
+  std::shared_ptr<rocksdb::Env> env;
   std::vector<rocksdb::ColumnFamilyDescriptor> families;  // by Family
 };
 

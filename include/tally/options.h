@@ -6,6 +6,10 @@
 #include <cstddef>
 #include <cstdint>
 
+namespace rocksdb {
+class Env;
+}  // namespace rocksdb
+
 namespace tally {
 
 // Clock: where tally reads wall time (marker created-at, counter created-at).
@@ -74,6 +78,13 @@ struct Options {
 
   // Where time comes from. Default: nullptr, the system clock. Not owned.
   const Clock* clock = nullptr;
+
+  // The RocksDB Env whose FileSystem holds the files. Default: nullptr,
+  // rocksdb::Env::Default(). Not owned: it must outlive the Db. tally uses
+  // only its FileSystem (threads and time come from the default Env) and
+  // wraps it so files are created 0600 and directories 0700. For fault
+  // injection in tests and for custom storage.
+  rocksdb::Env* env = nullptr;
 };
 
 // Per-read options. A plain value, like Options.
