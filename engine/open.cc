@@ -1,10 +1,13 @@
 // Opening and closing a database, and the catalog operations that forward
 // to Catalog.
 
+#include <rocksdb/sst_file_reader.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <vector>
 
 #include "engine/db_impl.h"
 #include "engine/format.h"
@@ -32,6 +35,56 @@ Status Db::Open(const Options& options, const std::string& path,
 namespace engine {
 namespace {
 
+// The table files of `path` that fail their own checksum check, each with
+// its error. RocksDB reports a damaged table found while opening against
+// the MANIFEST it was reading.
+std::string DamagedTables(const std::string& path) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(path, ec)) {
+    if (e.path().extension() == ".sst") names.push_back(e.path().string());
+  }
+  std::sort(names.begin(), names.end());
+  std::string out;
+  for (const std::string& file : names) {
+    rocksdb::SstFileReader reader{rocksdb::Options()};
+    rocksdb::Status rs = reader.Open(file);
+    if (rs.ok()) rs = reader.VerifyChecksum();
+    if (rs.ok()) continue;
+    out += (out.empty() ? "" : "; ") +
+           std::filesystem::path(file).filename().string() + ": " +
+           rs.ToString();
+  }
+  return out;
+}
+
+// RocksDB reports a damaged WAL record as a bare "checksum mismatch" (or
+// similar) without the file: name the logs it was replaying.
+Status OpenCorruption(const std::string& path, const rocksdb::Status& rs) {
+  std::string msg = "database " + path + " is damaged: " + rs.ToString();
+  const std::string tables = DamagedTables(path);
+  if (!tables.empty()) {
+    return Status::Corruption(msg + "; damaged table files: " + tables +
+                              "; nothing was opened");
+  }
+  const bool names_file = msg.find(".sst") != std::string::npos ||
+                          msg.find("MANIFEST") != std::string::npos ||
+                          msg.find(".log") != std::string::npos;
+  if (names_file) return Status::Corruption(msg + "; nothing was opened");
+  std::vector<std::string> logs;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(path, ec)) {
+    if (e.path().extension() == ".log") logs.push_back(e.path().filename());
+  }
+  std::sort(logs.begin(), logs.end());
+  std::string names;
+  for (const std::string& l : logs) names += (names.empty() ? "" : ", ") + l;
+  return Status::Corruption(
+      msg + " while replaying the write-ahead log (" + names +
+      "); nothing was opened. Opening with Options::salvage_wal keeps the "
+      "state before the damage and drops what the log holds after it");
+}
+
 bool IsLockError(const rocksdb::Status& rs) {
   return rs.IsIOError() && rs.ToString().find("lock") != std::string::npos;
 }
@@ -56,6 +109,7 @@ Status DbImpl::OpenWriter(const RocksOptions& ro) {
                         "held); stop that process, go through it, or open "
                         "the database read-only");
   }
+  if (rs.IsCorruption()) return OpenCorruption(path_, rs);
   return wal::FromRocks(rs, "open " + path_);
 }
 

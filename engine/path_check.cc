@@ -94,6 +94,10 @@ Status CheckPath(const Options& options, const std::string& path) {
   std::vector<std::string> families;
   rocksdb::Status rs =
       rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), path, &families);
+  if (rs.IsCorruption()) {
+    return Status::Corruption("database " + path + " is damaged: " +
+                              rs.ToString());
+  }
   if (!rs.ok()) {
     return Status::InvalidArgument(path + " is not a readable tally database: " +
                                    rs.ToString());

@@ -54,7 +54,12 @@ RocksOptions MakeRocksOptions(const Options& options) {
   }
   r.db.create_if_missing = options.create_if_missing;
   r.db.create_missing_column_families = options.create_if_missing;
-  r.db.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;
+  // A crash may leave a torn last record: tolerated. Damage anywhere else
+  // refuses the open (RocksDB's point-in-time mode would silently drop every
+  // later acknowledged write) unless the caller asks to salvage.
+  r.db.wal_recovery_mode =
+      options.salvage_wal ? rocksdb::WALRecoveryMode::kPointInTimeRecovery
+                          : rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
   r.db.max_background_jobs = 2;
   r.db.keep_log_file_num = 4;
 

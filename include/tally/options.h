@@ -85,6 +85,15 @@ struct Options {
   // wraps it so files are created 0600 and directories 0700. For fault
   // injection in tests and for custom storage.
   rocksdb::Env* env = nullptr;
+
+  // What Open does with a write-ahead log damaged before its last record
+  // (a torn last record, left by a crash, is always tolerated). Default:
+  // false, refuse with Corruption naming the log file, since replaying only
+  // part of it would silently drop acknowledged increments. true: replay up
+  // to the damage and drop the rest (a consistent earlier state: whole
+  // batches only, markers and shards still agree). Also for disks whose
+  // write cache may lose or reorder writes on power loss.
+  bool salvage_wal = false;
 };
 
 // Per-read options. A plain value, like Options.
