@@ -1,0 +1,256 @@
+#include "crash/crash_check.h"
+
+#include <rocksdb/db.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+#include <memory>
+#include <random>
+#include <sstream>
+
+#include "crash/workload.h"
+#include "engine/coding.h"
+#include "engine/rocksdb_options.h"
+#include "schema/records.h"
+#include "tally/db.h"
+
+namespace tally::crash {
+namespace {
+
+// Starts the writer with its stdout on a pipe; returns its pid.
+pid_t StartWriter(const CrashConfig& c, const std::string& db,
+                  const std::string& log, uint64_t seed, int* out_fd) {
+  int fds[2];
+  if (::pipe(fds) != 0) return -1;
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(fds[1], STDOUT_FILENO);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    const std::string seed_arg = std::to_string(seed);
+    ::execl(c.writer.c_str(), c.writer.c_str(), db.c_str(), seed_arg.c_str(),
+            log.c_str(), c.sync ? "--sync" : static_cast<char*>(nullptr),
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  *out_fd = fds[0];
+  return pid;
+}
+
+// Reads `want` progress bytes; false if the writer exited first.
+bool AwaitProgress(int fd, int want) {
+  char buf[64];
+  int got = 0;
+  while (got < want) {
+    const ssize_t n = ::read(fd, buf, std::min<size_t>(sizeof buf, want - got));
+    if (n <= 0) return false;
+    got += static_cast<int>(n);
+  }
+  return true;
+}
+
+class Checker {
+ public:
+  Checker(const CrashConfig& config, CrashReport* report)
+      : config_(config), report_(report) {}
+
+  void Violation(const std::string& what) {
+    report_->violations.push_back("cycle " + std::to_string(cycle_) + ": " +
+                                  what);
+  }
+  void Pass() { ++report_->checks; }
+
+  // Sums every marker's delta per counter id, straight from RocksDB.
+  bool MarkerSums(const std::string& path, std::map<uint64_t, int64_t>* sums) {
+    engine::RocksOptions ro = engine::MakeRocksOptions(Options());
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    rocksdb::DB* raw = nullptr;
+    rocksdb::Status s = rocksdb::DB::OpenForReadOnly(ro.db, path, ro.families,
+                                                     &handles, &raw);
+    if (!s.ok()) {
+      Violation("raw open: " + s.ToString());
+      return false;
+    }
+    std::unique_ptr<rocksdb::DB> db(raw);
+    rocksdb::ReadOptions read;
+    read.total_order_seek = true;
+    std::unique_ptr<rocksdb::Iterator> it(
+        db->NewIterator(read, handles[engine::kEvents]));
+    bool ok = true;
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      schema::MarkerRecord m;
+      uint64_t id;
+      std::string_view event;
+      if (!schema::DecodeMarker(it->value().ToStringView(), &m).ok() ||
+          !engine::DecodeMarkerKey(it->key().ToStringView(), &id, &event) ||
+          id != m.counter_id || event != m.event_id) {
+        Violation("marker " + engine::HexKey(it->key().ToStringView()) +
+                  " does not decode or disagrees with its key");
+        ok = false;
+        continue;
+      }
+      (*sums)[id] += m.delta;
+    }
+    if (!it->status().ok()) {
+      Violation("marker scan: " + it->status().ToString());
+      ok = false;
+    }
+    it.reset();
+    for (auto* h : handles) db->DestroyColumnFamilyHandle(h).PermitUncheckedError();
+    return ok;
+  }
+
+  // Checks the acknowledged log lines from byte `from` on; returns the
+  // offset checked up to (only whole lines).
+  size_t CheckAcks(Db* db, const std::string& log, size_t from) {
+    std::ifstream in(log, std::ios::binary);
+    in.seekg(static_cast<std::streamoff>(from));
+    std::string line;
+    size_t offset = from;
+    while (std::getline(in, line)) {
+      if (in.eof()) break;  // a torn last line: the writer died mid-append
+      offset += line.size() + 1;
+      std::istringstream fields(line);
+      std::string kind;
+      fields >> kind;
+      if (kind == "P") {
+        int64_t delta = 0;
+        fields >> delta;
+        acked_plain_ += delta;
+        ++report_->acknowledged;
+        continue;
+      }
+      std::string counter, event;
+      int64_t delta = 0;
+      fields >> counter >> event >> delta;
+      if (kind != "O" || fields.fail()) {
+        Violation("ack log: malformed line '" + line + "'");
+        continue;
+      }
+      ++report_->acknowledged;
+      auto marker = db->GetEvent(counter, event);
+      if (!marker.ok()) {
+        Violation("acknowledged " + counter + "/" + event +
+                  " lost: " + marker.status().ToString());
+      } else if (marker->delta != delta) {
+        Violation("acknowledged " + counter + "/" + event + " delta " +
+                  std::to_string(delta) + " but marker holds " +
+                  std::to_string(marker->delta));
+      } else {
+        Pass();
+      }
+    }
+    return offset;
+  }
+
+  void CheckCycle(const std::string& path, const std::string& log) {
+    std::map<uint64_t, int64_t> marker_sums;
+    if (!MarkerSums(path, &marker_sums)) return;
+    Pass();
+    std::unique_ptr<Db> db;
+    Status s = Db::Open(Options(), path, &db);
+    if (!s.ok()) {
+      Violation("reopen: " + s.ToString());
+      return;
+    }
+    VerifyReport verify;
+    s = db->Verify(&verify);
+    if (!s.ok() || !verify.ok()) {
+      Violation("verify: " + (s.ok() ? verify.problems.front() : s.ToString()));
+    } else {
+      Pass();
+    }
+    for (const char* name : kOnceCounters) {
+      auto info = db->DescribeCounter(name);
+      if (!info.ok()) continue;  // the writer died before creating it
+      auto value = db->ReadExact(name);
+      if (!value.ok()) {
+        Violation(std::string(name) + ": " + value.status().ToString());
+      } else if (*value != marker_sums[info->id]) {
+        Violation(std::string(name) + ": value " + std::to_string(*value) +
+                  " != marker delta sum " +
+                  std::to_string(marker_sums[info->id]));
+      } else {
+        Pass();
+      }
+    }
+    checked_to_ = CheckAcks(db.get(), log, checked_to_);
+    auto views = db->ReadExact(kPlainCounter);
+    if (views.ok()) {
+      // Each killed call may have been written without being logged.
+      const int64_t slack =
+          int64_t{cycle_ + 1} * kThreads * kMaxPlainPerCall;
+      if (*views < acked_plain_ || *views > acked_plain_ + slack) {
+        Violation(std::string(kPlainCounter) + ": value " +
+                  std::to_string(*views) + " outside [" +
+                  std::to_string(acked_plain_) + ", " +
+                  std::to_string(acked_plain_ + slack) + "]");
+      } else {
+        Pass();
+      }
+    }
+  }
+
+  void FinalCheck(const std::string& path, const std::string& log) {
+    std::unique_ptr<Db> db;
+    Status s = Db::Open(Options(), path, &db);
+    if (!s.ok()) {
+      Violation("final reopen: " + s.ToString());
+      return;
+    }
+    acked_plain_ = 0;
+    const uint64_t before = report_->acknowledged;
+    CheckAcks(db.get(), log, 0);
+    report_->acknowledged = before;  // the same calls, checked again
+  }
+
+  void set_cycle(int cycle) { cycle_ = cycle; }
+
+ private:
+  const CrashConfig& config_;
+  CrashReport* report_;
+  int cycle_ = 0;
+  size_t checked_to_ = 0;
+  int64_t acked_plain_ = 0;
+};
+
+}  // namespace
+
+CrashReport RunCrashCycles(const CrashConfig& config) {
+  CrashReport report;
+  Checker checker(config, &report);
+  const std::string db = config.dir + "/db";
+  const std::string log = config.dir + "/acks.log";
+  std::mt19937 rng(static_cast<unsigned>(config.seed));
+  for (int cycle = 0; cycle < config.cycles; ++cycle) {
+    checker.set_cycle(cycle);
+    int fd = -1;
+    const pid_t pid = StartWriter(config, db, log, config.seed + cycle, &fd);
+    if (pid <= 0) {
+      checker.Violation("cannot start the writer");
+      break;
+    }
+    const int wait_for = 1 + static_cast<int>(rng() % config.max_progress);
+    const bool progressed = AwaitProgress(fd, wait_for);
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ::close(fd);
+    if (!progressed || !WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL) {
+      checker.Violation("writer exited on its own, status " +
+                        std::to_string(status));
+      break;
+    }
+    ++report.cycles;
+    checker.CheckCycle(db, log);
+    if (!report.violations.empty()) break;
+  }
+  if (report.violations.empty()) checker.FinalCheck(db, log);
+  return report;
+}
+
+}  // namespace tally::crash

@@ -1,0 +1,73 @@
+// The crash test's long mode (like RocksDB's db_crashtest.py):
+//   tally_crash_driver [--cycles N] [--sync] [--seed S] [--dir DIR]
+// runs N SIGKILL cycles of tally_crash_writer (found beside this binary),
+// prints the cycles run and the invariant checks passed, and exits 1 on the
+// first violation (printed), 0 otherwise.
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <string>
+
+#include "crash/crash_check.h"
+
+int main(int argc, char** argv) {
+  tally::crash::CrashConfig config;
+  config.cycles = 200;
+  config.seed = std::random_device{}();
+  std::string dir;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (arg == "--cycles" && has_value) {
+      config.cycles = std::atoi(argv[++i]);
+    } else if (arg == "--seed" && has_value) {
+      config.seed = std::strtoull(argv[++i], nullptr, 10);
+    } else if (arg == "--dir" && has_value) {
+      dir = argv[++i];
+    } else if (arg == "--sync") {
+      config.sync = true;
+    } else {
+      std::fprintf(stderr,
+                   "usage: tally_crash_driver [--cycles N] [--sync] "
+                   "[--seed S] [--dir DIR]\n");
+      return 2;
+    }
+  }
+  if (config.cycles < 1) {
+    std::fprintf(stderr, "tally_crash_driver: --cycles must be >= 1\n");
+    return 2;
+  }
+  namespace fs = std::filesystem;
+  const fs::path self = fs::canonical("/proc/self/exe");
+  config.writer = (self.parent_path() / "tally_crash_writer").string();
+  const bool temporary = dir.empty();
+  if (temporary) {
+    std::string templ = (fs::temp_directory_path() / "tally-crash-XXXXXX");
+    if (::mkdtemp(templ.data()) == nullptr) {
+      std::perror("tally_crash_driver: mkdtemp");
+      return 2;
+    }
+    dir = templ;
+  }
+  config.dir = dir;
+  std::printf("crash test: %d cycles, %s, seed %llu, in %s\n", config.cycles,
+              config.sync ? "sync" : "no sync",
+              static_cast<unsigned long long>(config.seed), dir.c_str());
+  std::fflush(stdout);
+  const tally::crash::CrashReport r = tally::crash::RunCrashCycles(config);
+  std::printf("cycles run: %d, invariant checks passed: %llu, acknowledged "
+              "calls checked: %llu, violations: %zu\n",
+              r.cycles, static_cast<unsigned long long>(r.checks),
+              static_cast<unsigned long long>(r.acknowledged),
+              r.violations.size());
+  for (const std::string& v : r.violations) {
+    std::printf("VIOLATION %s\n", v.c_str());
+  }
+  if (temporary && r.violations.empty()) fs::remove_all(dir);
+  return r.violations.empty() ? 0 : 1;
+}
