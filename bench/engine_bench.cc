@@ -27,6 +27,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -37,6 +38,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include "engine/coding.h"
@@ -680,6 +682,94 @@ void BM_HotReadAfterBurst(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations());
 }
+
+// Exact reads, issue 5's bounded read cost. Args: shards of the counter;
+// 0 = a cold counter (written, then compacted; nobody writes it), 1 = the
+// same read while a second thread increments that counter as fast as it
+// can. Items are reads; read latency = 1 / items_per_second.
+void BM_ReadExact(benchmark::State& state) {
+  const auto shards = static_cast<uint32_t>(state.range(0));
+  const bool hot = state.range(1) == 1;
+  TempDir dir;
+  auto db = OpenTally(state, dir);
+  if (db == nullptr) return;
+  if (!db->CreateCounter("c", CounterSpec{shards}).ok()) {
+    Fail(state, "create", "c");
+    return;
+  }
+  for (int i = 0; i < 10000; ++i) {
+    if (!db->Increment("c", 1).ok()) {
+      Fail(state, "fill", "increment");
+      return;
+    }
+  }
+  if (!db->Compact().ok()) {
+    Fail(state, "compact", "c");
+    return;
+  }
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> written{0};
+  std::thread writer;
+  if (hot) {
+    writer = std::thread([&] {
+      while (!stop.load(std::memory_order_relaxed)) {
+        if (db->Increment("c", 1).ok()) written.fetch_add(1);
+      }
+    });
+  }
+  for (auto _ : state) {
+    Result<int64_t> r = db->ReadExact("c");
+    if (!r.ok() || *r < 10000) {
+      Fail(state, "read", r.ok() ? "wrong total" : r.status().ToString());
+      break;
+    }
+  }
+  stop = true;
+  if (writer.joinable()) writer.join();
+  state.SetItemsProcessed(state.iterations());
+  state.counters["writes_during"] = static_cast<double>(written.load());
+}
+
+// ReadCached during a write burst with the roll-up worker on (interval
+// 100 ms): one Get per read. Reports the largest lag_ms seen, against the
+// interval (issue 5: under 2 intervals).
+void BM_ReadCachedDuringBurst(benchmark::State& state) {
+  constexpr uint32_t kIntervalMs = 100;
+  TempDir dir;
+  Options o;
+  o.rollup_interval_ms = kIntervalMs;
+  auto db = OpenTally(state, dir, o);
+  if (db == nullptr) return;
+  if (!db->CreateCounter("c", CounterSpec{10}).ok()) {
+    Fail(state, "create", "c");
+    return;
+  }
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+      db->Increment("c", 1).status().IgnoreError();
+    }
+  });
+  int64_t max_lag = 0;
+  for (auto _ : state) {
+    Result<CachedValue> r = db->ReadCached("c");
+    if (!r.ok()) {
+      Fail(state, "read cached", r.status().ToString());
+      break;
+    }
+    max_lag = std::max(max_lag, r->lag_ms);
+  }
+  stop = true;
+  writer.join();
+  state.SetItemsProcessed(state.iterations());
+  state.counters["max_lag_ms"] = static_cast<double>(max_lag);
+  state.counters["interval_ms"] = kIntervalMs;
+}
+
+BENCHMARK(BM_ReadExact)
+    ->ArgsProduct({{1, 10, 100, 1000}, {0, 1}})
+    ->UseRealTime();
+BENCHMARK(BM_ReadCachedDuringBurst)->UseRealTime();
 
 BENCHMARK(BM_HotIncrement)
     ->ArgsProduct({{0, 16, 64}, {1, 10}})

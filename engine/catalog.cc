@@ -53,11 +53,13 @@ schema::CounterRecord RecordOf(const CounterInfo& info) {
 Catalog::Catalog(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* meta,
                  rocksdb::ColumnFamilyHandle* shards,
                  rocksdb::ColumnFamilyHandle* events,
+                 rocksdb::ColumnFamilyHandle* rollups,
                  wal::CommitPipeline* commit, const Clock* clock)
     : db_(db),
       meta_(meta),
       shards_(shards),
       events_(events),
+      rollups_(rollups),
       commit_(commit),
       clock_(clock) {}
 
@@ -184,6 +186,9 @@ Status Catalog::Delete(std::string_view name) {
   rocksdb::Status rs = wb.Delete(meta_, CounterMetaKey(name));
   if (rs.ok()) rs = wb.DeleteRange(shards_, range.begin(), range.end());
   if (rs.ok()) rs = wb.DeleteRange(events_, range.begin(), range.end());
+  if (rs.ok() && rollups_ != nullptr) {
+    rs = wb.DeleteRange(rollups_, range.begin(), range.end());
+  }
   if (!rs.ok()) return wal::FromRocks(rs, "delete counter");
   Status s = commit_->CommitDurable(&wb);
   if (!s.ok()) return s;

@@ -41,7 +41,8 @@ class Catalog {
  public:
   Catalog(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* meta,
           rocksdb::ColumnFamilyHandle* shards,
-          rocksdb::ColumnFamilyHandle* events, wal::CommitPipeline* commit,
+          rocksdb::ColumnFamilyHandle* events,
+          rocksdb::ColumnFamilyHandle* rollups, wal::CommitPipeline* commit,
           const Clock* clock);
   Catalog(const Catalog&) = delete;
   Catalog& operator=(const Catalog&) = delete;
@@ -59,6 +60,12 @@ class Catalog {
     // Whether kCounterFlagPlainIncrements is already stored; the first plain
     // increment adds the flagged record to its own WriteBatch.
     mutable std::atomic<bool> plain_recorded;
+    // Increments applied in this process (bumped after each commit), and
+    // the value it had when this process last rolled the counter up
+    // (kNever: not yet). Their difference is ReadCached's lag_increments.
+    static constexpr uint64_t kNever = ~uint64_t{0};
+    mutable std::atomic<uint64_t> applied{0};
+    mutable std::atomic<uint64_t> rolled_up_at{kNever};
   };
 
   // A shared hold on the catalog; Find() results stay valid while it lives.
@@ -72,6 +79,11 @@ class Catalog {
     // All counters, ordered by name (the lock is not taken again: the
     // writer-preferring lock must never be read-locked recursively).
     std::vector<CounterInfo> List() const { return c_->ListLocked(); }
+    // Calls f(const Entry&) for every counter, in no particular order.
+    template <typename F>
+    void ForEach(F f) const {
+      for (const auto& [name, entry] : c_->by_name_) f(*entry);
+    }
 
    private:
     Catalog* c_;
@@ -101,6 +113,7 @@ class Catalog {
   rocksdb::ColumnFamilyHandle* const meta_;
   rocksdb::ColumnFamilyHandle* const shards_;
   rocksdb::ColumnFamilyHandle* const events_;
+  rocksdb::ColumnFamilyHandle* const rollups_;  // may be null (read-only)
   wal::CommitPipeline* const commit_;
   const Clock* const clock_;
 

@@ -46,4 +46,20 @@ std::string HexKey(std::string_view key) {
   return out;
 }
 
+void EncodeRollup(const RollupRecord& r, char out[kRollupBytes]) {
+  EncodeInt64(r.value, out);
+  EncodeInt64(static_cast<int64_t>(r.sequence), out + 8);
+  EncodeInt64(r.as_of_ms, out + 16);
+}
+
+bool DecodeRollup(std::string_view bytes, RollupRecord* r) {
+  if (bytes.size() != kRollupBytes) return false;
+  int64_t seq = 0;
+  DecodeInt64(bytes.substr(0, 8), &r->value);
+  DecodeInt64(bytes.substr(8, 8), &seq);
+  DecodeInt64(bytes.substr(16, 8), &r->as_of_ms);
+  r->sequence = static_cast<uint64_t>(seq);
+  return true;
+}
+
 }  // namespace tally::engine

@@ -79,6 +79,17 @@ void EncodeMarkerKey(uint64_t counter_id, std::string_view event_id,
 bool DecodeMarkerKey(std::string_view key, uint64_t* counter_id,
                      std::string_view* event_id);
 
+// rollups CF value: the cached total of one counter (key: its 8-byte
+// prefix). value i64le || sequence u64le || as_of_ms i64le, 24 bytes.
+inline constexpr size_t kRollupBytes = 24;
+struct RollupRecord {
+  int64_t value = 0;
+  uint64_t sequence = 0;  // the RocksDB sequence number the value reflects
+  int64_t as_of_ms = 0;   // Options::clock when it was taken
+};
+void EncodeRollup(const RollupRecord& r, char out[kRollupBytes]);
+bool DecodeRollup(std::string_view bytes, RollupRecord* r);
+
 // meta CF key of a counter: tag 0x02 + name bytes.
 std::string CounterMetaKey(std::string_view name);
 

@@ -11,9 +11,12 @@
 #include <rocksdb/db.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/catalog.h"
@@ -57,6 +60,8 @@ class DbImpl final : public Db {
                               std::string_view event_id) override;
   Result<uint64_t> PendingOperands(std::string_view counter) override;
   Status Compact() override;
+  Result<CachedValue> ReadCached(std::string_view counter) override;
+  Status RollupNow(std::string_view counter) override;
   Status Checkpoint(const std::string& dir) override;
   Status Verify(VerifyReport* report) override;
   Result<BackupInfo> CreateBackup(const std::string& backup_dir) override;
@@ -90,8 +95,16 @@ class DbImpl final : public Db {
                         uint32_t* shard) const;
   // Visits every stored shard of a counter (shard index, value) from one
   // consistent view, checking each key and value.
-  Status ScanShards(const CounterInfo& c, const ReadOptions& options,
+  Status ScanShards(const CounterInfo& c, const rocksdb::ReadOptions& ro,
                     const std::function<void(uint32_t, int64_t)>& visit);
+  // The exact sum of a counter's shards as `ro` sees them.
+  Status SumShards(const CounterInfo& c, const rocksdb::ReadOptions& ro,
+                   int64_t* sum);
+  // Rolls one counter up (the caller holds the catalog shared); `force`
+  // also when nothing changed since this process last did.
+  Status RollupOne(const Catalog::Entry& c, bool force);
+  // The roll-up worker's loop.
+  void RollupLoop();
 
   const Options options_;
   const std::string path_;
@@ -104,11 +117,19 @@ class DbImpl final : public Db {
   rocksdb::ColumnFamilyHandle* meta_ = nullptr;
   rocksdb::ColumnFamilyHandle* shards_ = nullptr;
   rocksdb::ColumnFamilyHandle* events_ = nullptr;
+  rocksdb::ColumnFamilyHandle* rollups_ = nullptr;  // null: an old read-only db
 
   std::unique_ptr<wal::CommitPipeline> commit_;
   std::unique_ptr<Catalog> catalog_;
   EventLocks event_locks_;
   Counters stats_;
+
+  // The roll-up worker (Options::rollup_interval_ms); stopped and joined
+  // before the database closes.
+  std::thread rollup_thread_;
+  std::mutex rollup_mu_;
+  std::condition_variable rollup_cv_;
+  bool rollup_stop_ = false;  // guarded by rollup_mu_
 };
 
 }  // namespace tally::engine

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "tally/types.h"
+
 namespace tally::engine {
 
 // Bumped when a reader of the previous version could misread new data. A
@@ -17,16 +19,16 @@ inline constexpr uint32_t kCounterSchemaVersion = 1;
 inline constexpr char kMetaFamily[] = "meta";
 inline constexpr char kShardsFamily[] = "shards";
 inline constexpr char kEventsFamily[] = "events";
+inline constexpr char kRollupsFamily[] = "rollups";
 
 // meta CF keys: one tag byte, then (for counters) the name bytes.
 inline constexpr char kHeaderKey[] = "\x01";
 inline constexpr char kCounterKeyTag = '\x02';
 
-// CounterMeta.flags bits.
-// Set (durably, in the same WriteBatch) by a counter's first plain
-// increment: from then on its shard sum may exceed its markers' deltas, so
-// Verify no longer compares the two.
-inline constexpr uint32_t kCounterFlagPlainIncrements = 1u << 0;
+// CounterMeta.flags bits: tally::kCounterFlagPlainIncrements (types.h),
+// set in the same WriteBatch as a counter's first plain increment; from then
+// on Verify no longer compares its shard sum with its markers' deltas.
+using tally::kCounterFlagPlainIncrements;
 
 // Counter ids start at 1; 0 is never a counter.
 inline constexpr uint64_t kFirstCounterId = 1;

@@ -19,6 +19,12 @@ namespace tally::engine {
 Status DbImpl::ImportCounter(const CounterInfo& info) {
   Status s = CheckWritable();
   if (!s.ok()) return s;
+  if ((info.flags & ~kCounterFlagPlainIncrements) != 0) {
+    return Status::InvalidArgument(
+        "counter " + Quote(info.name) + ": flags " +
+        std::to_string(info.flags) + " sets reserved bits (only bit 0, " +
+        "plain increments, is defined)");
+  }
   return catalog_->Create(info.name, CounterSpec{info.shards, info.policy},
                           info.created_at_ms,
                           info.flags & kCounterFlagPlainIncrements);

@@ -61,7 +61,11 @@ Result<std::vector<MarkerInfo>> DbImpl::ListEvents(
                                    std::to_string(kMaxListEvents));
   }
   if (options.start_after.size() > kMaxEventIdBytes) {
-    return Status::InvalidArgument("start_after is longer than any event id");
+    return Status::InvalidArgument(
+        "start_after " + Quote(options.start_after) + " is " +
+        std::to_string(options.start_after.size()) +
+        " bytes, longer than any event id (the limit is " +
+        std::to_string(kMaxEventIdBytes) + ")");
   }
   Catalog::Reader catalog(catalog_.get());
   const CounterInfo* c = catalog.Find(counter);

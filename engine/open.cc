@@ -129,6 +129,13 @@ Status DbImpl::OpenReader(RocksOptions ro) {
   ro.db.create_if_missing = false;
   ro.db.create_missing_column_families = false;
   ro.db.max_open_files = -1;  // required by secondary instances
+  // A database no writer of this version has opened yet has no rollups
+  // family: read it without (ReadCached answers NotFound).
+  std::vector<std::string> have;
+  if (rocksdb::DB::ListColumnFamilies(ro.db, path_, &have).ok() &&
+      std::find(have.begin(), have.end(), kRollupsFamily) == have.end()) {
+    ro.families.resize(kRollups);
+  }
   rocksdb::DB* raw = nullptr;
   rocksdb::Status rs = rocksdb::DB::OpenAsSecondary(
       ro.db, path_, secondary_dir_, ro.families, &handles_, &raw);
@@ -151,13 +158,27 @@ Status DbImpl::Init() {
   meta_ = handles_[kMeta];
   shards_ = handles_[kShards];
   events_ = handles_[kEvents];
+  rollups_ = handles_.size() > kRollups ? handles_[kRollups] : nullptr;
   commit_ = std::make_unique<wal::CommitPipeline>(db_.get(), options_.sync);
   catalog_ = std::make_unique<Catalog>(db_.get(), meta_, shards_, events_,
-                                       commit_.get(), clock_);
-  return catalog_->Load(path_, options_.read_only);
+                                       rollups_, commit_.get(), clock_);
+  s = catalog_->Load(path_, options_.read_only);
+  if (!s.ok()) return s;
+  if (!options_.read_only && options_.rollup_interval_ms > 0) {
+    rollup_thread_ = std::thread([this] { RollupLoop(); });
+  }
+  return Status::OK();
 }
 
 DbImpl::~DbImpl() {
+  if (rollup_thread_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(rollup_mu_);
+      rollup_stop_ = true;
+    }
+    rollup_cv_.notify_all();
+    rollup_thread_.join();
+  }
   if (db_ != nullptr) {
     catalog_.reset();
     for (rocksdb::ColumnFamilyHandle* h : handles_) {

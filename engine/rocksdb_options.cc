@@ -53,7 +53,10 @@ RocksOptions MakeRocksOptions(const Options& options) {
     r.db.env = r.env.get();
   }
   r.db.create_if_missing = options.create_if_missing;
-  r.db.create_missing_column_families = options.create_if_missing;
+  // Also for an existing database: families added since it was made (rollups)
+  // are created by its first writable open. CheckPath has already refused
+  // anything that is not a tally database.
+  r.db.create_missing_column_families = true;
   // A crash may leave a torn last record: tolerated. Damage anywhere else
   // refuses the open (RocksDB's point-in-time mode would silently drop every
   // later acknowledged write) unless the caller asks to salvage.
@@ -95,6 +98,7 @@ RocksOptions MakeRocksOptions(const Options& options) {
   r.families.emplace_back(kMetaFamily, meta);
   r.families.emplace_back(kShardsFamily, shards);
   r.families.emplace_back(kEventsFamily, events);
+  r.families.emplace_back(kRollupsFamily, base);
   return r;
 }
 

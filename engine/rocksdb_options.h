@@ -16,8 +16,14 @@ namespace tally::engine {
 
 // Index of each family in RocksOptions::families and in the handle vector
 // DB::Open returns.
-enum Family : int { kDefault = 0, kMeta = 1, kShards = 2, kEvents = 3 };
-inline constexpr int kFamilyCount = 4;
+enum Family : int {
+  kDefault = 0,
+  kMeta = 1,
+  kShards = 2,
+  kEvents = 3,
+  kRollups = 4,  // added after format 1's first release: may be missing
+};
+inline constexpr int kFamilyCount = 5;
 
 struct RocksOptions {
   rocksdb::DBOptions db;

@@ -109,6 +109,7 @@ Result<IncrementResult> DbImpl::Increment(std::string_view counter,
   s = commit_->Commit(&scratch.batch);
   if (!s.ok()) return s;
   if (first_plain) c->plain_recorded.store(true, std::memory_order_release);
+  c->applied.fetch_add(1, std::memory_order_relaxed);
   stats_.applied.fetch_add(1, std::memory_order_relaxed);
   return IncrementResult{Outcome::kApplied, shard};
 }
@@ -167,6 +168,7 @@ Result<IncrementResult> DbImpl::IncrementOnce(std::string_view counter,
   if (!rs.ok()) return wal::FromRocks(rs, "increment once");
   s = commit_->Commit(&scratch.batch);
   if (!s.ok()) return s;
+  c->applied.fetch_add(1, std::memory_order_relaxed);
   stats_.applied.fetch_add(1, std::memory_order_relaxed);
   return IncrementResult{Outcome::kApplied, shard};
 }
@@ -399,6 +401,14 @@ Status DbImpl::Apply(const Batch& batch,
   }
   for (const Catalog::Entry* c : first_plain) {
     c->plain_recorded.store(true, std::memory_order_release);
+  }
+  // Folds are sorted by counter: one atomic add per counter.
+  for (size_t f = 0; f < folds.size();) {
+    size_t g = f;
+    while (g < folds.size() && folds[g].counter_id == folds[f].counter_id) ++g;
+    plan[folds[f].op].counter->applied.fetch_add(g - f,
+                                                 std::memory_order_relaxed);
+    f = g;
   }
   stats_.applied.fetch_add(applied, std::memory_order_relaxed);
   stats_.duplicates.fetch_add(duplicates, std::memory_order_relaxed);

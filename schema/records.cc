@@ -30,7 +30,12 @@ void Finish(flatbuffers::FlatBufferBuilder& fbb, std::string* out) {
 // points into that scratch and is valid until this thread's next call.
 const uint8_t* Aligned(std::string_view bytes) {
   const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
-  if (reinterpret_cast<uintptr_t>(data) % alignof(uint64_t) == 0) return data;
+  // An empty buffer is read from nowhere, so it needs no copy (and
+  // memcpy into the still-empty scratch, a null pointer, would be UB).
+  if (bytes.empty() ||
+      reinterpret_cast<uintptr_t>(data) % alignof(uint64_t) == 0) {
+    return data;
+  }
   thread_local std::vector<uint64_t> scratch;
   scratch.resize((bytes.size() + 7) / 8);
   std::memcpy(scratch.data(), bytes.data(), bytes.size());

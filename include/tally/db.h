@@ -105,6 +105,17 @@ class Db {
   // The number of idempotency markers the counter holds.
   virtual Result<uint64_t> CountEvents(std::string_view counter) = 0;
 
+  // ---- roll-ups: cached totals ----
+  // The counter's cached total (one Get, no shard scan) with its age and
+  // lag. On a writable database a counter never rolled up is rolled up
+  // first; a read-only one returns NotFound for it. The value is exact as of
+  // `as_of_ms`; ReadExact gives the current one.
+  virtual Result<CachedValue> ReadCached(std::string_view counter) = 0;
+  // Rolls up one counter, or every counter when `counter` is empty, now.
+  // NotSupported on a read-only database. Counters with no increment since
+  // their last roll-up in this process are skipped.
+  virtual Status RollupNow(std::string_view counter = {}) = 0;
+
   // Checks every stored record and invariant from one consistent view:
   // header and counter records decode; every shard key belongs to a known
   // counter and a shard below its count, and its value decodes (and has not

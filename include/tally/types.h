@@ -34,6 +34,11 @@ struct CounterSpec {
   ShardPolicy policy = ShardPolicy::kRandom;
 };
 
+// CounterInfo::flags bit 0: the counter has had plain (not once)
+// increments, so its shard sum may exceed its markers' deltas. Set durably
+// by the first one. The other bits are reserved and 0.
+inline constexpr uint32_t kCounterFlagPlainIncrements = 1u << 0;
+
 // What DescribeCounter and ListCounters return.
 struct CounterInfo {
   std::string name;
@@ -42,9 +47,21 @@ struct CounterInfo {
   ShardPolicy policy = ShardPolicy::kRandom;
   uint32_t schema_version = 0;
   int64_t created_at_ms = 0;  // Unix epoch, UTC, from Options::clock
-  // Bit 0: the counter has had plain (not once) increments, so its shard
-  // sum may exceed its markers' deltas. Other bits reserved, 0.
-  uint32_t flags = 0;
+  uint32_t flags = 0;  // kCounterFlagPlainIncrements or 0
+};
+
+// A counter's cached total, as Db::ReadCached returns it.
+struct CachedValue {
+  int64_t value = 0;
+  int64_t as_of_ms = 0;     // Options::clock when the roll-up read it
+  uint64_t sequence = 0;    // the RocksDB sequence number it reflects
+  int64_t lag_ms = 0;       // now - as_of_ms (>= 0)
+  // Increments applied to the counter after the roll-up, counted in this
+  // process. Known only once this process has rolled the counter up; a
+  // roll-up stored by an earlier process may be followed by increments this
+  // process never saw.
+  uint64_t lag_increments = 0;
+  bool lag_increments_known = false;
 };
 
 // The outcome of one increment.

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <random>
 #include <string>
@@ -72,6 +73,31 @@ std::vector<std::string> SstFilesOf(const std::string& path,
   for (auto* h : handles) raw->DestroyColumnFamilyHandle(h).PermitUncheckedError();
   delete raw;
   return out;
+}
+
+// The byte holding bit 31 of the properties block's packed restart count,
+// found through the metaindex entry "rocksdb.properties" (whose value is
+// the block handle: varint64 offset, varint64 size). See the test below.
+uint64_t PropertiesFooterByte(const std::string& file) {
+  std::ifstream f(file, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(f)),
+                          std::istreambuf_iterator<char>());
+  const std::string key = "rocksdb.properties";
+  size_t pos = bytes.rfind(key);
+  if (pos == std::string::npos) return UINT64_MAX;
+  pos += key.size();
+  auto varint = [&bytes, &pos] {
+    uint64_t v = 0;
+    for (int shift = 0; pos < bytes.size() && shift < 64; shift += 7) {
+      const auto b = static_cast<uint8_t>(bytes[pos++]);
+      v |= uint64_t{b & 0x7fu} << shift;
+      if ((b & 0x80u) == 0) break;
+    }
+    return v;
+  };
+  const uint64_t offset = varint();
+  const uint64_t size = varint();
+  return offset + size - 1;
 }
 
 class Corruption : public ::testing::Test {
@@ -169,6 +195,13 @@ TEST_F(Corruption, FlippedMarkerSstIsReportedNamingTheFile) {
 // One byte flipped anywhere in a table file (data, index, filter, footer):
 // open, read and verify may fail, naming the file, but never return a
 // wrong number. 40 random offsets, new seed each run (printed on failure).
+//
+// One byte per file is left out: the top byte of the properties block's
+// packed restart count. RocksDB 7.8.3 parses that block before checking its
+// checksum (table/meta_blocks.cc, ReadTablePropertiesHelper), and Debian's
+// librocksdb is built with assertions, so a flipped bit 31 there aborts the
+// process in DataBlockHashIndex::Initialize while the table is opened. tally
+// cannot intercept it; docs/reliability.md lists it.
 TEST_F(Corruption, RandomFlipsInTableFilesNeverGiveAWrongNumber) {
   Build(/*flush=*/true);
   const std::string pristine = dir_.Sub("pristine");
@@ -183,7 +216,10 @@ TEST_F(Corruption, RandomFlipsInTableFilesNeverGiveAWrongNumber) {
     auto files = SstFilesOf(path_, round % 2 == 0 ? "shards" : "events");
     ASSERT_FALSE(files.empty());
     const std::string& file = files[rng() % files.size()];
-    const uint64_t offset = rng() % fs::file_size(file);
+    const uint64_t avoid = PropertiesFooterByte(file);
+    ASSERT_LT(avoid, fs::file_size(file)) << file;
+    uint64_t offset = rng() % fs::file_size(file);
+    if (offset == avoid) offset = (offset + 1) % fs::file_size(file);
     SCOPED_TRACE(file + " @" + std::to_string(offset));
     FlipByte(file, offset);
     auto errors = OpenAndRead();  // fails the test on a wrong number

@@ -35,7 +35,8 @@ bool CheckString(const json& value, const char* field, size_t max_bytes,
   for (char c : text) {
     const unsigned char b = static_cast<unsigned char>(c);
     if (b < 0x20 || b == 0x7f) {
-      *reason = std::string("\"") + field + "\" contains a control character";
+      *reason = std::string("\"") + field +
+                "\" contains a control character, got " + Show(value);
       return false;
     }
   }

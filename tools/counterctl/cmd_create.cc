@@ -21,7 +21,7 @@ int RunCreate(const GlobalArgs& global, const CreateArgs& args) {
   }
   tally::CounterSpec spec;
   spec.shards = static_cast<uint32_t>(*shards);
-  // main.cc restricts --policy to these two names.
+  // cli.cc restricts --policy to these two names.
   spec.policy = args.policy == "affinity" ? tally::ShardPolicy::kAffinity
                                           : tally::ShardPolicy::kRandom;
 

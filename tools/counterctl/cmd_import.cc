@@ -100,6 +100,15 @@ bool OnlyKeys(const Json& obj, std::set<std::string> keys,
   return true;
 }
 
+// INT64_MIN is the engine's overflow mark, never a value or a delta.
+bool AcceptedInt64(const char* key, int64_t v, std::string* error) {
+  if (v >= tally::kMinDelta) return true;
+  *error = "\"" + std::string(key) + "\" " + std::to_string(v) +
+           " is reserved (the smallest accepted is " +
+           std::to_string(tally::kMinDelta) + ")";
+  return false;
+}
+
 // Adds one record (line 2 onwards) to the plan.
 bool AddRecord(const Json& rec, Plan* plan, std::string* error) {
   std::string type;
@@ -117,6 +126,11 @@ bool AddRecord(const Json& rec, Plan* plan, std::string* error) {
         !GetString(rec, "policy", &policy, error) ||
         !GetInt(rec, "created_at_ms", &c.info.created_at_ms, error) ||
         !GetInt(rec, "flags", &c.info.flags, error)) {
+      return false;
+    }
+    if ((c.info.flags & ~tally::kCounterFlagPlainIncrements) != 0) {
+      *error = "\"flags\" " + std::to_string(c.info.flags) +
+               " sets reserved bits (only bit 0, plain increments, is defined)";
       return false;
     }
     if (c.info.shards < 1 || c.info.shards > tally::kMaxShards) {
@@ -165,6 +179,7 @@ bool AddRecord(const Json& rec, Plan* plan, std::string* error) {
         !GetInt(rec, "value", &value, error)) {
       return false;
     }
+    if (!AcceptedInt64("value", value, error)) return false;
     if (!c.seen_shards.insert(shard).second) {
       *error = "shard " + std::to_string(shard) + " appears twice";
       return false;
@@ -182,6 +197,7 @@ bool AddRecord(const Json& rec, Plan* plan, std::string* error) {
       !GetInt(rec, "created_at_ms", &m.created_at_ms, error)) {
     return false;
   }
+  if (!AcceptedInt64("delta", m.delta, error)) return false;
   if (!c.seen_events.insert(m.event_id).second) {
     *error = "event \"" + Printable(m.event_id) + "\" appears twice";
     return false;

@@ -21,6 +21,11 @@ int RunIncr(const GlobalArgs& global, const IncrArgs& args) {
                       std::to_string(tally::kMinDelta) + ".." +
                       std::to_string(tally::kMaxDelta));
   }
+  // An empty key would silently mean "no key" (a random shard).
+  if (args.has_affinity_key && args.affinity_key.empty()) {
+    return UsageError("--affinity '': expected a key of 1.." +
+                      std::to_string(tally::kMaxAffinityKeyBytes) + " bytes");
+  }
   // A once-increment's shard is the hash of its event id; an affinity key
   // would be silently ignored, so refuse the combination.
   if (args.has_event_id && args.has_affinity_key) {

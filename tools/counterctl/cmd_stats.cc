@@ -40,10 +40,20 @@ int RunStats(const GlobalArgs& global, const StatsArgs& args) {
   tally::Result<std::vector<tally::CounterInfo>> counters = db->ListCounters();
   if (!counters.ok()) return Fail(counters.status());
   std::vector<std::pair<std::string, uint64_t>> pending;
+  // The stalest roll-up (counters never rolled up have none yet).
+  std::string worst_name;
+  int64_t worst_lag = -1;
   for (const tally::CounterInfo& c : *counters) {
     tally::Result<uint64_t> p = db->PendingOperands(c.name);
     if (!p.ok()) return Fail(p.status());
     pending.emplace_back(c.name, *p);
+    tally::Result<tally::CachedValue> cached = db->ReadCached(c.name);
+    if (cached.ok() && cached->lag_ms > worst_lag) {
+      worst_lag = cached->lag_ms;
+      worst_name = c.name;
+    } else if (!cached.ok() && !cached.status().IsNotFound()) {
+      return Fail(cached.status());
+    }
   }
   const tally::DbStats& st = *stats;
   if (args.json) {
@@ -66,6 +76,10 @@ int RunStats(const GlobalArgs& global, const StatsArgs& args) {
         {"writes_stopped", st.writes_stopped},
         {"background_errors", st.background_errors},
         {"latched_error", st.latched_error},
+        {"rollup_worst_lag_ms",
+         worst_lag < 0 ? Json(nullptr) : Json(worst_lag)},
+        {"rollup_worst_lag_counter",
+         worst_lag < 0 ? Json(nullptr) : Json(worst_name)},
         {"counters", per}});
     return kExitOk;
   }
@@ -87,6 +101,11 @@ int RunStats(const GlobalArgs& global, const StatsArgs& args) {
             << "latched_error: "
             << (st.latched_error.empty() ? "none"
                                          : Printable(st.latched_error, 400))
+            << "\n";
+  std::cout << "rollup.worst_lag_ms: "
+            << (worst_lag < 0 ? std::string("none")
+                              : std::to_string(worst_lag) + " (counter " +
+                                    Printable(worst_name) + ")")
             << "\n";
   for (const auto& [name, n] : pending) {
     std::cout << "counter." << Printable(name) << ".pending_operands: " << n

@@ -1,4 +1,4 @@
-// The subcommands of counterctl. main.cc declares each one's flags with
+// The subcommands of counterctl. cli.cc declares each one's flags with
 // CLI11 and fills its Args struct; the Run function (one cmd_*.cc each) does
 // the work and returns the process exit code (see common.h).
 //
@@ -32,13 +32,26 @@ struct ListArgs {
 };
 int RunList(const GlobalArgs& global, const ListArgs& args);
 
-// describe NAME [--json], get NAME [--json]
+// describe NAME [--json]
 struct ReadArgs {
   std::string name;
   bool json = false;
 };
 int RunDescribe(const GlobalArgs& global, const ReadArgs& args);
-int RunGet(const GlobalArgs& global, const ReadArgs& args);
+
+// get NAME [--cached] [--json]
+struct GetArgs {
+  std::string name;
+  bool cached = false;
+  bool json = false;
+};
+int RunGet(const GlobalArgs& global, const GetArgs& args);
+
+// rollup [NAME]
+struct RollupArgs {
+  std::string name;  // empty: every counter that changed
+};
+int RunRollup(const GlobalArgs& global, const RollupArgs& args);
 
 // incr NAME [--by D] [--event-id ID] [--affinity KEY]
 struct IncrArgs {

@@ -52,6 +52,8 @@ tally::Status OpenDb(const GlobalArgs& global, OpenMode mode,
   tally::Options options;
   options.create_if_missing = mode == OpenMode::kCreate;
   options.read_only = mode == OpenMode::kRead;
+  // A command-line run is too short for a background pass; `rollup` asks.
+  options.rollup_interval_ms = 0;
   return tally::Db::Open(options, global.db_path, db);
 }
 
@@ -99,10 +101,12 @@ std::string FormatUtcMillis(int64_t ms) {
   const std::time_t t = static_cast<std::time_t>(secs);
   std::tm tm{};
   if (gmtime_r(&t, &tm) == nullptr) return std::to_string(ms) + "ms";
-  char date[32];
-  std::strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
-  char out[48];
-  std::snprintf(out, sizeof(out), "%s.%03dZ", date, static_cast<int>(rem));
+  // Not strftime's %Y: it prints year 999 as "999", which ParseUtcTime
+  // (like ISO 8601) refuses; years are four digits.
+  char out[64];
+  std::snprintf(out, sizeof(out), "%04lld-%02d-%02dT%02d:%02d:%02d.%03dZ",
+                tm.tm_year + 1900LL, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                tm.tm_min, tm.tm_sec, static_cast<int>(rem));
   return out;
 }
 

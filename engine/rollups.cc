@@ -1,0 +1,146 @@
+// Roll-ups: each counter's cached total in the rollups column family, kept
+// fresh by a background thread (Options::rollup_interval_ms) and by
+// RollupNow, read by ReadCached with its age and lag.
+//
+// A roll-up never takes a lock an increment waits on: it holds the catalog
+// shared (as increments do), reads the shards from a snapshot and writes one
+// record. Its lag in increments comes from Catalog::Entry::applied, which
+// increments bump after their commit: `applied` is read before the snapshot
+// is taken, so every increment it counts is in the snapshot, and the lag it
+// reports is never less than the truth.
+
+#include <rocksdb/db.h>
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "engine/coding.h"
+#include "engine/db_impl.h"
+#include "engine/validate.h"
+#include "wal/rocks_status.h"
+
+namespace tally::engine {
+
+Status DbImpl::RollupOne(const Catalog::Entry& c, bool force) {
+  const uint64_t applied = c.applied.load(std::memory_order_acquire);
+  if (!force && c.rolled_up_at.load(std::memory_order_relaxed) == applied) {
+    return Status::OK();  // nothing changed since this process's last one
+  }
+  const rocksdb::Snapshot* snapshot = db_->GetSnapshot();
+  rocksdb::ReadOptions ro;
+  ro.snapshot = snapshot;
+  RollupRecord r;
+  r.sequence = snapshot->GetSequenceNumber();
+  r.as_of_ms = clock_->NowMillis();
+  Status s = SumShards(c, ro, &r.value);
+  db_->ReleaseSnapshot(snapshot);
+  if (!s.ok()) return s;
+  char key[kCounterIdBytes];
+  char value[kRollupBytes];
+  EncodeCounterPrefix(c.id, key);
+  EncodeRollup(r, value);
+  rocksdb::WriteBatch wb;
+  rocksdb::Status rs = wb.Put(rollups_, rocksdb::Slice(key, sizeof key),
+                              rocksdb::Slice(value, sizeof value));
+  if (!rs.ok()) return wal::FromRocks(rs, "roll up");
+  s = commit_->Commit(&wb);
+  if (!s.ok()) return s;
+  c.rolled_up_at.store(applied, std::memory_order_relaxed);
+  return Status::OK();
+}
+
+Status DbImpl::RollupNow(std::string_view counter) {
+  Status s = CheckWritable();
+  if (!s.ok()) return s;
+  if (!counter.empty()) {
+    Catalog::Reader catalog(catalog_.get());
+    const Catalog::Entry* c = catalog.Find(counter);
+    if (c == nullptr) return CounterNotFound(counter);
+    return RollupOne(*c, /*force=*/true);
+  }
+  // The changed counters, under one short hold of the catalog; then each
+  // under its own, so a waiting DeleteCounter (and the increments queued
+  // behind it by the writer-preferring lock) waits for one roll-up at most.
+  std::vector<std::string> changed;
+  {
+    Catalog::Reader catalog(catalog_.get());
+    catalog.ForEach([&changed](const Catalog::Entry& c) {
+      if (c.rolled_up_at.load(std::memory_order_relaxed) !=
+          c.applied.load(std::memory_order_relaxed)) {
+        changed.push_back(c.name);
+      }
+    });
+  }
+  // One bad counter (an overflowed shard) does not stop the others.
+  Status first;
+  for (const std::string& name : changed) {
+    Catalog::Reader catalog(catalog_.get());
+    const Catalog::Entry* c = catalog.Find(name);
+    if (c == nullptr) continue;  // deleted meanwhile
+    Status one = RollupOne(*c, /*force=*/false);
+    if (!one.ok() && first.ok()) first = one;
+  }
+  return first;
+}
+
+Result<CachedValue> DbImpl::ReadCached(std::string_view counter) {
+  Catalog::Reader catalog(catalog_.get());
+  const Catalog::Entry* c = catalog.Find(counter);
+  if (c == nullptr) return CounterNotFound(counter);
+  char key[kCounterIdBytes];
+  EncodeCounterPrefix(c->id, key);
+  rocksdb::PinnableSlice found;
+  rocksdb::Status rs =
+      rollups_ == nullptr
+          ? rocksdb::Status::NotFound()
+          : db_->Get(rocksdb::ReadOptions(), rollups_,
+                     rocksdb::Slice(key, sizeof key), &found);
+  if (rs.IsNotFound()) {
+    if (options_.read_only) {
+      return Status::NotFound("counter " + Quote(c->name) +
+                              " has no roll-up yet; a writable open makes "
+                              "one (RollupNow or the roll-up worker)");
+    }
+    Status s = RollupOne(*c, /*force=*/true);
+    if (!s.ok()) return s;
+    rs = db_->Get(rocksdb::ReadOptions(), rollups_,
+                  rocksdb::Slice(key, sizeof key), &found);
+  }
+  if (!rs.ok()) return wal::FromRocks(rs, "read roll-up");
+  RollupRecord r;
+  if (!DecodeRollup(found.ToStringView(), &r)) {
+    return Status::Corruption("roll-up of counter " + Quote(c->name) +
+                              " at key " +
+                              HexKey(std::string_view(key, sizeof key)) +
+                              " is malformed (" +
+                              std::to_string(found.size()) +
+                              " bytes, expected 24)");
+  }
+  CachedValue out;
+  out.value = r.value;
+  out.as_of_ms = r.as_of_ms;
+  out.sequence = r.sequence;
+  out.lag_ms = std::max<int64_t>(0, clock_->NowMillis() - r.as_of_ms);
+  const uint64_t at = c->rolled_up_at.load(std::memory_order_relaxed);
+  if (!options_.read_only && at != Catalog::Entry::kNever) {
+    out.lag_increments_known = true;
+    out.lag_increments = c->applied.load(std::memory_order_relaxed) - at;
+  }
+  return out;
+}
+
+void DbImpl::RollupLoop() {
+  const auto interval = std::chrono::milliseconds(options_.rollup_interval_ms);
+  std::unique_lock<std::mutex> lock(rollup_mu_);
+  while (!rollup_cv_.wait_for(lock, interval, [this] { return rollup_stop_; })) {
+    lock.unlock();
+    // A failing pass (a latched write error, an overflowed counter) is
+    // retried next interval; ReadCached shows the growing lag meanwhile.
+    RollupNow(std::string_view()).IgnoreError();
+    lock.lock();
+  }
+}
+
+}  // namespace tally::engine

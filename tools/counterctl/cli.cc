@@ -1,0 +1,377 @@
+// counterctl's command-line grammar: one small function per subcommand
+// declares its flags; the behaviour lives in cmd_<name>.cc. CLI11 reports
+// problems by throwing, so every parse exception stops here and becomes one
+// line on stderr with exit code 2 (usage) - none reaches the library or
+// escapes CommandLine::Parse.
+//
+// CLI11 is header-only and slow to compile, so this is the only file that
+// includes it.
+
+#include "cli.h"
+
+#include <CLI/CLI.hpp>
+#include <cassert>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "common.h"
+#include "tally/version.h"
+
+namespace counterctl {
+namespace {
+
+// What CommandLine needs of a subcommand: its CLI11 node and how to run it.
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+// Arguments of every subcommand. They live here, outside the CLI11 tree,
+// because CLI11 writes into them by reference.
+struct AllArgs {
+  GlobalArgs global;
+  CreateArgs create;
+  ListArgs list;
+  ReadArgs describe;
+  IncrArgs incr;
+  GetArgs get;
+  ShardsArgs shards;
+  EventsArgs events;
+  DeleteArgs del;
+  ApplyArgs apply;
+  VerifyArgs verify;
+  CheckpointArgs checkpoint;
+  RollupArgs rollup;
+  StatsArgs stats;
+  ExportArgs exp;
+  ImportArgs imp;
+  BackupArgs backup;
+};
+
+void AddName(CLI::App* sub, std::string* name) {
+  sub->add_option("name", *name, "Counter name")->required()->type_name("NAME");
+}
+
+void AddJson(CLI::App* sub, bool* json) {
+  sub->add_flag("--json", *json,
+                "Print one JSON document instead of text (docs/counterctl.md)");
+}
+
+Command AddCreate(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand("create", "Create a counter");
+  AddName(sub, &a->create.name);
+  sub->add_option("--shards", a->create.shards,
+                  "Number of shards, 1..4096 (the engine checks the range)")
+      ->required()
+      ->type_name("N");
+  sub->add_option("--policy", a->create.policy,
+                  "How plain increments pick a shard: random (default) or "
+                  "affinity (hash of --affinity, required on every incr)")
+      ->check(CLI::IsMember({"random", "affinity"}))
+      ->type_name("POLICY");
+  return {sub, [a] { return RunCreate(a->global, a->create); }};
+}
+
+Command AddList(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand("list", "List counters, by name");
+  AddJson(sub, &a->list.json);
+  return {sub, [a] { return RunList(a->global, a->list); }};
+}
+
+Command AddDescribe(CLI::App* root, AllArgs* a) {
+  CLI::App* sub =
+      root->add_subcommand("describe", "Show a counter's settings and markers");
+  AddName(sub, &a->describe.name);
+  AddJson(sub, &a->describe.json);
+  return {sub, [a] { return RunDescribe(a->global, a->describe); }};
+}
+
+Command AddIncr(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand(
+      "incr", "Add to a counter; with --event-id at most once per id");
+  AddName(sub, &a->incr.name);
+  sub->add_option("--by", a->incr.by, "The delta, an int64 (default 1)")
+      ->type_name("INT");
+  CLI::Option* event_id =
+      sub->add_option("--event-id", a->incr.event_id,
+                      "Idempotency key: a redelivery is reported as duplicate "
+                      "(same delta) "
+                      "or conflict (another delta) and changes nothing")
+          ->type_name("ID");
+  CLI::Option* affinity =
+      sub->add_option("--affinity", a->incr.affinity_key,
+                      "Key hashed to pick the shard of a plain increment")
+          ->type_name("KEY");
+  return {sub, [a, event_id, affinity] {
+            a->incr.has_event_id = event_id->count() > 0;
+            a->incr.has_affinity_key = affinity->count() > 0;
+            return RunIncr(a->global, a->incr);
+          }};
+}
+
+Command AddGet(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand(
+      "get", "Print the exact value (the sum of all shards)");
+  AddName(sub, &a->get.name);
+  sub->add_flag("--cached", a->get.cached,
+                "Print the roll-up's value with its as-of time and lag");
+  AddJson(sub, &a->get.json);
+  return {sub, [a] { return RunGet(a->global, a->get); }};
+}
+
+Command AddShards(CLI::App* root, AllArgs* a) {
+  CLI::App* sub =
+      root->add_subcommand("shards", "Print each shard: INDEX COUNT");
+  AddName(sub, &a->shards.name);
+  sub->add_flag("--stats", a->shards.stats,
+                "Then min, max, mean and max/mean of the shards");
+  AddJson(sub, &a->shards.json);
+  return {sub, [a] { return RunShards(a->global, a->shards); }};
+}
+
+Command AddEvents(CLI::App* root, AllArgs* a) {
+  CLI::App* sub =
+      root->add_subcommand("events",
+                           "List a counter's idempotency markers, --show one "
+                           "or --count them");
+  AddName(sub, &a->events.name);
+  sub->add_flag("--count", a->events.count, "Print the number of markers");
+  CLI::Option* show =
+      sub->add_option("--show", a->events.show,
+                      "Print the marker of one event id (exit 1 if none)")
+          ->type_name("EVENT_ID");
+  CLI::Option* limit =
+      sub->add_option("--limit", a->events.limit,
+                      "List at most N markers, 1.." +
+                          std::to_string(kMaxEventsLimit) + " (default " +
+                          std::to_string(kDefaultEventsLimit) + ")")
+          ->type_name("N");
+  CLI::Option* since =
+      sub->add_option("--since", a->events.since,
+                      "List only markers created at or after TIME: "
+                      "2026-11-30T04:00:00Z (optional .mmm) or epoch ms")
+          ->type_name("TIME");
+  AddJson(sub, &a->events.json);
+  return {sub, [a, show, limit, since] {
+            a->events.has_show = show->count() > 0;
+            a->events.has_limit = limit->count() > 0;
+            a->events.has_since = since->count() > 0;
+            return RunEvents(a->global, a->events);
+          }};
+}
+
+Command AddDelete(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand(
+      "delete", "Delete a counter with its shards and markers");
+  AddName(sub, &a->del.name);
+  sub->add_flag("--yes", a->del.yes, "Confirm the deletion");
+  return {sub, [a] { return RunDelete(a->global, a->del); }};
+}
+
+Command AddApply(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand(
+      "apply", "Count a JSON Lines file of events (docs/counterctl.md)");
+  sub->add_option("--file", a->apply.file,
+                  "Input, one JSON object per line; - for stdin")
+      ->required()
+      ->type_name("FILE");
+  sub->add_option("--threads", a->apply.threads,
+                  "Worker threads, 1..64 (default 1)")
+      ->type_name("N");
+  sub->add_option("--batch", a->apply.batch,
+                  "Operations per atomic batch, 1..65536 (default 1000)")
+      ->type_name("N");
+  return {sub, [a] { return RunApply(a->global, a->apply); }};
+}
+
+Command AddVerify(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand(
+      "verify", "Check every record and invariant; exit 3 if any is broken");
+  AddJson(sub, &a->verify.json);
+  return {sub, [a] { return RunVerify(a->global, a->verify); }};
+}
+
+Command AddCompact(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand(
+      "compact", "Fold every pending merge operand (needs write access)");
+  return {sub, [a] { return RunCompact(a->global); }};
+}
+
+Command AddRollup(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand(
+      "rollup",
+      "Refresh the cached total of NAME, or of every changed counter "
+      "(needs write access)");
+  sub->add_option("name", a->rollup.name, "Counter name (default: all)")
+      ->type_name("NAME");
+  return {sub, [a] { return RunRollup(a->global, a->rollup); }};
+}
+
+Command AddCheckpoint(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand(
+      "checkpoint", "Write a consistent copy of the database to DIR");
+  sub->add_option("dir", a->checkpoint.dir, "Target directory; must not exist")
+      ->required()
+      ->type_name("DIR");
+  return {sub, [a] { return RunCheckpoint(a->global, a->checkpoint); }};
+}
+
+Command AddStats(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand(
+      "stats", "Storage, cache and throttling figures; pending operands");
+  AddJson(sub, &a->stats.json);
+  return {sub, [a] { return RunStats(a->global, a->stats); }};
+}
+
+Command AddExport(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand(
+      "export", "Write every counter, shard and marker as JSON Lines");
+  sub->add_option("file", a->exp.file, "Output file; - for stdout")
+      ->required()
+      ->type_name("FILE");
+  sub->add_flag("--json", a->exp.json,
+                "Print a JSON summary instead of the text one");
+  return {sub, [a] { return RunExport(a->global, a->exp); }};
+}
+
+Command AddImport(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand(
+      "import", "Load an export into a database (created if missing)");
+  sub->add_option("file", a->imp.file, "Input file; - for stdin")
+      ->required()
+      ->type_name("FILE");
+  sub->add_option("--merge", a->imp.merge,
+                  "skip-existing: import into a non-empty database, skipping "
+                  "counters whose name exists")
+      ->check(CLI::IsMember({"skip-existing"}))
+      ->type_name("MODE");
+  return {sub, [a] { return RunImport(a->global, a->imp); }};
+}
+
+// backup has its own subcommands; each fills BackupArgs and names itself
+// in BackupArgs::action.
+Command AddBackup(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand(
+      "backup", "Create, list, verify or restore backups (BackupEngine)");
+  sub->require_subcommand(1);
+  BackupArgs* b = &a->backup;
+  auto add_dir = [b](CLI::App* app) {
+    app->add_option("dir", b->dir, "Backup directory")
+        ->required()
+        ->type_name("DIR");
+  };
+  auto add_id = [b](CLI::App* app) {
+    app->add_option("id", b->id, "Backup id (see backup list)")
+        ->required()
+        ->type_name("ID");
+  };
+  CLI::App* create = sub->add_subcommand(
+      "create", "Back up the database (read-only open; created if missing)");
+  add_dir(create);
+  CLI::App* list = sub->add_subcommand("list", "List the backups in DIR");
+  add_dir(list);
+  AddJson(list, &b->json);
+  CLI::App* verify = sub->add_subcommand(
+      "verify", "Check sizes and checksums of backup ID's files");
+  add_dir(verify);
+  add_id(verify);
+  CLI::App* restore = sub->add_subcommand(
+      "restore", "Restore backup ID into TARGET (empty or missing)");
+  add_dir(restore);
+  add_id(restore);
+  restore->add_option("target", b->target, "Directory to restore into")
+      ->required()
+      ->type_name("TARGET");
+  return {sub, [a, create, list, verify, restore] {
+            BackupArgs& args = a->backup;
+            if (create->parsed()) args.action = "create";
+            if (list->parsed()) args.action = "list";
+            if (verify->parsed()) args.action = "verify";
+            if (restore->parsed()) args.action = "restore";
+            return RunBackup(a->global, args);
+          }};
+}
+
+// CLI11's messages, reworded where they would mislead: with no subcommand
+// given, an unknown word is reported as "A subcommand is required".
+std::string DescribeParseError(const CLI::ParseError& e, CLI::App* root,
+                               const std::vector<Command>& commands) {
+  bool chosen = false;
+  for (const Command& c : commands) chosen = chosen || c.app->parsed();
+  const std::vector<std::string> rest = root->remaining();
+  if (!chosen && !rest.empty()) return "unknown subcommand \"" + rest[0] + "\"";
+  return e.what();
+}
+
+}  // namespace
+
+// The CLI11 tree and the arguments it writes into. Not movable: CLI11 and
+// the subcommands' run functions hold pointers into it.
+struct CommandLine::Impl {
+  Impl();
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+
+  AllArgs args;
+  CLI::App root{"counterctl: inspect and change a tally database",
+                "counterctl"};
+  std::vector<Command> commands;
+  const Command* chosen = nullptr;
+};
+
+CommandLine::Impl::Impl() {
+  root.set_version_flag("--version", TALLY_VERSION_STRING);
+  root.add_option("--db", args.global.db_path,
+                  "Database directory; goes before the subcommand")
+      ->required()
+      ->type_name("DIR");
+  root.footer(
+      "Exit codes: 0 ok, 1 a tally operation failed, 2 usage error,\n"
+      "3 verify found problems.\n"
+      "Example: counterctl --db /var/lib/tally get orders-today\n"
+      "Each subcommand takes --help. See docs/counterctl.md.");
+  root.require_subcommand(1);
+
+  commands = {AddCreate(&root, &args),   AddList(&root, &args),
+              AddDescribe(&root, &args), AddIncr(&root, &args),
+              AddGet(&root, &args),      AddShards(&root, &args),
+              AddEvents(&root, &args),   AddDelete(&root, &args),
+              AddApply(&root, &args),    AddVerify(&root, &args),
+              AddCompact(&root, &args),  AddRollup(&root, &args),
+              AddCheckpoint(&root, &args), AddStats(&root, &args),
+              AddExport(&root, &args),   AddImport(&root, &args),
+              AddBackup(&root, &args)};
+}
+
+CommandLine::CommandLine() : impl_(std::make_unique<Impl>()) {}
+CommandLine::~CommandLine() = default;
+
+std::optional<int> CommandLine::Parse(int argc, const char* const* argv) {
+  Impl& im = *impl_;
+  try {
+    im.root.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version arrive as "errors" with exit code 0.
+    if (e.get_exit_code() == 0) return im.root.exit(e);
+    return UsageError(DescribeParseError(e, &im.root, im.commands) +
+                      " (see counterctl --help)");
+  }
+  for (const Command& c : im.commands) {
+    if (c.app->parsed()) {
+      im.chosen = &c;
+      return std::nullopt;
+    }
+  }
+  return UsageError("no subcommand given (see counterctl --help)");
+}
+
+int CommandLine::Run() {
+  assert(impl_->chosen != nullptr);
+  return impl_->chosen->run();
+}
+
+}  // namespace counterctl
