@@ -22,8 +22,8 @@ Status CheckOwner(const std::string& path) {
   const bool is_link = fs::is_symlink(fs::symlink_status(path, ec));
   // Follow links by hand: weakly_canonical leaves a dangling one unresolved.
   fs::path resolved = fs::absolute(path, ec);
-  for (int hops = 0; !ec && hops < 40 &&
-                     fs::is_symlink(fs::symlink_status(resolved, ec));
+  for (int hops = 0;
+       !ec && hops < 40 && fs::is_symlink(fs::symlink_status(resolved, ec));
        ++hops) {
     const fs::path next = fs::read_symlink(resolved, ec);
     resolved = next.is_absolute() ? next : resolved.parent_path() / next;
@@ -40,8 +40,8 @@ Status CheckOwner(const std::string& path) {
   }
   struct stat st;
   if (::stat(target.c_str(), &st) != 0) {
-    return Status::IOError("cannot stat " + target.string() + " (for " +
-                           path + "): errno " + std::to_string(errno));
+    return Status::IOError("cannot stat " + target.string() + " (for " + path +
+                           "): errno " + std::to_string(errno));
   }
   const uid_t me = ::geteuid();
   const bool is_db_dir = target == db_dir;
@@ -76,7 +76,8 @@ Status CheckPath(const Options& options, const std::string& path) {
     return Status::OK();
   }
   if (!fs::is_directory(st)) {
-    return Status::InvalidArgument(path + " is not a directory, so it is not "
+    return Status::InvalidArgument(path +
+                                   " is not a directory, so it is not "
                                    "a tally database");
   }
   const bool has_current = fs::exists(fs::path(path) / "CURRENT", ec);
@@ -88,24 +89,26 @@ Status CheckPath(const Options& options, const std::string& path) {
       }
       return Status::OK();
     }
-    return Status::InvalidArgument(path + " holds files but is not a tally "
+    return Status::InvalidArgument(path +
+                                   " holds files but is not a tally "
                                    "database (no RocksDB CURRENT file)");
   }
   std::vector<std::string> families;
   rocksdb::Status rs =
       rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), path, &families);
   if (rs.IsCorruption()) {
-    return Status::Corruption("database " + path + " is damaged: " +
-                              rs.ToString());
+    return Status::Corruption("database " + path +
+                              " is damaged: " + rs.ToString());
   }
   if (!rs.ok()) {
-    return Status::InvalidArgument(path + " is not a readable tally database: " +
-                                   rs.ToString());
+    return Status::InvalidArgument(
+        path + " is not a readable tally database: " + rs.ToString());
   }
   const std::set<std::string> have(families.begin(), families.end());
   for (const char* need : {kMetaFamily, kShardsFamily, kEventsFamily}) {
     if (have.count(need) == 0) {
-      return Status::InvalidArgument(path + " is a RocksDB database but not a "
+      return Status::InvalidArgument(path +
+                                     " is a RocksDB database but not a "
                                      "tally database (no column family '" +
                                      std::string(need) + "')");
     }

@@ -92,11 +92,10 @@ Result<CachedValue> DbImpl::ReadCached(std::string_view counter) {
   char key[kCounterIdBytes];
   EncodeCounterPrefix(c->id, key);
   rocksdb::PinnableSlice found;
-  rocksdb::Status rs =
-      rollups_ == nullptr
-          ? rocksdb::Status::NotFound()
-          : db_->Get(rocksdb::ReadOptions(), rollups_,
-                     rocksdb::Slice(key, sizeof key), &found);
+  rocksdb::Status rs = rollups_ == nullptr
+                           ? rocksdb::Status::NotFound()
+                           : db_->Get(rocksdb::ReadOptions(), rollups_,
+                                      rocksdb::Slice(key, sizeof key), &found);
   if (rs.IsNotFound()) {
     if (options_.read_only) {
       return Status::NotFound("counter " + Quote(c->name) +
@@ -111,12 +110,10 @@ Result<CachedValue> DbImpl::ReadCached(std::string_view counter) {
   if (!rs.ok()) return wal::FromRocks(rs, "read roll-up");
   RollupRecord r;
   if (!DecodeRollup(found.ToStringView(), &r)) {
-    return Status::Corruption("roll-up of counter " + Quote(c->name) +
-                              " at key " +
-                              HexKey(std::string_view(key, sizeof key)) +
-                              " is malformed (" +
-                              std::to_string(found.size()) +
-                              " bytes, expected 24)");
+    return Status::Corruption(
+        "roll-up of counter " + Quote(c->name) + " at key " +
+        HexKey(std::string_view(key, sizeof key)) + " is malformed (" +
+        std::to_string(found.size()) + " bytes, expected 24)");
   }
   CachedValue out;
   out.value = r.value;
@@ -134,7 +131,8 @@ Result<CachedValue> DbImpl::ReadCached(std::string_view counter) {
 void DbImpl::RollupLoop() {
   const auto interval = std::chrono::milliseconds(options_.rollup_interval_ms);
   std::unique_lock<std::mutex> lock(rollup_mu_);
-  while (!rollup_cv_.wait_for(lock, interval, [this] { return rollup_stop_; })) {
+  while (
+      !rollup_cv_.wait_for(lock, interval, [this] { return rollup_stop_; })) {
     lock.unlock();
     // A failing pass (a latched write error, an overflowed counter) is
     // retried next interval; ReadCached shows the growing lag meanwhile.

@@ -69,8 +69,8 @@ class Checker {
     engine::RocksOptions ro = engine::MakeRocksOptions(Options());
     std::vector<rocksdb::ColumnFamilyHandle*> handles;
     rocksdb::DB* raw = nullptr;
-    rocksdb::Status s = rocksdb::DB::OpenForReadOnly(ro.db, path, ro.families,
-                                                     &handles, &raw);
+    rocksdb::Status s =
+        rocksdb::DB::OpenForReadOnly(ro.db, path, ro.families, &handles, &raw);
     if (!s.ok()) {
       Violation("raw open: " + s.ToString());
       return false;
@@ -100,7 +100,8 @@ class Checker {
       ok = false;
     }
     it.reset();
-    for (auto* h : handles) db->DestroyColumnFamilyHandle(h).PermitUncheckedError();
+    for (auto* h : handles)
+      db->DestroyColumnFamilyHandle(h).PermitUncheckedError();
     return ok;
   }
 
@@ -178,12 +179,33 @@ class Checker {
         Pass();
       }
     }
+    // Roll-ups: a cached value is one the counter passed through (deltas are
+    // positive: between 0 and the exact value), and a roll-up now makes it
+    // the exact value.
+    for (const char* name : {kOnceCounters[0], kOnceCounters[1],
+                             kOnceCounters[2], kPlainCounter}) {
+      auto exact = db->ReadExact(name);
+      auto cached = db->ReadCached(name);
+      if (!exact.ok() || !cached.ok()) continue;  // not created yet
+      if (cached->value < 0 || cached->value > *exact) {
+        Violation(std::string(name) + ": cached " +
+                  std::to_string(cached->value) + " outside [0, exact " +
+                  std::to_string(*exact) + "]");
+        continue;
+      }
+      Status r = db->RollupNow(name);
+      auto fresh = db->ReadCached(name);
+      if (!r.ok() || !fresh.ok() || fresh->value != *exact) {
+        Violation(std::string(name) + ": after a roll-up cached != exact");
+      } else {
+        Pass();
+      }
+    }
     checked_to_ = CheckAcks(db.get(), log, checked_to_);
     auto views = db->ReadExact(kPlainCounter);
     if (views.ok()) {
       // Each killed call may have been written without being logged.
-      const int64_t slack =
-          int64_t{cycle_ + 1} * kThreads * kMaxPlainPerCall;
+      const int64_t slack = int64_t{cycle_ + 1} * kThreads * kMaxPlainPerCall;
       if (*views < acked_plain_ || *views > acked_plain_ + slack) {
         Violation(std::string(kPlainCounter) + ": value " +
                   std::to_string(*views) + " outside [" +

@@ -11,7 +11,9 @@
 //     with the logged delta (nothing acknowledged is lost);
 //   - the plain counter holds at least every acknowledged plain delta and at
 //     most that plus what the killed calls could have carried (nothing is
-//     counted twice).
+//     counted twice);
+//   - each counter's roll-up lies between 0 and its exact value (deltas are
+//     positive), and equals it after a RollupNow.
 // After the last cycle every acknowledged once-increment is checked again.
 
 #ifndef TALLY_TESTS_CRASH_CRASH_CHECK_H_

@@ -4,7 +4,8 @@
 //   - once-increments, single and in batches (with copies of one event inside
 //     a batch), and multi-counter events (an order's count and amount);
 //   - plain increments, single and in batches, and batches mixing plain and
-//     once increments.
+//     once increments;
+//   - roll-ups: the background worker every 5 ms, and RollupNow calls.
 // Once-counters ("orders", "revenue", "hot") only ever get once-increments,
 // so their shard sum must equal their markers' delta sum; the plain counter
 // ("views") only gets plain ones.
@@ -147,6 +148,12 @@ void Work(tally::Db* db, AckLog* log, uint64_t seed) {
       for (const auto& [id, delta] : picked) {
         b.AddOnce(kOnceCounters[rng() % 3], id, delta);
       }
+    } else if (kind == 7 && rng() % 8 == 0) {  // a roll-up now and then
+      tally::Status s =
+          db->RollupNow(rng() % 2 == 0 ? kOnceCounters[rng() % 3] : "");
+      if (!s.ok()) Die("rollup", s);
+      Report();
+      continue;
     } else if (kind <= 8) {  // a plain increment
       const int64_t delta = 1 + static_cast<int64_t>(rng() % 5);
       auto r = rng() % 2 == 0
@@ -184,6 +191,7 @@ int main(int argc, char** argv) {
   }
   tally::Options options;
   options.sync = sync;
+  options.rollup_interval_ms = 5;
   std::unique_ptr<tally::Db> db;
   tally::Status s = tally::Db::Open(options, argv[1], &db);
   if (!s.ok()) Die("open", s);

@@ -195,7 +195,8 @@ TEST_F(Rollup, WorkerCatchesUpWithoutBeingAsked) {
   ASSERT_OK(db->CreateCounter("c", {4}));
   for (int i = 0; i < 1000; ++i) ASSERT_OK(db->Increment("c", 1));
   // Wait for the worker's pass (bounded: a failure, not a hang).
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(30);
   int64_t seen = -1;
   while (std::chrono::steady_clock::now() < deadline) {
     auto cached = db->ReadCached("c");

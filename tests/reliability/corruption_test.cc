@@ -61,8 +61,8 @@ std::vector<std::string> SstFilesOf(const std::string& path,
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
   std::vector<std::string> out;
-  rocksdb::Status s = rocksdb::DB::OpenForReadOnly(ro.db, path, ro.families,
-                                                   &handles, &raw);
+  rocksdb::Status s =
+      rocksdb::DB::OpenForReadOnly(ro.db, path, ro.families, &handles, &raw);
   EXPECT_TRUE(s.ok()) << s.ToString();
   if (!s.ok()) return out;
   std::vector<rocksdb::LiveFileMetaData> files;
@@ -70,7 +70,8 @@ std::vector<std::string> SstFilesOf(const std::string& path,
   for (const auto& f : files) {
     if (f.column_family_name == family) out.push_back(path + f.name);
   }
-  for (auto* h : handles) raw->DestroyColumnFamilyHandle(h).PermitUncheckedError();
+  for (auto* h : handles)
+    raw->DestroyColumnFamilyHandle(h).PermitUncheckedError();
   delete raw;
   return out;
 }

@@ -34,10 +34,10 @@ class FaultFs : public rocksdb::FileSystemWrapper {
   void Heal() { fault_.store(Fault::kNone); }
   int injected() const { return injected_.load(); }
 
-  rocksdb::IOStatus NewWritableFile(
-      const std::string& f, const rocksdb::FileOptions& o,
-      std::unique_ptr<rocksdb::FSWritableFile>* r,
-      rocksdb::IODebugContext* d) override {
+  rocksdb::IOStatus NewWritableFile(const std::string& f,
+                                    const rocksdb::FileOptions& o,
+                                    std::unique_ptr<rocksdb::FSWritableFile>* r,
+                                    rocksdb::IODebugContext* d) override {
     rocksdb::IOStatus s = target()->NewWritableFile(f, o, r, d);
     if (s.ok()) *r = std::make_unique<File>(std::move(*r), this, f);
     return s;
@@ -56,17 +56,19 @@ class FaultFs : public rocksdb::FileSystemWrapper {
       return rocksdb::IOStatus::NoSpace("injected: no space left on device",
                                         file);
     }
-    return rocksdb::IOStatus::IOError(
-        f == Fault::kSyncError ? "injected fsync failure" : "injected write "
-                                                            "failure",
-        file);
+    return rocksdb::IOStatus::IOError(f == Fault::kSyncError
+                                          ? "injected fsync failure"
+                                          : "injected write "
+                                            "failure",
+                                      file);
   }
 
   class File : public rocksdb::FSWritableFileOwnerWrapper {
    public:
     File(std::unique_ptr<rocksdb::FSWritableFile> t, FaultFs* fs,
          std::string name)
-        : FSWritableFileOwnerWrapper(std::move(t)), fs_(fs),
+        : FSWritableFileOwnerWrapper(std::move(t)),
+          fs_(fs),
           name_(std::move(name)) {}
     rocksdb::IOStatus Append(const rocksdb::Slice& data,
                              const rocksdb::IOOptions& o,

@@ -146,8 +146,8 @@ TEST_F(FaultInjection, FsyncErrorIsNotAcknowledgedAndRetryCountsOnce) {
   EXPECT_TRUE(*before == acked || *before == acked + 1000) << *before;
   auto retry = reopened->IncrementOnce("c", "unsure", 1000);
   ASSERT_OK(retry);
-  EXPECT_EQ(retry->outcome, *before == acked ? Outcome::kApplied
-                                             : Outcome::kDuplicate);
+  EXPECT_EQ(retry->outcome,
+            *before == acked ? Outcome::kApplied : Outcome::kDuplicate);
   auto after = reopened->ReadExact("c");
   ASSERT_OK(after);
   EXPECT_EQ(*after, acked + 1000);

@@ -70,7 +70,7 @@ INSTANTIATE_TEST_SUITE_P(Umasks, Permissions,
                          });
 
 // Only root can hand a directory to another user.
-#define SKIP_UNLESS_ROOT()                                                   \
+#define SKIP_UNLESS_ROOT() \
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to chown to uid 65534"
 
 TEST(Ownership, DatabaseOfAnotherUserIsRefused) {
@@ -102,8 +102,9 @@ TEST(Ownership, SymlinkIntoAnotherUsersDirectoryIsRefused) {
   std::unique_ptr<Db> db;
   Status s = Db::Open(Options(), link, &db);
   ASSERT_TRUE(s.IsInvalidArgument()) << s.ToString();
-  EXPECT_EQ(s.message(), "refusing to open " + link + ": it is a symlink into " +
-                             theirs + ", which is owned by uid 65534, not by "
+  EXPECT_EQ(s.message(), "refusing to open " + link +
+                             ": it is a symlink into " + theirs +
+                             ", which is owned by uid 65534, not by "
                              "this process's uid 0");
   // Nothing was created there.
   EXPECT_TRUE(fs::is_empty(theirs));

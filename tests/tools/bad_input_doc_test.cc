@@ -338,13 +338,5 @@ TEST_F(BadInputKnownDefect, DISABLED_ApplyRejectsLinesThatOverflowACounter) {
   EXPECT_EQ(CtlValue({"get", "single"}), "9223372036854775807");
 }
 
-// CLI-05: backup without an action says which actions there are.
-TEST_F(BadInputKnownDefect, DISABLED_BackupWithoutActionNamesTheActions) {
-  const ProcessResult r = Ctl({"backup"});
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("create"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("restore"), std::string::npos) << r.err;
-}
-
 }  // namespace
 }  // namespace tally::test

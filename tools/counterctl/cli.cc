@@ -297,11 +297,28 @@ Command AddBackup(CLI::App* root, AllArgs* a) {
 }
 
 // CLI11's messages, reworded where they would mislead: with no subcommand
-// given, an unknown word is reported as "A subcommand is required".
+// given, an unknown word is reported as "A subcommand is required", and so
+// is a missing action of a subcommand that has actions (backup).
 std::string DescribeParseError(const CLI::ParseError& e, CLI::App* root,
                                const std::vector<Command>& commands) {
   bool chosen = false;
-  for (const Command& c : commands) chosen = chosen || c.app->parsed();
+  for (const Command& c : commands) {
+    if (!c.app->parsed()) continue;
+    chosen = true;
+    std::vector<CLI::App*> actions =
+        c.app->get_subcommands([](CLI::App*) { return true; });
+    if (actions.empty()) continue;
+    std::string names;
+    bool given = false;
+    for (size_t i = 0; i < actions.size(); ++i) {
+      given = given || actions[i]->parsed();
+      names += (i == 0                    ? ""
+                : i + 1 == actions.size() ? " or "
+                                          : ", ") +
+               actions[i]->get_name();
+    }
+    if (!given) return c.app->get_name() + " needs an action: " + names;
+  }
   const std::vector<std::string> rest = root->remaining();
   if (!chosen && !rest.empty()) return "unknown subcommand \"" + rest[0] + "\"";
   return e.what();
@@ -336,14 +353,14 @@ CommandLine::Impl::Impl() {
       "Each subcommand takes --help. See docs/counterctl.md.");
   root.require_subcommand(1);
 
-  commands = {AddCreate(&root, &args),   AddList(&root, &args),
-              AddDescribe(&root, &args), AddIncr(&root, &args),
-              AddGet(&root, &args),      AddShards(&root, &args),
-              AddEvents(&root, &args),   AddDelete(&root, &args),
-              AddApply(&root, &args),    AddVerify(&root, &args),
-              AddCompact(&root, &args),  AddRollup(&root, &args),
+  commands = {AddCreate(&root, &args),     AddList(&root, &args),
+              AddDescribe(&root, &args),   AddIncr(&root, &args),
+              AddGet(&root, &args),        AddShards(&root, &args),
+              AddEvents(&root, &args),     AddDelete(&root, &args),
+              AddApply(&root, &args),      AddVerify(&root, &args),
+              AddCompact(&root, &args),    AddRollup(&root, &args),
               AddCheckpoint(&root, &args), AddStats(&root, &args),
-              AddExport(&root, &args),   AddImport(&root, &args),
+              AddExport(&root, &args),     AddImport(&root, &args),
               AddBackup(&root, &args)};
 }
 

@@ -16,13 +16,13 @@ namespace {
 
 int PrintCached(const GetArgs& args, const tally::CachedValue& c) {
   if (args.json) {
-    PrintJson(Json{{"counter", args.name},
-                   {"value", c.value},
-                   {"as_of_ms", c.as_of_ms},
-                   {"lag_ms", c.lag_ms},
-                   {"lag_increments", c.lag_increments_known
-                                          ? Json(c.lag_increments)
-                                          : Json(nullptr)}});
+    PrintJson(
+        Json{{"counter", args.name},
+             {"value", c.value},
+             {"as_of_ms", c.as_of_ms},
+             {"lag_ms", c.lag_ms},
+             {"lag_increments", c.lag_increments_known ? Json(c.lag_increments)
+                                                       : Json(nullptr)}});
     return kExitOk;
   }
   std::cout << "as_of: " << FormatUtcMillis(c.as_of_ms) << "\n"

@@ -15,8 +15,9 @@ int RunRollup(const GlobalArgs& global, const RollupArgs& args) {
   if (!s.ok()) return Fail(s);
   s = db->RollupNow(args.name);
   if (!s.ok()) return Fail(s);
-  std::cout << "rolled up " << (args.name.empty() ? "every changed counter"
-                                                  : Printable(args.name))
+  std::cout << "rolled up "
+            << (args.name.empty() ? "every changed counter"
+                                  : Printable(args.name))
             << "\n";
   return kExitOk;
 }
