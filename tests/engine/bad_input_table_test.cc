@@ -626,6 +626,13 @@ class ApiBadInput : public ::testing::TestWithParam<ApiRow> {};
 // unless the row says otherwise, writes nothing.
 TEST_P(ApiBadInput, Row) {
   const ApiRow& row = GetParam();
+#if defined(__SANITIZE_THREAD__)
+  // As the Backup tests in the TSAN pass (scripts/dev): RocksDB's
+  // BackupEngine copies on uninstrumented threads TSAN cannot follow.
+  if (row.input.find("Backup") != std::string::npos) {
+    GTEST_SKIP() << "BackupEngine under TSAN";
+  }
+#endif
   Env env;
   Populate(&env);
   if (HasFatalFailure()) return;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -50,15 +51,16 @@ class TempDir {
 std::unique_ptr<Db> OpenOrDie(const std::string& path,
                               const Options& options = Options());
 
-// A clock tests move by hand.
+// A clock tests move by hand. Thread-safe, as Clock requires: the engine's
+// background threads (the roll-up worker) read it while a test advances it.
 class ManualClock : public Clock {
  public:
   explicit ManualClock(int64_t now_ms) : now_ms_(now_ms) {}
-  int64_t NowMillis() const override { return now_ms_; }
-  void Advance(int64_t ms) { now_ms_ += ms; }
+  int64_t NowMillis() const override { return now_ms_.load(); }
+  void Advance(int64_t ms) { now_ms_.fetch_add(ms); }
 
  private:
-  int64_t now_ms_;
+  std::atomic<int64_t> now_ms_;
 };
 
 }  // namespace tally::test
