@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "engine/catalog.h"
+#include "engine/coding.h"
 #include "engine/event_locks.h"
 #include "engine/rocksdb_options.h"
 #include "tally/db.h"
@@ -102,7 +103,10 @@ class DbImpl final : public Db {
                    int64_t* sum);
   // Rolls one counter up (the caller holds the catalog shared); `force`
   // also when nothing changed since this process last did.
-  Status RollupOne(const Catalog::Entry& c, bool force);
+  // `written`, when given, receives the record written (untouched when the
+  // counter was skipped).
+  Status RollupOne(const Catalog::Entry& c, bool force,
+                   RollupRecord* written = nullptr);
   // The roll-up worker's loop.
   void RollupLoop();
 

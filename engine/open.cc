@@ -20,10 +20,11 @@ Status Db::Open(const Options& options, const std::string& path,
                 std::unique_ptr<Db>* db) {
   db->reset();
   if (path.empty()) return Status::InvalidArgument("database path is empty");
-  if (options.event_lock_stripes == 0 || options.event_lock_stripes > (1u << 20)) {
-    return Status::InvalidArgument(
-        "event_lock_stripes " + std::to_string(options.event_lock_stripes) +
-        " is outside 1..1048576");
+  if (options.event_lock_stripes == 0 ||
+      options.event_lock_stripes > (1u << 20)) {
+    return Status::InvalidArgument("event_lock_stripes " +
+                                   std::to_string(options.event_lock_stripes) +
+                                   " is outside 1..1048576");
   }
   auto impl = std::make_unique<engine::DbImpl>(options, path);
   Status s = impl->Init();
@@ -35,25 +36,33 @@ Status Db::Open(const Options& options, const std::string& path,
 namespace engine {
 namespace {
 
+// The names (not paths) of the files in `path` ending in `extension`,
+// sorted; none when the directory cannot be read.
+std::vector<std::string> FilesEndingIn(const std::string& path,
+                                       const char* extension) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(path, ec)) {
+    if (e.path().extension() == extension) {
+      names.push_back(e.path().filename().string());
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 // The table files of `path` that fail their own checksum check, each with
 // its error. RocksDB reports a damaged table found while opening against
 // the MANIFEST it was reading.
 std::string DamagedTables(const std::string& path) {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(path, ec)) {
-    if (e.path().extension() == ".sst") names.push_back(e.path().string());
-  }
-  std::sort(names.begin(), names.end());
   std::string out;
-  for (const std::string& file : names) {
+  for (const std::string& name : FilesEndingIn(path, ".sst")) {
+    const std::string file = path + "/" + name;
     rocksdb::SstFileReader reader{rocksdb::Options()};
     rocksdb::Status rs = reader.Open(file);
     if (rs.ok()) rs = reader.VerifyChecksum();
     if (rs.ok()) continue;
-    out += (out.empty() ? "" : "; ") +
-           std::filesystem::path(file).filename().string() + ": " +
-           rs.ToString();
+    out += (out.empty() ? "" : "; ") + name + ": " + rs.ToString();
   }
   return out;
 }
@@ -71,14 +80,10 @@ Status OpenCorruption(const std::string& path, const rocksdb::Status& rs) {
                           msg.find("MANIFEST") != std::string::npos ||
                           msg.find(".log") != std::string::npos;
   if (names_file) return Status::Corruption(msg + "; nothing was opened");
-  std::vector<std::string> logs;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(path, ec)) {
-    if (e.path().extension() == ".log") logs.push_back(e.path().filename());
-  }
-  std::sort(logs.begin(), logs.end());
   std::string names;
-  for (const std::string& l : logs) names += (names.empty() ? "" : ", ") + l;
+  for (const std::string& l : FilesEndingIn(path, ".log")) {
+    names += (names.empty() ? "" : ", ") + l;
+  }
   return Status::Corruption(
       msg + " while replaying the write-ahead log (" + names +
       "); nothing was opened. Opening with Options::salvage_wal keeps the "
@@ -122,8 +127,10 @@ Status DbImpl::OpenReader(RocksOptions ro) {
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
   if (::mkdtemp(buf.data()) == nullptr) {
-    return Status::IOError("cannot create a directory for the read-only "
-                           "instance under " + templ);
+    return Status::IOError(
+        "cannot create a directory for the read-only "
+        "instance under " +
+        templ);
   }
   secondary_dir_ = buf.data();
   ro.db.create_if_missing = false;

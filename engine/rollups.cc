@@ -23,7 +23,8 @@
 
 namespace tally::engine {
 
-Status DbImpl::RollupOne(const Catalog::Entry& c, bool force) {
+Status DbImpl::RollupOne(const Catalog::Entry& c, bool force,
+                         RollupRecord* written) {
   const uint64_t applied = c.applied.load(std::memory_order_acquire);
   if (!force && c.rolled_up_at.load(std::memory_order_relaxed) == applied) {
     return Status::OK();  // nothing changed since this process's last one
@@ -48,6 +49,7 @@ Status DbImpl::RollupOne(const Catalog::Entry& c, bool force) {
   s = commit_->Commit(&wb);
   if (!s.ok()) return s;
   c.rolled_up_at.store(applied, std::memory_order_relaxed);
+  if (written != nullptr) *written = r;
   return Status::OK();
 }
 
@@ -96,20 +98,19 @@ Result<CachedValue> DbImpl::ReadCached(std::string_view counter) {
                            ? rocksdb::Status::NotFound()
                            : db_->Get(rocksdb::ReadOptions(), rollups_,
                                       rocksdb::Slice(key, sizeof key), &found);
+  RollupRecord r;
   if (rs.IsNotFound()) {
     if (options_.read_only) {
       return Status::NotFound("counter " + Quote(c->name) +
                               " has no roll-up yet; a writable open makes "
                               "one (RollupNow or the roll-up worker)");
     }
-    Status s = RollupOne(*c, /*force=*/true);
+    // The record just written is the one a Get would return.
+    Status s = RollupOne(*c, /*force=*/true, &r);
     if (!s.ok()) return s;
-    rs = db_->Get(rocksdb::ReadOptions(), rollups_,
-                  rocksdb::Slice(key, sizeof key), &found);
-  }
-  if (!rs.ok()) return wal::FromRocks(rs, "read roll-up");
-  RollupRecord r;
-  if (!DecodeRollup(found.ToStringView(), &r)) {
+  } else if (!rs.ok()) {
+    return wal::FromRocks(rs, "read roll-up");
+  } else if (!DecodeRollup(found.ToStringView(), &r)) {
     return Status::Corruption(
         "roll-up of counter " + Quote(c->name) + " at key " +
         HexKey(std::string_view(key, sizeof key)) + " is malformed (" +
