@@ -23,6 +23,8 @@ std::string RandomDbId() {
   return id;
 }
 
+// The format-1 fields of a counter record decode as in format 1; the
+// format-2 fields default to 0 (no window, no buckets) in older records.
 CounterInfo InfoOf(const schema::CounterRecord& rec) {
   CounterInfo info;
   info.name = rec.name;
@@ -32,6 +34,9 @@ CounterInfo InfoOf(const schema::CounterRecord& rec) {
   info.schema_version = rec.schema_version;
   info.created_at_ms = rec.created_at_ms;
   info.flags = rec.flags;
+  info.dedupe_window_ms = rec.dedupe_window_ms;
+  info.bucket = static_cast<BucketWidth>(rec.bucket);
+  info.retention_ms = rec.retention_ms;
   return info;
 }
 
@@ -45,6 +50,9 @@ schema::CounterRecord RecordOf(const CounterInfo& info) {
   rec.schema_version = info.schema_version;
   rec.created_at_ms = info.created_at_ms;
   rec.flags = info.flags;
+  rec.dedupe_window_ms = info.dedupe_window_ms;
+  rec.bucket = static_cast<uint8_t>(info.bucket);
+  rec.retention_ms = info.retention_ms;
   return rec;
 }
 
@@ -64,7 +72,7 @@ Catalog::Catalog(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* meta,
       clock_(clock) {}
 
 Status Catalog::WriteFreshHeader() {
-  header_ = schema::HeaderRecord{kFormatVersion, kFirstCounterId,
+  header_ = schema::HeaderRecord{kBaseFormatVersion, kFirstCounterId,
                                  clock_->NowMillis(), RandomDbId()};
   std::string value;
   schema::EncodeHeader(header_, &value);
@@ -114,7 +122,8 @@ Status Catalog::Load(const std::string& path, bool read_only) {
     }
     if (rec.name != key.ToStringView().substr(1) || rec.shard_count == 0 ||
         rec.shard_count > kMaxShards || rec.id == 0 ||
-        rec.id >= header_.next_counter_id) {
+        rec.id >= header_.next_counter_id ||
+        !ValidateSpec(SpecOf(InfoOf(rec))).ok()) {
       return Status::Corruption("database " + path + ": counter record " +
                                 Quote(rec.name) + " is inconsistent");
     }
@@ -152,9 +161,15 @@ Status Catalog::Create(std::string_view name, const CounterSpec& spec,
   info.schema_version = kCounterSchemaVersion;
   info.created_at_ms = created_at_ms;
   info.flags = flags;
+  info.dedupe_window_ms = spec.dedupe_window_ms;
+  info.bucket = spec.bucket;
+  info.retention_ms = spec.retention_ms;
 
   schema::HeaderRecord next = header_;
   next.next_counter_id = info.id + 1;
+  if (spec.dedupe_window_ms != 0 || spec.bucket != BucketWidth::kNone) {
+    next.format_version = std::max(next.format_version, kFormatVersion);
+  }
   std::string header_value, counter_value;
   schema::EncodeHeader(next, &header_value);
   schema::EncodeCounter(RecordOf(info), &counter_value);

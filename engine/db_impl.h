@@ -45,7 +45,8 @@ class DbImpl final : public Db {
                                     const IncrementOptions& options) override;
   Result<IncrementResult> IncrementOnce(std::string_view counter,
                                         std::string_view event_id,
-                                        int64_t delta) override;
+                                        int64_t delta,
+                                        const OnceOptions& options) override;
   Status Apply(const Batch& batch,
                std::vector<IncrementResult>* results) override;
 
@@ -81,6 +82,7 @@ class DbImpl final : public Db {
     std::atomic<uint64_t> applied{0};
     std::atomic<uint64_t> duplicates{0};
     std::atomic<uint64_t> conflicts{0};
+    std::atomic<uint64_t> outside_window{0};
     std::atomic<uint64_t> rejected{0};
   };
 

@@ -12,7 +12,11 @@ namespace tally::engine {
 
 // Bumped when a reader of the previous version could misread new data. A
 // database whose header carries a larger version is refused at open.
-inline constexpr uint32_t kFormatVersion = 1;
+// A new database is written as version 1; creating its first counter with a
+// dedupe window or time buckets (format 2 features an older tally would
+// misread) raises the header to 2 in the same write.
+inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kBaseFormatVersion = 1;
 // CounterMeta.schema_version written for new counters.
 inline constexpr uint32_t kCounterSchemaVersion = 1;
 

@@ -25,8 +25,7 @@ Status DbImpl::ImportCounter(const CounterInfo& info) {
         std::to_string(info.flags) + " sets reserved bits (only bit 0, " +
         "plain increments, is defined)");
   }
-  return catalog_->Create(info.name, CounterSpec{info.shards, info.policy},
-                          info.created_at_ms,
+  return catalog_->Create(info.name, SpecOf(info), info.created_at_ms,
                           info.flags & kCounterFlagPlainIncrements);
 }
 
@@ -82,6 +81,15 @@ Status DbImpl::ImportMarkers(std::string_view counter,
           std::to_string(m.shard) + ", but its event id hashes to shard " +
           std::to_string(ShardOfHash(hash, c->shards)));
     }
+    if ((m.expires_at_ms != 0) != (c->dedupe_window_ms != 0) ||
+        m.expires_at_ms < 0) {
+      return Status::InvalidArgument(
+          "marker " + Quote(m.event_id) + " has expiry " +
+          std::to_string(m.expires_at_ms) + " ms, but counter " +
+          Quote(c->name) + " has dedupe window " +
+          std::to_string(c->dedupe_window_ms) +
+          " ms (an expiry is > 0 exactly when the window is)");
+    }
     EncodeMarkerKey(c->id, m.event_id, &keys[i]);
     if (!seen.insert(keys[i]).second) {
       return Status::InvalidArgument("marker " + Quote(m.event_id) +
@@ -113,7 +121,7 @@ Status DbImpl::ImportMarkers(std::string_view counter,
     }
     const MarkerInfo& m = markers[i];
     schema::EncodeMarker(m.event_id, c->id, m.shard, m.delta, m.created_at_ms,
-                         &value);
+                         &value, m.expires_at_ms);
     rocksdb::Status rs = wb.Put(events_, slices[i], value);
     if (!rs.ok()) return wal::FromRocks(rs, "import markers");
   }

@@ -6,6 +6,7 @@
 #include "engine/coding.h"
 #include "engine/counter_range.h"
 #include "engine/db_impl.h"
+#include "engine/marker_expiry.h"
 #include "engine/validate.h"
 #include "schema/records.h"
 #include "tally/limits.h"
@@ -25,6 +26,7 @@ Status DecodeMarkerAt(std::string_view key, std::string_view value,
   out->shard = m.shard;
   out->delta = m.delta;
   out->created_at_ms = m.created_at_ms;
+  out->expires_at_ms = m.expires_at_ms;
   return Status::OK();
 }
 
@@ -49,6 +51,11 @@ Result<MarkerInfo> DbImpl::GetEvent(std::string_view counter,
   MarkerInfo info;
   s = DecodeMarkerAt(key, value.ToStringView(), &info);
   if (!s.ok()) return s;
+  if (MarkerExpired(info.expires_at_ms, clock_->NowMillis())) {
+    return Status::NotFound("event " + Quote(event_id) + "'s marker in counter " +
+                            Quote(c->name) + " expired at " +
+                            std::to_string(info.expires_at_ms) + " ms");
+  }
   return info;
 }
 
@@ -76,6 +83,7 @@ Result<std::vector<MarkerInfo>> DbImpl::ListEvents(
   CounterRange range(c->id);
   std::unique_ptr<rocksdb::Iterator> it = range.NewIterator(db_.get(), events_);
   std::vector<MarkerInfo> out;
+  const int64_t now = clock_->NowMillis();
   it->Seek(start);
   if (it->Valid() && !options.start_after.empty() && it->key() == start) {
     it->Next();  // start_after is exclusive
@@ -85,7 +93,10 @@ Result<std::vector<MarkerInfo>> DbImpl::ListEvents(
     Status s = DecodeMarkerAt(it->key().ToStringView(),
                               it->value().ToStringView(), &info);
     if (!s.ok()) return s;
-    if (info.created_at_ms < options.since_ms) continue;
+    if (info.created_at_ms < options.since_ms ||
+        MarkerExpired(info.expires_at_ms, now)) {
+      continue;
+    }
     out.push_back(std::move(info));
   }
   Status s = wal::FromRocks(it->status(), "list markers");

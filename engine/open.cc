@@ -245,6 +245,7 @@ EngineStats DbImpl::GetStats() const {
   out.applied = stats_.applied.load(std::memory_order_relaxed);
   out.duplicates = stats_.duplicates.load(std::memory_order_relaxed);
   out.conflicts = stats_.conflicts.load(std::memory_order_relaxed);
+  out.outside_window = stats_.outside_window.load(std::memory_order_relaxed);
   out.rejected = stats_.rejected.load(std::memory_order_relaxed);
   return out;
 }

@@ -7,7 +7,9 @@
 #include "engine/coding.h"
 #include "engine/counter_range.h"
 #include "engine/db_impl.h"
+#include "engine/marker_expiry.h"
 #include "engine/validate.h"
+#include "schema/records.h"
 #include "wal/rocks_status.h"
 
 namespace tally::engine {
@@ -144,8 +146,22 @@ Result<uint64_t> DbImpl::CountEvents(std::string_view counter) {
   if (c == nullptr) return CounterNotFound(counter);
   CounterRange range(c->id);
   std::unique_ptr<rocksdb::Iterator> it = range.NewIterator(db_.get(), events_);
+  // Without a dedupe window every key counts; with one, expired markers
+  // compaction has not dropped yet do not.
+  const bool windowed = c->dedupe_window_ms != 0;
+  const int64_t now = clock_->NowMillis();
   uint64_t n = 0;
   for (it->Seek(range.begin()); it->Valid(); it->Next()) {
+    if (windowed) {
+      int64_t expires_at;
+      Status s = schema::DecodeMarkerExpiry(it->value().ToStringView(),
+                                            &expires_at);
+      if (!s.ok()) {
+        return Status::Corruption("marker " + HexKey(it->key().ToStringView()) +
+                                  ": " + s.message());
+      }
+      if (MarkerExpired(expires_at, now)) continue;
+    }
     ++n;
   }
   Status s = wal::FromRocks(it->status(), "count markers");

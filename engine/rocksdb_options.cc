@@ -6,6 +6,7 @@
 #include <rocksdb/table.h>
 
 #include "engine/format.h"
+#include "engine/marker_expiry.h"
 #include "engine/merge_operator.h"
 #include "engine/private_fs.h"
 
@@ -93,6 +94,13 @@ RocksOptions MakeRocksOptions(const Options& options) {
   events.memtable_prefix_bloom_size_ratio = 0.1;
   events.memtable_whole_key_filtering = true;
   events.optimize_filters_for_hits = false;
+  // Dedupe windows: compaction drops expired markers, and every marker file
+  // is compacted at least once per marker_sweep_seconds.
+  events.compaction_filter_factory = NewMarkerExpiryFilterFactory(
+      options.clock != nullptr ? options.clock : Clock::System());
+  if (options.marker_sweep_seconds != 0) {
+    events.periodic_compaction_seconds = options.marker_sweep_seconds;
+  }
 
   r.families.emplace_back(rocksdb::kDefaultColumnFamilyName, base);
   r.families.emplace_back(kMetaFamily, meta);

@@ -64,6 +64,17 @@ const char* OutcomeName(Outcome outcome) {
     case Outcome::kApplied: return "applied";
     case Outcome::kDuplicate: return "duplicate";
     case Outcome::kConflict: return "conflict";
+    case Outcome::kOutsideWindow: return "outside_window";
+  }
+  return "unknown";
+}
+
+const char* BucketWidthName(BucketWidth width) {
+  switch (width) {
+    case BucketWidth::kNone: return "none";
+    case BucketWidth::kMinute: return "minute";
+    case BucketWidth::kHour: return "hour";
+    case BucketWidth::kDay: return "day";
   }
   return "unknown";
 }

@@ -124,7 +124,51 @@ Status ValidateSpec(const CounterSpec& spec) {
         "shard policy " + std::to_string(static_cast<int>(spec.policy)) +
         " is unknown");
   }
+  if (spec.dedupe_window_ms < 0 || spec.dedupe_window_ms > kMaxDedupeWindowMs) {
+    return Status::InvalidArgument(
+        "dedupe window " + std::to_string(spec.dedupe_window_ms) +
+        " ms is outside 0.." + std::to_string(kMaxDedupeWindowMs) +
+        " (0: keep markers forever)");
+  }
+  if (spec.bucket != BucketWidth::kNone && spec.bucket != BucketWidth::kMinute &&
+      spec.bucket != BucketWidth::kHour && spec.bucket != BucketWidth::kDay) {
+    return Status::InvalidArgument(
+        "bucket width " + std::to_string(static_cast<int>(spec.bucket)) +
+        " is unknown");
+  }
+  if (spec.retention_ms < 0 || spec.retention_ms > kMaxRetentionMs) {
+    return Status::InvalidArgument(
+        "retention " + std::to_string(spec.retention_ms) +
+        " ms is outside 0.." + std::to_string(kMaxRetentionMs) +
+        " (0: keep buckets forever)");
+  }
+  if (spec.retention_ms != 0 && spec.bucket == BucketWidth::kNone) {
+    return Status::InvalidArgument(
+        "retention " + std::to_string(spec.retention_ms) +
+        " ms needs a bucketed counter (bucket minute, hour or day)");
+  }
   return Status::OK();
+}
+
+Status ValidateEventTime(int64_t event_time_ms) {
+  if (event_time_ms == kEventTimeNow) return Status::OK();
+  if (event_time_ms < kMinEventTimeMs || event_time_ms > kMaxEventTimeMs) {
+    return Status::InvalidArgument(
+        "event time " + std::to_string(event_time_ms) + " ms is outside " +
+        std::to_string(kMinEventTimeMs) + ".." +
+        std::to_string(kMaxEventTimeMs) + " (1970 to the end of 9999, UTC)");
+  }
+  return Status::OK();
+}
+
+CounterSpec SpecOf(const CounterInfo& info) {
+  CounterSpec spec;
+  spec.shards = info.shards;
+  spec.policy = info.policy;
+  spec.dedupe_window_ms = info.dedupe_window_ms;
+  spec.bucket = info.bucket;
+  spec.retention_ms = info.retention_ms;
+  return spec;
 }
 
 Status CounterNotFound(std::string_view name) {

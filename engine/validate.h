@@ -25,6 +25,12 @@ Status ValidateEventId(std::string_view event_id);
 Status ValidateAffinityKey(std::string_view key);
 Status ValidateDelta(int64_t delta);
 Status ValidateSpec(const CounterSpec& spec);
+// An explicit event time (kEventTimeNow passes).
+Status ValidateEventTime(int64_t event_time_ms);
+
+// The spec a counter was created with (to re-check stored records, and for
+// imports).
+CounterSpec SpecOf(const CounterInfo& info);
 
 // The error for a name the catalog does not hold: InvalidArgument when the
 // name itself is malformed, else NotFound naming it.

@@ -193,18 +193,29 @@ Status DbImpl::Verify(VerifyReport* report) {
                      Quote(sums.info->name) +
                      " disagrees with its key or its shard hash");
       }
+      if ((m.expires_at_ms != 0) != (sums.info->dedupe_window_ms != 0)) {
+        findings.Add("events: marker " + Hex(key) + " of counter " +
+                     Quote(sums.info->name) + " has expiry " +
+                     std::to_string(m.expires_at_ms) +
+                     ", which does not match the counter's dedupe window " +
+                     std::to_string(sums.info->dedupe_window_ms) + " ms");
+      }
       sums.markers += m.delta;
     }
     Status scan = ScanStatus(it->status(), "events", &findings, &scan_stopped);
     if (!scan.ok()) return scan;
   }
 
-  // Cross-record invariant: shards == markers for once-only counters. Not
-  // judged after a scan stopped on damage: its sums are partial.
+  // Cross-record invariant: shards == markers for once-only counters that
+  // keep their markers forever (a dedupe window drops markers, never their
+  // counts). Not judged after a scan stopped on damage: its sums are partial.
   if (scan_stopped) return Status::OK();
   for (const auto& [id, sums] : by_id) {
     const CounterInfo& c = *sums.info;
-    if ((c.flags & kCounterFlagPlainIncrements) != 0 || !sums.readable) continue;
+    if ((c.flags & kCounterFlagPlainIncrements) != 0 || !sums.readable ||
+        c.dedupe_window_ms != 0) {
+      continue;
+    }
     ++report->sums_compared;
     if (sums.shards != sums.markers) {
       findings.Add("counter " + Quote(c.name) + ": shard sum " +

@@ -62,6 +62,31 @@ Outcome CompareDelta(int64_t stored, int64_t delta) {
   return stored == delta ? Outcome::kDuplicate : Outcome::kConflict;
 }
 
+// The dedupe-window rule (docs/design.md, "Dedupe windows"). On a counter
+// with a window, a once-increment must carry its event time: only the time
+// an event happened, the same in every copy, lets the engine tell a late
+// redelivery (whose marker may be gone) from a new event. An event older
+// than now - window is outside it. Otherwise *expires_at gets its marker's
+// expiry: the later of the event time and now, plus the window (0 for
+// counters that keep markers forever). A marker has expired once the clock
+// passes expires_at; an accepted event time t has t + window >= now, so the
+// marker of any event the rule still accepts has not expired.
+Status CheckWindow(const CounterInfo& c, int64_t event_time_ms, int64_t now,
+                   bool* outside, int64_t* expires_at) {
+  *outside = false;
+  *expires_at = 0;
+  if (c.dedupe_window_ms == 0) return Status::OK();
+  if (event_time_ms == kEventTimeNow) {
+    return Status::InvalidArgument(
+        "counter " + Quote(c.name) + " has a dedupe window of " +
+        std::to_string(c.dedupe_window_ms) +
+        " ms: a once-increment needs its event time");
+  }
+  *outside = event_time_ms < now - c.dedupe_window_ms;
+  if (!*outside) *expires_at = std::max(event_time_ms, now) + c.dedupe_window_ms;
+  return Status::OK();
+}
+
 }  // namespace
 
 Status DbImpl::PickPlainShard(const CounterInfo& c,
@@ -116,10 +141,12 @@ Result<IncrementResult> DbImpl::Increment(std::string_view counter,
 
 Result<IncrementResult> DbImpl::IncrementOnce(std::string_view counter,
                                               std::string_view event_id,
-                                              int64_t delta) {
+                                              int64_t delta,
+                                              const OnceOptions& options) {
   Status s = CheckWritable();
   if (s.ok()) s = ValidateDelta(delta);
   if (s.ok()) s = ValidateEventId(event_id);
+  if (s.ok()) s = ValidateEventTime(options.event_time_ms);
   if (!s.ok()) return Reject(std::move(s));
 
   Catalog::Reader catalog(catalog_.get());
@@ -128,6 +155,15 @@ Result<IncrementResult> DbImpl::IncrementOnce(std::string_view counter,
 
   const uint64_t hash = StableHash(event_id);
   const uint32_t shard = ShardOfHash(hash, c->shards);
+  const int64_t now = clock_->NowMillis();
+  bool outside;
+  int64_t expires_at;
+  s = CheckWindow(*c, options.event_time_ms, now, &outside, &expires_at);
+  if (!s.ok()) return Reject(std::move(s));
+  if (outside) {
+    stats_.outside_window.fetch_add(1, std::memory_order_relaxed);
+    return IncrementResult{Outcome::kOutsideWindow, shard};
+  }
   Scratch& scratch = ThreadScratch();
   EncodeMarkerKey(c->id, event_id, &scratch.marker_key);
 
@@ -153,8 +189,8 @@ Result<IncrementResult> DbImpl::IncrementOnce(std::string_view counter,
   }
   if (!rs.IsNotFound()) return wal::FromRocks(rs, "read marker");
 
-  schema::EncodeMarker(event_id, c->id, shard, delta, clock_->NowMillis(),
-                       &scratch.marker_value);
+  schema::EncodeMarker(event_id, c->id, shard, delta, now,
+                       &scratch.marker_value, expires_at);
   char key[kShardKeyBytes];
   char value[kValueBytes];
   EncodeShardKey(c->id, shard, key);
@@ -181,7 +217,8 @@ struct Planned {
   const Catalog::Entry* counter = nullptr;
   uint32_t shard = 0;
   int64_t delta = 0;
-  // Once-ops only: index into the unique marker list.
+  // Once-ops only: index into the unique marker list (SIZE_MAX for an op
+  // outside its counter's dedupe window, which gets no marker).
   size_t marker = SIZE_MAX;
 };
 
@@ -191,6 +228,7 @@ struct Marker {
   std::string key;
   size_t first_op = 0;
   uint32_t stripe = 0;
+  int64_t expires_at = 0;  // the first op's (CheckWindow)
 };
 
 // A (counter, shard) group of applied deltas, folded into one merge operand.
@@ -230,12 +268,14 @@ Status DbImpl::Apply(const Batch& batch,
   stripes.reserve(once_ops);
   // Counter id -> the random shard this batch's unkeyed plain ops use.
   std::unordered_map<uint64_t, uint32_t> batch_shard;
+  const int64_t now = clock_->NowMillis();
 
   for (size_t i = 0; i < ops.size(); ++i) {
     const Batch::Op& op = ops[i];
     Planned& p = plan[i];
     Status s = ValidateDelta(op.delta);
     if (s.ok() && op.once) s = ValidateEventId(op.event_id);
+    if (s.ok()) s = ValidateEventTime(op.event_time_ms);
     if (!s.ok()) return Reject(BatchOpError(i, s));
     p.counter = catalog.Find(op.counter);
     if (p.counter == nullptr) {
@@ -260,6 +300,11 @@ Status DbImpl::Apply(const Batch& batch,
     }
     const uint64_t hash = StableHash(op.event_id);
     p.shard = ShardOfHash(hash, p.counter->shards);
+    bool outside;
+    int64_t expires_at;
+    s = CheckWindow(*p.counter, op.event_time_ms, now, &outside, &expires_at);
+    if (!s.ok()) return Reject(BatchOpError(i, s));
+    if (outside) continue;  // p.marker stays SIZE_MAX
     std::string key;
     EncodeMarkerKey(p.counter_id, op.event_id, &key);
     auto found = marker_index.find(key);
@@ -269,7 +314,8 @@ Status DbImpl::Apply(const Batch& batch,
     }
     p.marker = markers.size();
     markers.push_back(Marker{std::move(key), i,
-                             event_locks_.StripeOf(p.counter_id, hash)});
+                             event_locks_.StripeOf(p.counter_id, hash),
+                             expires_at});
     // The map views keys owned by `markers`; reserve() above keeps those
     // strings from moving.
     marker_index.emplace(markers.back().key, p.marker);
@@ -318,11 +364,16 @@ Status DbImpl::Apply(const Batch& batch,
   results->resize(ops.size());
   std::vector<Fold> folds;
   folds.reserve(ops.size());
-  uint64_t applied = 0, duplicates = 0, conflicts = 0;
+  uint64_t applied = 0, duplicates = 0, conflicts = 0, outside = 0;
   for (size_t i = 0; i < ops.size(); ++i) {
     const Planned& p = plan[i];
     IncrementResult& r = (*results)[i];
     r.shard = p.shard;
+    if (ops[i].once && p.marker == SIZE_MAX) {
+      r.outcome = Outcome::kOutsideWindow;
+      ++outside;
+      continue;
+    }
     const bool first = !ops[i].once || (!stored[p.marker] &&
                                         markers[p.marker].first_op == i);
     if (first) {
@@ -334,6 +385,7 @@ Status DbImpl::Apply(const Batch& batch,
       ++(r.outcome == Outcome::kDuplicate ? duplicates : conflicts);
     }
   }
+  stats_.outside_window.fetch_add(outside, std::memory_order_relaxed);
   if (folds.empty()) {
     stats_.duplicates.fetch_add(duplicates, std::memory_order_relaxed);
     stats_.conflicts.fetch_add(conflicts, std::memory_order_relaxed);
@@ -348,7 +400,6 @@ Status DbImpl::Apply(const Batch& batch,
   // and the plain-increment flag of counters getting their first.
   Scratch& scratch = ThreadScratch();
   rocksdb::WriteBatch& wb = scratch.batch;
-  const int64_t now = clock_->NowMillis();
   rocksdb::Status rs;
   std::vector<const Catalog::Entry*> first_plain;
   for (size_t i = 0; i < ops.size(); ++i) {
@@ -366,7 +417,8 @@ Status DbImpl::Apply(const Batch& batch,
     if (stored[m]) continue;
     const size_t i = markers[m].first_op;
     schema::EncodeMarker(ops[i].event_id, plan[i].counter_id, plan[i].shard,
-                         ops[i].delta, now, &scratch.marker_value);
+                         ops[i].delta, now, &scratch.marker_value,
+                         markers[m].expires_at);
     rs = wb.Put(events_, keys[j], AsSlice(scratch.marker_value));
   }
   for (size_t f = 0; f < folds.size() && rs.ok();) {

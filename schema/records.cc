@@ -55,6 +55,12 @@ std::string Describe(const char* what, std::string_view bytes) {
          std::to_string(bytes.size()) + " bytes)";
 }
 
+// A verified marker with its required event id, or null.
+const EventMarker* VerifiedMarker(std::string_view bytes) {
+  const EventMarker* m = Verified<EventMarker>(bytes, kMarkerId);
+  return m == nullptr || m->event_id() == nullptr ? nullptr : m;
+}
+
 }  // namespace
 
 void EncodeHeader(const HeaderRecord& rec, std::string* out) {
@@ -72,19 +78,21 @@ void EncodeCounter(const CounterRecord& rec, std::string* out) {
   auto root = CreateCounterMeta(fbb, rec.id, name, rec.shard_count,
                                 static_cast<ShardPolicy>(rec.policy),
                                 rec.schema_version, rec.created_at_ms,
-                                rec.flags);
+                                rec.flags, rec.dedupe_window_ms, rec.bucket,
+                                rec.retention_ms);
   fbb.Finish(root, kCounterId);
   Finish(fbb, out);
 }
 
 void EncodeMarker(std::string_view event_id, uint64_t counter_id,
                   uint32_t shard, int64_t delta, int64_t created_at_ms,
-                  std::string* out) {
+                  std::string* out, int64_t expires_at_ms) {
   thread_local flatbuffers::FlatBufferBuilder fbb(512);
   fbb.Clear();
   auto id = fbb.CreateString(event_id.data(), event_id.size());
   auto root =
-      CreateEventMarker(fbb, id, counter_id, shard, delta, created_at_ms);
+      CreateEventMarker(fbb, id, counter_id, shard, delta, created_at_ms,
+                        expires_at_ms);
   fbb.Finish(root, kMarkerId);
   Finish(fbb, out);
 }
@@ -113,28 +121,35 @@ Status DecodeCounter(std::string_view bytes, CounterRecord* rec) {
   rec->schema_version = m->schema_version();
   rec->created_at_ms = m->created_at_ms();
   rec->flags = m->flags();
+  rec->dedupe_window_ms = m->dedupe_window_ms();
+  rec->bucket = m->bucket();
+  rec->retention_ms = m->retention_ms();
   return Status::OK();
 }
 
 Status DecodeMarker(std::string_view bytes, MarkerRecord* rec) {
-  const EventMarker* m = Verified<EventMarker>(bytes, kMarkerId);
-  if (m == nullptr || m->event_id() == nullptr) {
-    return Status::Corruption(Describe("event marker", bytes));
-  }
+  const EventMarker* m = VerifiedMarker(bytes);
+  if (m == nullptr) return Status::Corruption(Describe("event marker", bytes));
   rec->event_id = m->event_id()->str();
   rec->counter_id = m->counter_id();
   rec->shard = m->shard();
   rec->delta = m->delta();
   rec->created_at_ms = m->created_at_ms();
+  rec->expires_at_ms = m->expires_at_ms();
   return Status::OK();
 }
 
 Status DecodeMarkerDelta(std::string_view bytes, int64_t* delta) {
-  const EventMarker* m = Verified<EventMarker>(bytes, kMarkerId);
-  if (m == nullptr || m->event_id() == nullptr) {
-    return Status::Corruption(Describe("event marker", bytes));
-  }
+  const EventMarker* m = VerifiedMarker(bytes);
+  if (m == nullptr) return Status::Corruption(Describe("event marker", bytes));
   *delta = m->delta();
+  return Status::OK();
+}
+
+Status DecodeMarkerExpiry(std::string_view bytes, int64_t* expires_at_ms) {
+  const EventMarker* m = VerifiedMarker(bytes);
+  if (m == nullptr) return Status::Corruption(Describe("event marker", bytes));
+  *expires_at_ms = m->expires_at_ms();
   return Status::OK();
 }
 

@@ -32,6 +32,9 @@ struct CounterRecord {
   uint32_t schema_version = 0;
   int64_t created_at_ms = 0;
   uint32_t flags = 0;
+  int64_t dedupe_window_ms = 0;  // format 2; 0: markers kept forever
+  uint8_t bucket = 0;            // format 2; tally::BucketWidth
+  int64_t retention_ms = 0;      // format 2; 0: buckets kept forever
 };
 
 struct MarkerRecord {
@@ -40,6 +43,7 @@ struct MarkerRecord {
   uint32_t shard = 0;
   int64_t delta = 0;
   int64_t created_at_ms = 0;
+  int64_t expires_at_ms = 0;  // format 2; 0: never
 };
 
 // Encode* replace *out with the record's bytes.
@@ -49,7 +53,7 @@ void EncodeCounter(const CounterRecord& rec, std::string* out);
 // allocates only when *out must grow.
 void EncodeMarker(std::string_view event_id, uint64_t counter_id,
                   uint32_t shard, int64_t delta, int64_t created_at_ms,
-                  std::string* out);
+                  std::string* out, int64_t expires_at_ms = 0);
 
 Status DecodeHeader(std::string_view bytes, HeaderRecord* rec);
 Status DecodeCounter(std::string_view bytes, CounterRecord* rec);
@@ -57,6 +61,9 @@ Status DecodeMarker(std::string_view bytes, MarkerRecord* rec);
 // Verifies a marker and returns only its delta: what a duplicate check needs,
 // without copying the event id.
 Status DecodeMarkerDelta(std::string_view bytes, int64_t* delta);
+// Verifies a marker and returns only its expiry (0: never): what the
+// expired-marker compaction filter needs.
+Status DecodeMarkerExpiry(std::string_view bytes, int64_t* expires_at_ms);
 
 }  // namespace tally::schema
 

@@ -19,6 +19,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tally/types.h"
+
 namespace tally {
 
 class Batch {
@@ -29,6 +31,7 @@ class Batch {
     std::string affinity_key;  // plain increments only; may be empty
     int64_t delta = 0;
     bool once = false;
+    int64_t event_time_ms = kEventTimeNow;  // see OnceOptions
   };
 
   // A plain increment; `affinity_key` may be empty (see ShardPolicy).
@@ -38,10 +41,11 @@ class Batch {
                       std::string(affinity_key), delta, false});
   }
   // A once-increment: counted at most once per (counter, event_id).
+  // `event_time_ms` as in OnceOptions (tally/db.h).
   void AddOnce(std::string_view counter, std::string_view event_id,
-               int64_t delta) {
+               int64_t delta, int64_t event_time_ms = kEventTimeNow) {
     ops_.push_back(Op{std::string(counter), std::string(event_id),
-                      std::string(), delta, true});
+                      std::string(), delta, true, event_time_ms});
   }
 
   size_t size() const { return ops_.size(); }

@@ -42,6 +42,17 @@ struct IncrementOptions {
   std::string_view affinity_key;
 };
 
+// Per-call choices of a once-increment. A plain value.
+struct OnceOptions {
+  // When the event happened, in ms since the Unix epoch (UTC); the same in
+  // every copy of the event. Required (InvalidArgument without it) on a
+  // counter with a dedupe window, where an event older than now - window is
+  // refused as Outcome::kOutsideWindow: the time of delivery could not tell
+  // a late redelivery, whose marker may be gone, from a new event. Ignored
+  // by counters without a window (after its range is checked).
+  int64_t event_time_ms = kEventTimeNow;
+};
+
 class Db {
  public:
   // Opens (or, with create_if_missing, creates) the database at `path`.
@@ -77,10 +88,12 @@ class Db {
   // Adds `delta` once per (counter, event_id): kApplied the first time,
   // kDuplicate for a redelivery with the same delta, kConflict (nothing
   // changes) for one with another delta. Marker and shard operand are
-  // committed in one atomic write.
-  virtual Result<IncrementResult> IncrementOnce(std::string_view counter,
-                                                std::string_view event_id,
-                                                int64_t delta) = 0;
+  // committed in one atomic write. On a counter with a dedupe window, an
+  // event older than the window is kOutsideWindow (not counted); a marker
+  // found, even one past its expiry, still answers kDuplicate/kConflict.
+  virtual Result<IncrementResult> IncrementOnce(
+      std::string_view counter, std::string_view event_id, int64_t delta,
+      const OnceOptions& options = {}) = 0;
 
   // Commits every operation of `batch` in one atomic write; `results` gets
   // one entry per operation, in order. The batch is validated whole first:
@@ -102,7 +115,8 @@ class Db {
   // Each shard's value, index 0..shards-1, from one consistent snapshot.
   virtual Result<std::vector<int64_t>> ShardCounts(
       std::string_view counter, const ReadOptions& options = {}) = 0;
-  // The number of idempotency markers the counter holds.
+  // The number of idempotency markers the counter holds (expired ones, not
+  // yet dropped by compaction, are not counted; nor by ListEvents/GetEvent).
   virtual Result<uint64_t> CountEvents(std::string_view counter) = 0;
 
   // ---- roll-ups: cached totals ----

@@ -34,6 +34,13 @@ inline constexpr size_t kMaxVerifyProblems = 1000;
 inline constexpr int64_t kMinDelta = std::numeric_limits<int64_t>::min() + 1;
 inline constexpr int64_t kMaxDelta = std::numeric_limits<int64_t>::max();
 
+// A counter's dedupe window and bucket retention: at most ten years.
+inline constexpr int64_t kMaxDedupeWindowMs = int64_t{3650} * 86400 * 1000;
+inline constexpr int64_t kMaxRetentionMs = kMaxDedupeWindowMs;
+// An explicit event time: from the Unix epoch to the end of year 9999, UTC.
+inline constexpr int64_t kMinEventTimeMs = 0;
+inline constexpr int64_t kMaxEventTimeMs = int64_t{253402300799999};
+
 static_assert(kMaxShards <= (1u << 16), "shard index must stay small");
 static_assert(kMaxEventIdBytes >= kMaxNameBytes, "ids are at least names");
 static_assert(kMaxBatchOps <= (1u << 20), "a batch must fit one WriteBatch");

@@ -28,10 +28,35 @@ enum class ShardPolicy : uint8_t {
 
 const char* ShardPolicyName(ShardPolicy policy);
 
+// An increment's event time, not given. A counter with a dedupe window
+// refuses a once-increment without one; others do not need it. A given
+// event time must lie in kMinEventTimeMs..kMaxEventTimeMs.
+inline constexpr int64_t kEventTimeNow = std::numeric_limits<int64_t>::min();
+
+// Time buckets of a bucketed counter (UTC; docs/design.md, "Time buckets").
+enum class BucketWidth : uint8_t {
+  kNone = 0,  // not bucketed: one running total
+  kMinute = 1,
+  kHour = 2,
+  kDay = 3,
+};
+
+const char* BucketWidthName(BucketWidth width);
+
 // What CreateCounter needs.
 struct CounterSpec {
   uint32_t shards = 1;  // 1..kMaxShards
   ShardPolicy policy = ShardPolicy::kRandom;
+  // Dedupe window: how long a once-increment's marker is kept, in ms
+  // (1..kMaxDedupeWindowMs). Once-increments must then carry their event
+  // time (OnceOptions); one older than now - window is refused as
+  // Outcome::kOutsideWindow and not counted, since its marker may already be
+  // gone. 0 (default): markers are kept forever, any event time is accepted.
+  int64_t dedupe_window_ms = 0;
+  // Time buckets (kNone: a plain running total) and how long a bucket is
+  // kept after it ends, in ms (0: forever; else 1..kMaxRetentionMs).
+  BucketWidth bucket = BucketWidth::kNone;
+  int64_t retention_ms = 0;
 };
 
 // CounterInfo::flags bit 0: the counter has had plain (not once)
@@ -48,6 +73,9 @@ struct CounterInfo {
   uint32_t schema_version = 0;
   int64_t created_at_ms = 0;  // Unix epoch, UTC, from Options::clock
   uint32_t flags = 0;  // kCounterFlagPlainIncrements or 0
+  int64_t dedupe_window_ms = 0;  // as in CounterSpec
+  BucketWidth bucket = BucketWidth::kNone;
+  int64_t retention_ms = 0;
 };
 
 // A counter's cached total, as Db::ReadCached returns it.
@@ -70,6 +98,10 @@ enum class Outcome : uint8_t {
   kDuplicate = 1,  // this event id was counted before with the same delta
   kConflict = 2,   // this event id was counted before with another delta;
                    // nothing changed
+  kOutsideWindow = 3,  // the event time is older than the counter's dedupe
+                       // window: not counted (its marker may be gone, so
+                       // the engine cannot tell a new event from a
+                       // redelivery); nothing changed
 };
 
 const char* OutcomeName(Outcome outcome);
@@ -85,6 +117,9 @@ struct MarkerInfo {
   uint32_t shard = 0;
   int64_t delta = 0;
   int64_t created_at_ms = 0;  // Unix epoch, UTC, from Options::clock
+  // When the marker may be dropped (counters with a dedupe window): the
+  // later of its event time and created_at_ms, plus the window. 0: never.
+  int64_t expires_at_ms = 0;
 };
 
 // Which markers Db::ListEvents returns: in event-id byte order, after
@@ -116,6 +151,7 @@ struct EngineStats {
   uint64_t applied = 0;     // increments that changed a counter
   uint64_t duplicates = 0;  // once-increments found already counted
   uint64_t conflicts = 0;   // once-increments refused for a delta mismatch
+  uint64_t outside_window = 0;  // once-increments older than their window
   uint64_t rejected = 0;    // calls refused with InvalidArgument/NotFound
 };
 

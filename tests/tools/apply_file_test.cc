@@ -22,7 +22,7 @@ std::string Summary(uint64_t applied, uint64_t duplicates, uint64_t conflicts,
                     uint64_t rejected, uint64_t lines) {
   return "applied=" + std::to_string(applied) +
          " duplicates=" + std::to_string(duplicates) +
-         " conflicts=" + std::to_string(conflicts) +
+         " conflicts=" + std::to_string(conflicts) + " outside_window=0" +
          " rejected=" + std::to_string(rejected) +
          " lines=" + std::to_string(lines);
 }

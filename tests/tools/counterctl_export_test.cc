@@ -22,19 +22,6 @@ using nlohmann::json;
 
 class CounterctlExport : public CounterctlTest {
  protected:
-  // Runs counterctl against `db`.
-  ProcessResult CtlOn(const std::string& db,
-                      const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {"--db", db};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return CtlRaw(argv);
-  }
-  std::string CtlOnOk(const std::string& db,
-                      const std::vector<std::string>& args) {
-    ProcessResult r = CtlOn(db, args);
-    EXPECT_EQ(r.exit_code, 0) << Describe(args, r);
-    return r.out;
-  }
   // Several counters: once-only, mixed once and plain, affinity, one shard,
   // one with no data at all, and one with more markers than one import
   // batch (10,000).

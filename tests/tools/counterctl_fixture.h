@@ -28,6 +28,19 @@ class CounterctlTest : public ::testing::Test {
     argv.insert(argv.end(), args.begin(), args.end());
     return RunProcess(argv, tmp_.path());
   }
+  // Runs counterctl against another database: `counterctl --db db args...`.
+  ProcessResult CtlOn(const std::string& db,
+                      const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {"--db", db};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return CtlRaw(argv);
+  }
+  std::string CtlOnOk(const std::string& db,
+                      const std::vector<std::string>& args) {
+    ProcessResult r = CtlOn(db, args);
+    EXPECT_EQ(r.exit_code, 0) << Describe(args, r);
+    return r.out;
+  }
   // Runs a command that must succeed and returns its stdout.
   std::string CtlOk(const std::vector<std::string>& args) {
     ProcessResult r = Ctl(args);

@@ -47,7 +47,7 @@ TEST_F(CounterctlCli, RoundTrip) {
 
   const std::vector<std::string> describe =
       Lines(CtlOk({"describe", "orders"}));
-  ASSERT_EQ(describe.size(), 9u);
+  ASSERT_EQ(describe.size(), 10u);
   EXPECT_EQ(describe[0], "name: orders");
   EXPECT_TRUE(std::regex_match(describe[1], std::regex("id: [0-9]+")))
       << describe[1];
@@ -63,6 +63,7 @@ TEST_F(CounterctlCli, RoundTrip) {
   EXPECT_EQ(describe[6], "flags: 0");
   EXPECT_EQ(describe[7], "markers: 0");
   EXPECT_EQ(describe[8], "pending_operands: 0");
+  EXPECT_EQ(describe[9], "dedupe_window_ms: 0");
 
   const std::regex applied("applied shard=[0-3]");
   EXPECT_TRUE(

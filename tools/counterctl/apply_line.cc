@@ -5,6 +5,7 @@
 
 #include "common.h"
 #include "tally/limits.h"
+#include "tally/types.h"
 
 namespace counterctl {
 namespace {
@@ -51,30 +52,34 @@ bool IsHugeInteger(const json& value) {
   return std::trunc(d) == d && std::fabs(d) >= std::ldexp(1.0, 63);
 }
 
-bool CheckDelta(const json& value, int64_t* out, std::string* reason) {
+// An integer field in [min, max].
+bool CheckInt(const json& value, const char* field, int64_t min, int64_t max,
+              int64_t* out, std::string* reason) {
   // nlohmann stores non-negative integers as unsigned and integers beyond
   // 64 bits as floats, so each representation is checked on its own.
   if (value.is_number_unsigned()) {
     const uint64_t v = value.get<uint64_t>();
-    if (v <= static_cast<uint64_t>(tally::kMaxDelta)) {
+    if (max >= 0 && v <= static_cast<uint64_t>(max) &&
+        static_cast<int64_t>(v) >= min) {
       *out = static_cast<int64_t>(v);
       return true;
     }
   } else if (value.is_number_integer()) {
     const int64_t v = value.get<int64_t>();
-    if (v >= tally::kMinDelta) {
+    if (v >= min && v <= max) {
       *out = v;
       return true;
     }
   } else if (!value.is_number_float() || !IsHugeInteger(value)) {
     // A float such as 1.0 is refused even when integral: the producer
     // would be counting in floating point, which loses increments.
-    *reason = "\"delta\" must be an integer, got " + Show(value);
+    *reason = std::string("\"") + field + "\" must be an integer, got " +
+              Show(value);
     return false;
   }
-  *reason = "\"delta\" must be an integer in " +
-            std::to_string(tally::kMinDelta) + ".." +
-            std::to_string(tally::kMaxDelta) + ", got " + Show(value);
+  *reason = std::string("\"") + field + "\" must be an integer in " +
+            std::to_string(min) + ".." + std::to_string(max) + ", got " +
+            Show(value);
   return false;
 }
 
@@ -105,6 +110,7 @@ bool ParseApplyLine(std::string_view line, ApplyEvent* event,
   const json* counter = nullptr;
   const json* event_id = nullptr;
   const json* delta = nullptr;
+  const json* time_ms = nullptr;
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     if (it.key() == "counter") {
       counter = &it.value();
@@ -112,6 +118,8 @@ bool ParseApplyLine(std::string_view line, ApplyEvent* event,
       event_id = &it.value();
     } else if (it.key() == "delta") {
       delta = &it.value();
+    } else if (it.key() == "time_ms") {
+      time_ms = &it.value();
     } else {
       *reason = "unknown field \"" + Printable(it.key(), 40) + "\"";
       return false;
@@ -134,7 +142,14 @@ bool ParseApplyLine(std::string_view line, ApplyEvent* event,
     return false;
   }
   event->delta = 1;
-  if (delta != nullptr && !CheckDelta(*delta, &event->delta, reason)) {
+  if (delta != nullptr && !CheckInt(*delta, "delta", tally::kMinDelta,
+                                    tally::kMaxDelta, &event->delta, reason)) {
+    return false;
+  }
+  event->event_time_ms = tally::kEventTimeNow;
+  if (time_ms != nullptr &&
+      !CheckInt(*time_ms, "time_ms", tally::kMinEventTimeMs,
+                tally::kMaxEventTimeMs, &event->event_time_ms, reason)) {
     return false;
   }
   return true;

@@ -6,6 +6,9 @@
 //              line is a plain increment
 // Strings may not contain control characters (the engine's rule).
 //   "delta"    integer, optional (default 1), kMinDelta..kMaxDelta
+//   "time_ms"  integer, optional: the event time in ms since the Unix epoch,
+//              kMinEventTimeMs..kMaxEventTimeMs (default: now). It decides
+//              a once-event's dedupe window (outside_window).
 // Anything else (another field, another type, a float such as 1.0, a value
 // outside int64) rejects the line with a reason naming the field.
 
@@ -16,6 +19,8 @@
 #include <string>
 #include <string_view>
 
+#include "tally/types.h"
+
 namespace counterctl {
 
 struct ApplyEvent {
@@ -23,6 +28,7 @@ struct ApplyEvent {
   std::string event_id;  // empty for a plain increment
   int64_t delta = 1;
   bool once = false;
+  int64_t event_time_ms = tally::kEventTimeNow;  // not given
 };
 
 // True for a line holding only JSON whitespace; such lines are skipped.

@@ -77,6 +77,7 @@ class Worker {
     total.applied += local_.applied;
     total.duplicates += local_.duplicates;
     total.conflicts += local_.conflicts;
+    total.outside_window += local_.outside_window;
     total.rejected += local_.rejected;
     total.rejections.insert(total.rejections.end(),
                             std::make_move_iterator(local_.rejections.begin()),
@@ -117,7 +118,8 @@ class Worker {
         continue;
       }
       if (event_.once) {
-        batch_.AddOnce(event_.counter, event_.event_id, event_.delta);
+        batch_.AddOnce(event_.counter, event_.event_id, event_.delta,
+                       event_.event_time_ms);
       } else {
         batch_.Add(event_.counter, event_.delta);
       }
@@ -153,7 +155,8 @@ class Worker {
       const tally::Batch::Op& op = ops[k];
       tally::Result<tally::IncrementResult> r =
           op.once
-              ? shared_->db->IncrementOnce(op.counter, op.event_id, op.delta)
+              ? shared_->db->IncrementOnce(op.counter, op.event_id, op.delta,
+                                           {op.event_time_ms})
               : shared_->db->Increment(op.counter, op.delta);
       if (r.ok()) {
         Count(r->outcome);
@@ -177,6 +180,9 @@ class Worker {
         break;
       case tally::Outcome::kConflict:
         ++local_.conflicts;
+        break;
+      case tally::Outcome::kOutsideWindow:
+        ++local_.outside_window;
         break;
     }
   }

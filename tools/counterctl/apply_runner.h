@@ -44,6 +44,7 @@ struct ApplyReport {
   uint64_t applied = 0;
   uint64_t duplicates = 0;
   uint64_t conflicts = 0;
+  uint64_t outside_window = 0;  // once-events older than their window
   uint64_t rejected = 0;
   std::vector<Rejection> rejections;  // ordered by line
   // Not OK when the database failed (IOError, Corruption, ...): the run

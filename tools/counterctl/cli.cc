@@ -73,6 +73,11 @@ Command AddCreate(CLI::App* root, AllArgs* a) {
                   "affinity (hash of --affinity, required on every incr)")
       ->check(CLI::IsMember({"random", "affinity"}))
       ->type_name("POLICY");
+  sub->add_option("--dedupe-window", a->create.dedupe_window,
+                  "How long once-increment markers are kept (7d, 12h, 90m, "
+                  "30s, 500ms); older events are refused as outside_window. "
+                  "Default 0: forever")
+      ->type_name("DURATION");
   return {sub, [a] { return RunCreate(a->global, a->create); }};
 }
 
@@ -106,6 +111,10 @@ Command AddIncr(CLI::App* root, AllArgs* a) {
       sub->add_option("--affinity", a->incr.affinity_key,
                       "Key hashed to pick the shard of a plain increment")
           ->type_name("KEY");
+  sub->add_option("--time", a->incr.time,
+                  "The event time (UTC, 2026-11-30T08:00:00Z or ms since the "
+                  "epoch; default now): checked against a dedupe window")
+      ->type_name("TIME");
   return {sub, [a, event_id, affinity] {
             a->incr.has_event_id = event_id->count() > 0;
             a->incr.has_affinity_key = affinity->count() > 0;

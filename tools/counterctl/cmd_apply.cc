@@ -2,9 +2,9 @@
 // events (format in apply_line.h and docs/counterctl.md).
 //
 // Output: each rejected line as "counterctl: F:LINE: reason" on stderr, in
-// line order; then "applied=A duplicates=D conflicts=C rejected=R lines=L"
-// on stdout, where L (non-blank lines read) = A + D + C + R unless the run
-// stopped on a database failure. Exit 1 when any line was rejected.
+// line order; then "applied=A duplicates=D conflicts=C outside_window=W
+// rejected=R lines=L" on stdout, where L (non-blank lines read) =
+// A + D + C + W + R unless the run stopped on a database failure. Exit 1 when any line was rejected.
 
 #include <cerrno>
 #include <cstdio>
@@ -105,6 +105,7 @@ int RunApply(const GlobalArgs& global, const ApplyArgs& args) {
   std::cout << "applied=" << report.applied
             << " duplicates=" << report.duplicates
             << " conflicts=" << report.conflicts
+            << " outside_window=" << report.outside_window
             << " rejected=" << report.rejected << " lines=" << report.lines
             << "\n";
   return report.fatal.ok() && report.rejected == 0 ? kExitOk : kExitError;

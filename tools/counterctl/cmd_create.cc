@@ -1,4 +1,4 @@
-// create NAME --shards N [--policy random|affinity]
+// create NAME --shards N [--policy random|affinity] [--dedupe-window DUR]
 
 #include <iostream>
 #include <limits>
@@ -19,7 +19,15 @@ int RunCreate(const GlobalArgs& global, const CreateArgs& args) {
     return UsageError("--shards " + Printable(args.shards) +
                       ": expected a non-negative integer that fits uint32");
   }
+  // The range is the engine's rule again; only the syntax is checked here.
+  std::optional<int64_t> window = ParseDurationMs(args.dedupe_window);
+  if (!window) {
+    return UsageError("--dedupe-window " + Printable(args.dedupe_window) +
+                      ": expected a duration such as 7d, 12h, 90m, 30s, "
+                      "500ms, or 0");
+  }
   tally::CounterSpec spec;
+  spec.dedupe_window_ms = *window;
   spec.shards = static_cast<uint32_t>(*shards);
   // cli.cc restricts --policy to these two names.
   spec.policy = args.policy == "affinity" ? tally::ShardPolicy::kAffinity

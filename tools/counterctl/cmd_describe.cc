@@ -37,7 +37,8 @@ int RunDescribe(const GlobalArgs& global, const ReadArgs& args) {
             << "created_at: " << FormatUtcMillis(info->created_at_ms) << "\n"
             << "flags: " << DescribeFlags(info->flags) << "\n"
             << "markers: " << *markers << "\n"
-            << "pending_operands: " << *pending << "\n";
+            << "pending_operands: " << *pending << "\n"
+            << "dedupe_window_ms: " << info->dedupe_window_ms << "\n";
   return kExitOk;
 }
 

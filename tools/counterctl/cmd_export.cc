@@ -49,14 +49,17 @@ int ExportTo(tally::Db* db, std::ostream& out, bool show_progress,
   Progress progress("export: counters", counters->size(), show_progress);
   for (const tally::CounterInfo& c : *counters) {
     progress.Update(totals->counters);
-    if (!WriteRecord(out, Record{{"type", "counter"},
-                               {"name", c.name},
-                               {"shards", c.shards},
-                               {"policy", tally::ShardPolicyName(c.policy)},
-                               {"created_at_ms", c.created_at_ms},
-                               {"flags", c.flags}})) {
-      return kExitError;
+    Record counter{{"type", "counter"},
+                   {"name", c.name},
+                   {"shards", c.shards},
+                   {"policy", tally::ShardPolicyName(c.policy)},
+                   {"created_at_ms", c.created_at_ms},
+                   {"flags", c.flags}};
+    // Format-2 settings only when set, so other exports stay as they were.
+    if (c.dedupe_window_ms != 0) {
+      counter["dedupe_window_ms"] = c.dedupe_window_ms;
     }
+    if (!WriteRecord(out, counter)) return kExitError;
     ++totals->counters;
     tally::Result<std::vector<int64_t>> shards = db->ShardCounts(c.name);
     if (!shards.ok()) return Fail(shards.status());
@@ -77,14 +80,14 @@ int ExportTo(tally::Db* db, std::ostream& out, bool show_progress,
           db->ListEvents(c.name, page);
       if (!markers.ok()) return Fail(markers.status());
       for (const tally::MarkerInfo& m : *markers) {
-        if (!WriteRecord(out, Record{{"type", "marker"},
-                                   {"counter", c.name},
-                                   {"event_id", m.event_id},
-                                   {"shard", m.shard},
-                                   {"delta", m.delta},
-                                   {"created_at_ms", m.created_at_ms}})) {
-          return kExitError;
-        }
+        Record marker{{"type", "marker"},
+                      {"counter", c.name},
+                      {"event_id", m.event_id},
+                      {"shard", m.shard},
+                      {"delta", m.delta},
+                      {"created_at_ms", m.created_at_ms}};
+        if (m.expires_at_ms != 0) marker["expires_at_ms"] = m.expires_at_ms;
+        if (!WriteRecord(out, marker)) return kExitError;
         ++totals->markers;
       }
       if (markers->size() < page.limit) break;

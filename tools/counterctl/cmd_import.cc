@@ -89,6 +89,13 @@ bool GetString(const Json& obj, const char* key, std::string* out,
   return true;
 }
 
+// GetInt for a key older exports do not have: absent leaves *out alone.
+template <typename T>
+bool GetOptionalInt(const Json& obj, const char* key, T* out,
+                    std::string* error) {
+  return obj.find(key) == obj.end() || GetInt(obj, key, out, error);
+}
+
 bool OnlyKeys(const Json& obj, std::set<std::string> keys,
               std::string* error) {
   for (auto it = obj.begin(); it != obj.end(); ++it) {
@@ -115,7 +122,7 @@ bool AddRecord(const Json& rec, Plan* plan, std::string* error) {
   if (!GetString(rec, "type", &type, error)) return false;
   if (type == "counter") {
     if (!OnlyKeys(rec, {"type", "name", "shards", "policy", "created_at_ms",
-                        "flags"},
+                        "flags", "dedupe_window_ms"},
                   error)) {
       return false;
     }
@@ -125,7 +132,9 @@ bool AddRecord(const Json& rec, Plan* plan, std::string* error) {
         !GetInt(rec, "shards", &c.info.shards, error) ||
         !GetString(rec, "policy", &policy, error) ||
         !GetInt(rec, "created_at_ms", &c.info.created_at_ms, error) ||
-        !GetInt(rec, "flags", &c.info.flags, error)) {
+        !GetInt(rec, "flags", &c.info.flags, error) ||
+        !GetOptionalInt(rec, "dedupe_window_ms", &c.info.dedupe_window_ms,
+                        error)) {
       return false;
     }
     if ((c.info.flags & ~tally::kCounterFlagPlainIncrements) != 0) {
@@ -190,11 +199,12 @@ bool AddRecord(const Json& rec, Plan* plan, std::string* error) {
   tally::MarkerInfo m;
   m.shard = shard;
   if (!OnlyKeys(rec, {"type", "counter", "event_id", "shard", "delta",
-                      "created_at_ms"},
+                      "created_at_ms", "expires_at_ms"},
                 error) ||
       !GetString(rec, "event_id", &m.event_id, error) ||
       !GetInt(rec, "delta", &m.delta, error) ||
-      !GetInt(rec, "created_at_ms", &m.created_at_ms, error)) {
+      !GetInt(rec, "created_at_ms", &m.created_at_ms, error) ||
+      !GetOptionalInt(rec, "expires_at_ms", &m.expires_at_ms, error)) {
     return false;
   }
   if (!AcceptedInt64("delta", m.delta, error)) return false;

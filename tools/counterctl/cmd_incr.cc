@@ -1,5 +1,6 @@
-// incr NAME [--by D] [--event-id ID] [--affinity KEY]: one increment, plain
-// or once; prints its outcome and shard ("applied shard=3").
+// incr NAME [--by D] [--event-id ID] [--affinity KEY] [--time T]: one
+// increment, plain or once; prints its outcome and shard ("applied
+// shard=3", "outside_window shard=1").
 
 #include <iostream>
 #include <memory>
@@ -34,13 +35,27 @@ int RunIncr(const GlobalArgs& global, const IncrArgs& args) {
         "shard comes from its --event-id");
   }
 
+  tally::OnceOptions once;
+  if (!args.time.empty()) {
+    std::optional<int64_t> t = ParseUtcTime(args.time);
+    if (!t) {
+      return UsageError("--time " + Printable(args.time) +
+                        ": expected YYYY-MM-DDTHH:MM:SS[.fff]Z (UTC) or ms "
+                        "since the Unix epoch");
+    }
+    once.event_time_ms = *t;
+  }
+  if (!args.time.empty() && !args.has_event_id) {
+    return UsageError("--time applies to once-increments (--event-id) only");
+  }
+
   std::unique_ptr<tally::Db> db;
   tally::Status s = OpenDb(global, OpenMode::kWrite, &db);
   if (!s.ok()) return Fail(s);
 
   tally::Result<tally::IncrementResult> result =
       args.has_event_id
-          ? db->IncrementOnce(args.name, args.event_id, *delta)
+          ? db->IncrementOnce(args.name, args.event_id, *delta, once)
           : db->Increment(args.name, *delta,
                           tally::IncrementOptions{args.affinity_key});
   if (!result.ok()) return Fail(result.status());

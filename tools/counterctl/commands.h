@@ -20,6 +20,7 @@ struct CreateArgs {
   std::string name;
   std::string shards;
   std::string policy = "random";
+  std::string dedupe_window = "0";  // a duration (ParseDurationMs)
 };
 int RunCreate(const GlobalArgs& global, const CreateArgs& args);
 
@@ -61,6 +62,7 @@ struct IncrArgs {
   bool has_event_id = false;
   std::string affinity_key;
   bool has_affinity_key = false;
+  std::string time;  // event time (ParseUtcTime); empty: now
 };
 int RunIncr(const GlobalArgs& global, const IncrArgs& args);
 

@@ -76,6 +76,25 @@ std::optional<uint64_t> ParseUint64(std::string_view text) {
   return value;
 }
 
+std::optional<int64_t> ParseDurationMs(std::string_view text) {
+  static constexpr std::pair<std::string_view, int64_t> kUnits[] = {
+      {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", 86400000}};
+  if (text == "0") return 0;
+  for (const auto& [unit, scale] : kUnits) {
+    if (text.size() <= unit.size() ||
+        text.substr(text.size() - unit.size()) != unit) {
+      continue;
+    }
+    const std::string_view digits = text.substr(0, text.size() - unit.size());
+    // "5ms" also ends in "s": only the unit whose number parses counts.
+    std::optional<uint64_t> n = ParseUint64(digits);
+    if (!n) continue;
+    if (*n > static_cast<uint64_t>(INT64_MAX / scale)) return std::nullopt;
+    return static_cast<int64_t>(*n) * scale;
+  }
+  return std::nullopt;
+}
+
 std::optional<uint64_t> ParseCountFlag(std::string_view flag,
                                        std::string_view text, uint64_t min,
                                        uint64_t max) {

@@ -60,6 +60,11 @@ tally::Status OpenDb(const GlobalArgs& global, OpenMode mode,
 std::optional<int64_t> ParseInt64(std::string_view text);
 std::optional<uint64_t> ParseUint64(std::string_view text);
 
+// A duration for flags such as --dedupe-window: a base-10 count and one
+// unit, ms, s, m, h or d ("7d", "90m", "500ms"), or "0"; in milliseconds.
+// nullopt for anything else, or beyond int64 milliseconds.
+std::optional<int64_t> ParseDurationMs(std::string_view text);
+
 // Parses a flag that must be an integer in [min, max]. On failure reports a
 // usage error naming the flag and the value and returns nullopt.
 std::optional<uint64_t> ParseCountFlag(std::string_view flag,

@@ -27,6 +27,7 @@ Json CounterJson(const tally::CounterInfo& info) {
   SetTime(&j, "created_at", info.created_at_ms);
   j["flags"] = info.flags;
   j["plain_increments"] = (info.flags & kFlagPlainIncrements) != 0;
+  j["dedupe_window_ms"] = info.dedupe_window_ms;
   return j;
 }
 
@@ -36,6 +37,7 @@ Json MarkerJson(const tally::MarkerInfo& marker) {
   j["shard"] = marker.shard;
   j["delta"] = marker.delta;
   SetTime(&j, "created_at", marker.created_at_ms);
+  if (marker.expires_at_ms != 0) SetTime(&j, "expires_at", marker.expires_at_ms);
   return j;
 }
 

@@ -1,0 +1,36 @@
+// Expired markers of counters with a dedupe window (docs/design.md, "Dedupe
+// windows"): the rule every reader applies, and the events column family's
+// compaction filter that drops them.
+//
+// Thread safety: MarkerExpired is a pure function; the factory and its
+// filters are called by RocksDB's background threads concurrently and only
+// read the clock (Clock::NowMillis must be thread-safe, as Options says).
+
+#ifndef TALLY_ENGINE_MARKER_EXPIRY_H_
+#define TALLY_ENGINE_MARKER_EXPIRY_H_
+
+#include <rocksdb/compaction_filter.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "tally/options.h"
+
+namespace tally::engine {
+
+// True when a marker with this expiry (0: never) has expired at `now_ms`.
+// Readers treat an expired marker as gone before compaction drops it.
+inline bool MarkerExpired(int64_t expires_at_ms, int64_t now_ms) {
+  return expires_at_ms != 0 && expires_at_ms < now_ms;
+}
+
+// Filters for the events column family: each compaction reads the clock once
+// and drops every marker expired at that time. A marker that fails to decode
+// is kept (Verify reports it). Ownership: the factory keeps `clock`, which
+// must outlive the database.
+std::shared_ptr<rocksdb::CompactionFilterFactory> NewMarkerExpiryFilterFactory(
+    const Clock* clock);
+
+}  // namespace tally::engine
+
+#endif  // TALLY_ENGINE_MARKER_EXPIRY_H_
