@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "engine/coding.h"
+#include "engine/counter_range.h"
 #include "engine/db_impl.h"
 #include "engine/rocksdb_options.h"
 #include "engine/validate.h"
@@ -21,20 +22,37 @@ Result<uint64_t> DbImpl::PendingOperands(std::string_view counter) {
   rocksdb::PinnableSlice one;
   rocksdb::GetMergeOperandsOptions opts;
   opts.expected_max_number_of_operands = 1;
-  for (uint32_t shard = 0; shard < c->shards; ++shard) {
-    char key[kShardKeyBytes];
-    EncodeShardKey(c->id, shard, key);
+  auto count = [&](const rocksdb::Slice& key) -> Status {
     int n = 0;
-    rocksdb::Status rs =
-        db_->GetMergeOperands(rocksdb::ReadOptions(), shards_,
-                              rocksdb::Slice(key, sizeof key), &one, &opts, &n);
+    rocksdb::Status rs = db_->GetMergeOperands(rocksdb::ReadOptions(), shards_,
+                                               key, &one, &opts, &n);
     one.Reset();
-    if (rs.IsNotFound()) continue;
+    if (rs.IsNotFound()) return Status::OK();
     if (!rs.ok() && !rs.IsIncomplete()) {
       return wal::FromRocks(rs, "count pending operands");
     }
-    // n counts the stored entries a read folds; one per shard is the floor.
+    // n counts the stored entries a read folds; one per key is the floor.
     if (n > 1) pending += static_cast<uint64_t>(n - 1);
+    return Status::OK();
+  };
+  if (c->bucket != BucketWidth::kNone) {
+    // Every stored (bucket, shard) key of the counter.
+    CounterRange range(c->id);
+    std::unique_ptr<rocksdb::Iterator> it =
+        range.NewIterator(db_.get(), shards_);
+    for (it->Seek(range.begin()); it->Valid(); it->Next()) {
+      Status s = count(it->key());
+      if (!s.ok()) return s;
+    }
+    Status s = wal::FromRocks(it->status(), "count pending operands");
+    if (!s.ok()) return s;
+    return pending;
+  }
+  for (uint32_t shard = 0; shard < c->shards; ++shard) {
+    char key[kShardKeyBytes];
+    EncodeShardKey(c->id, shard, key);
+    Status s = count(rocksdb::Slice(key, sizeof key));
+    if (!s.ok()) return s;
   }
   return pending;
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <random>
 
+#include "engine/buckets.h"
 #include "engine/coding.h"
 #include "engine/counter_range.h"
 #include "engine/format.h"
@@ -62,14 +63,27 @@ Catalog::Catalog(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* meta,
                  rocksdb::ColumnFamilyHandle* shards,
                  rocksdb::ColumnFamilyHandle* events,
                  rocksdb::ColumnFamilyHandle* rollups,
-                 wal::CommitPipeline* commit, const Clock* clock)
+                 wal::CommitPipeline* commit, const Clock* clock,
+                 RetentionRules* retention)
     : db_(db),
       meta_(meta),
       shards_(shards),
       events_(events),
       rollups_(rollups),
       commit_(commit),
-      clock_(clock) {}
+      clock_(clock),
+      retention_(retention) {}
+
+void Catalog::PublishRetention() {
+  RetentionRules::Map rules;
+  for (const auto& [name, entry] : by_name_) {
+    if (entry->bucket != BucketWidth::kNone && entry->retention_ms != 0) {
+      rules.emplace(entry->id, RetentionRules::Rule{BucketWidthMs(entry->bucket),
+                                                    entry->retention_ms});
+    }
+  }
+  retention_->Replace(std::move(rules));
+}
 
 Status Catalog::WriteFreshHeader() {
   header_ = schema::HeaderRecord{kBaseFormatVersion, kFirstCounterId,
@@ -131,6 +145,7 @@ Status Catalog::Load(const std::string& path, bool read_only) {
     std::string_view view = entry->name;
     by_name_.emplace(view, std::move(entry));
   }
+  PublishRetention();
   return wal::FromRocks(it->status(), "read meta");
 }
 
@@ -187,6 +202,7 @@ Status Catalog::Create(std::string_view name, const CounterSpec& spec,
   auto entry = std::make_unique<Entry>(info);
   std::string_view view = entry->name;
   by_name_.emplace(view, std::move(entry));
+  if (info.retention_ms != 0) PublishRetention();
   return Status::OK();
 }
 
@@ -207,7 +223,9 @@ Status Catalog::Delete(std::string_view name) {
   if (!rs.ok()) return wal::FromRocks(rs, "delete counter");
   Status s = commit_->CommitDurable(&wb);
   if (!s.ok()) return s;
+  const bool had_rule = found->second->retention_ms != 0;
   by_name_.erase(found);
+  if (had_rule) PublishRetention();
   return Status::OK();
 }
 

@@ -12,7 +12,8 @@
 // increment of the deleted counter.
 //
 // Ownership: owned by DbImpl; does not own the rocksdb::DB, the column
-// family handles, the commit pipeline or the clock, which outlive it.
+// family handles, the commit pipeline, the clock or the retention rules,
+// which outlive it; it keeps the rules in step with its counters.
 // Thread safety: all methods are safe to call concurrently.
 
 #ifndef TALLY_ENGINE_CATALOG_H_
@@ -27,6 +28,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/bucket_retention.h"
 #include "engine/format.h"
 #include "engine/rw_lock.h"
 #include "schema/records.h"
@@ -43,7 +45,7 @@ class Catalog {
           rocksdb::ColumnFamilyHandle* shards,
           rocksdb::ColumnFamilyHandle* events,
           rocksdb::ColumnFamilyHandle* rollups, wal::CommitPipeline* commit,
-          const Clock* clock);
+          const Clock* clock, RetentionRules* retention);
   Catalog(const Catalog&) = delete;
   Catalog& operator=(const Catalog&) = delete;
 
@@ -107,6 +109,9 @@ class Catalog {
 
  private:
   Status WriteFreshHeader();
+  // Installs the retention rules of the counters now in by_name_ (requires
+  // lock_ held exclusively).
+  void PublishRetention();
   std::vector<CounterInfo> ListLocked() const;  // requires lock_ held
 
   rocksdb::DB* const db_;
@@ -116,6 +121,7 @@ class Catalog {
   rocksdb::ColumnFamilyHandle* const rollups_;  // may be null (read-only)
   wal::CommitPipeline* const commit_;
   const Clock* const clock_;
+  RetentionRules* const retention_;  // not owned
 
   RwLock lock_;
   // Guarded by lock_. Keys view the CounterInfo::name they map to.

@@ -10,6 +10,17 @@ bool DecodeShardKey(std::string_view key, uint64_t* counter_id,
   return true;
 }
 
+bool DecodeBucketShardKey(std::string_view key, uint64_t* counter_id,
+                          int64_t* bucket_start_ms, uint32_t* shard) {
+  if (key.size() != kBucketShardKeyBytes) return false;
+  const uint64_t start = DecodeFixed64BE(key.data() + kCounterIdBytes);
+  if (start > static_cast<uint64_t>(INT64_MAX)) return false;
+  *counter_id = DecodeFixed64BE(key.data());
+  *bucket_start_ms = static_cast<int64_t>(start);
+  *shard = DecodeFixed32BE(key.data() + kCounterIdBytes + 8);
+  return true;
+}
+
 void EncodeMarkerKey(uint64_t counter_id, std::string_view event_id,
                      std::string* out) {
   out->resize(kCounterIdBytes + event_id.size());

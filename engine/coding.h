@@ -67,6 +67,20 @@ inline void EncodeShardKey(uint64_t counter_id, uint32_t shard,
 bool DecodeShardKey(std::string_view key, uint64_t* counter_id,
                     uint32_t* shard);
 
+// shards CF key of a bucketed counter: counter id (8, BE) + bucket start in
+// ms since the Unix epoch (8, BE; never negative) + shard index (4, BE), so
+// one counter's buckets sort by time and a time range is one key range.
+inline void EncodeBucketShardKey(uint64_t counter_id, int64_t bucket_start_ms,
+                                 uint32_t shard,
+                                 char out[kBucketShardKeyBytes]) {
+  EncodeFixed64BE(counter_id, out);
+  EncodeFixed64BE(static_cast<uint64_t>(bucket_start_ms),
+                  out + kCounterIdBytes);
+  EncodeFixed32BE(shard, out + kCounterIdBytes + 8);
+}
+bool DecodeBucketShardKey(std::string_view key, uint64_t* counter_id,
+                          int64_t* bucket_start_ms, uint32_t* shard);
+
 // The 8-byte prefix every shard and marker key of one counter starts with.
 inline void EncodeCounterPrefix(uint64_t counter_id,
                                 char out[kCounterIdBytes]) {

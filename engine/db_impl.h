@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/bucket_retention.h"
 #include "engine/catalog.h"
 #include "engine/coding.h"
 #include "engine/event_locks.h"
@@ -54,6 +55,8 @@ class DbImpl final : public Db {
                             const ReadOptions& options) override;
   Result<std::vector<int64_t>> ShardCounts(std::string_view counter,
                                            const ReadOptions& options) override;
+  Result<int64_t> ReadRange(std::string_view counter, int64_t from_ms,
+                            int64_t to_ms, const ReadOptions& options) override;
   Result<uint64_t> CountEvents(std::string_view counter) override;
 
   Result<std::vector<MarkerInfo>> ListEvents(
@@ -100,6 +103,13 @@ class DbImpl final : public Db {
   // consistent view, checking each key and value.
   Status ScanShards(const CounterInfo& c, const rocksdb::ReadOptions& ro,
                     const std::function<void(uint32_t, int64_t)>& visit);
+  // Visits a bucketed counter's retained buckets starting in
+  // [from_bucket, to_bucket) (bucket start, shard index, value), in time
+  // order, from one consistent view.
+  Status ScanBuckets(
+      const CounterInfo& c, const rocksdb::ReadOptions& ro,
+      int64_t from_bucket, int64_t to_bucket,
+      const std::function<void(int64_t, uint32_t, int64_t)>& visit);
   // The exact sum of a counter's shards as `ro` sees them.
   Status SumShards(const CounterInfo& c, const rocksdb::ReadOptions& ro,
                    int64_t* sum);
@@ -126,6 +136,10 @@ class DbImpl final : public Db {
   rocksdb::ColumnFamilyHandle* rollups_ = nullptr;  // null: an old read-only db
 
   std::unique_ptr<wal::CommitPipeline> commit_;
+  // Bucket retention rules, kept by the catalog, read by the shards
+  // family's compaction filter.
+  std::shared_ptr<RetentionRules> retention_ =
+      std::make_shared<RetentionRules>();
   std::unique_ptr<Catalog> catalog_;
   EventLocks event_locks_;
   Counters stats_;

@@ -40,6 +40,8 @@ inline constexpr uint64_t kFirstCounterId = 1;
 // Width of the counter-id prefix of shard and marker keys.
 inline constexpr int kCounterIdBytes = 8;
 inline constexpr int kShardKeyBytes = kCounterIdBytes + 4;
+// A bucketed counter's shard key adds the bucket's start (format 2).
+inline constexpr int kBucketShardKeyBytes = kCounterIdBytes + 8 + 4;
 inline constexpr int kValueBytes = 8;
 
 }  // namespace tally::engine

@@ -37,6 +37,11 @@ Status DbImpl::ImportShardValue(std::string_view counter, uint32_t shard,
   Catalog::Reader catalog(catalog_.get());
   const Catalog::Entry* c = catalog.Find(counter);
   if (c == nullptr) return CounterNotFound(counter);
+  if (c->bucket != BucketWidth::kNone) {
+    return Status::NotSupported("counter " + Quote(c->name) +
+                                " has time buckets; importing bucketed "
+                                "shard values is not supported");
+  }
   if (shard >= c->shards) {
     return Status::InvalidArgument("shard " + std::to_string(shard) +
                                    " is outside counter " + Quote(c->name) +

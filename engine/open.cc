@@ -158,7 +158,7 @@ Status DbImpl::Init() {
   Status s = CheckPath(checked, path_);
   if (!s.ok()) return s;
 
-  RocksOptions ro = MakeRocksOptions(checked);
+  RocksOptions ro = MakeRocksOptions(checked, retention_);
   env_ = ro.env;
   s = options_.read_only ? OpenReader(std::move(ro)) : OpenWriter(ro);
   if (!s.ok()) return s;
@@ -168,7 +168,8 @@ Status DbImpl::Init() {
   rollups_ = handles_.size() > kRollups ? handles_[kRollups] : nullptr;
   commit_ = std::make_unique<wal::CommitPipeline>(db_.get(), options_.sync);
   catalog_ = std::make_unique<Catalog>(db_.get(), meta_, shards_, events_,
-                                       rollups_, commit_.get(), clock_);
+                                       rollups_, commit_.get(), clock_,
+                                       retention_.get());
   s = catalog_->Load(path_, options_.read_only);
   if (!s.ok()) return s;
   if (!options_.read_only && options_.rollup_interval_ms > 0) {

@@ -4,6 +4,7 @@
 
 #include <rocksdb/iterator.h>
 
+#include "engine/buckets.h"
 #include "engine/coding.h"
 #include "engine/counter_range.h"
 #include "engine/db_impl.h"
@@ -27,6 +28,16 @@ Status Overflowed(const CounterInfo& c, uint32_t shard) {
                             " overflowed int64; its value is unknown");
 }
 
+Status NarrowSum(const CounterInfo& c, __int128 sum, int64_t* out) {
+  if (sum < std::numeric_limits<int64_t>::min() ||
+      sum > std::numeric_limits<int64_t>::max()) {
+    return Status::OutOfRange("counter " + Quote(c.name) +
+                              ": the sum of its shards is beyond int64");
+  }
+  *out = static_cast<int64_t>(sum);
+  return Status::OK();
+}
+
 // Up to this many shards an exact read is one MultiGet; beyond, one prefix
 // scan. Measured (BM_ReadExact, docs/benchmarks.md): a scan is faster on a
 // cold counter (100 shards 23 us vs 94 us) but must step over every hidden
@@ -34,17 +45,61 @@ Status Overflowed(const CounterInfo& c, uint32_t shard) {
 // burst: 190 us vs 53 us); hot many-shard counters are ReadCached's job.
 constexpr uint32_t kMultiGetMaxShards = 64;
 
+// A stored shard value, decoded and checked.
+Status CheckShardValue(const CounterInfo& c, std::string_view key,
+                       std::string_view value, uint32_t shard, int64_t* v) {
+  if (!DecodeInt64(value, v)) return BadValue(c, key, value.size());
+  if (*v == kOverflowedValue) return Overflowed(c, shard);
+  return Status::OK();
+}
+
 }  // namespace
+
+Status DbImpl::ScanBuckets(
+    const CounterInfo& c, const rocksdb::ReadOptions& ro, int64_t from_bucket,
+    int64_t to_bucket,
+    const std::function<void(int64_t, uint32_t, int64_t)>& visit) {
+  const int64_t width = BucketWidthMs(c.bucket);
+  const int64_t now = clock_->NowMillis();
+  CounterRange range(c.id, ro);
+  char start[kBucketShardKeyBytes];
+  EncodeBucketShardKey(c.id, from_bucket, 0, start);
+  std::unique_ptr<rocksdb::Iterator> it = range.NewIterator(db_.get(), shards_);
+  for (it->Seek(rocksdb::Slice(start, sizeof start)); it->Valid(); it->Next()) {
+    const std::string_view key = it->key().ToStringView();
+    uint64_t id;
+    int64_t bucket;
+    uint32_t shard;
+    if (!DecodeBucketShardKey(key, &id, &bucket, &shard) || id != c.id ||
+        shard >= c.shards || bucket % width != 0) {
+      return Status::Corruption("unexpected shard key " + HexKey(key) +
+                                " under bucketed counter " + Quote(c.name));
+    }
+    if (bucket >= to_bucket) break;
+    if (BucketExpired(bucket, width, c.retention_ms, now)) continue;
+    int64_t v;
+    Status s = CheckShardValue(c, key, it->value().ToStringView(), shard, &v);
+    if (!s.ok()) return s;
+    visit(bucket, shard, v);
+  }
+  return wal::FromRocks(it->status(), "scan buckets");
+}
 
 Status DbImpl::ScanShards(const CounterInfo& c, const rocksdb::ReadOptions& ro,
                           const std::function<void(uint32_t, int64_t)>& visit) {
+  if (c.bucket != BucketWidth::kNone) {
+    // Every retained bucket's shards, each added to its shard index.
+    return ScanBuckets(c, ro, 0, std::numeric_limits<int64_t>::max(),
+                       [&](int64_t, uint32_t shard, int64_t v) {
+                         visit(shard, v);
+                       });
+  }
   auto check = [&](std::string_view key, std::string_view value,
                    uint32_t shard) -> Status {
     int64_t v;
-    if (!DecodeInt64(value, &v)) return BadValue(c, key, value.size());
-    if (v == kOverflowedValue) return Overflowed(c, shard);
-    visit(shard, v);
-    return Status::OK();
+    Status s = CheckShardValue(c, key, value, shard, &v);
+    if (s.ok()) visit(shard, v);
+    return s;
   };
 
   if (c.shards == 1) {
@@ -104,13 +159,43 @@ Status DbImpl::SumShards(const CounterInfo& c, const rocksdb::ReadOptions& ro,
   __int128 sum = 0;
   Status s = ScanShards(c, ro, [&](uint32_t, int64_t v) { sum += v; });
   if (!s.ok()) return s;
-  if (sum < std::numeric_limits<int64_t>::min() ||
-      sum > std::numeric_limits<int64_t>::max()) {
-    return Status::OutOfRange("counter " + Quote(c.name) +
-                              ": the sum of its shards is beyond int64");
+  return NarrowSum(c, sum, out);
+}
+
+Result<int64_t> DbImpl::ReadRange(std::string_view counter, int64_t from_ms,
+                                  int64_t to_ms, const ReadOptions& options) {
+  Status s = ValidateEventTime(from_ms);
+  if (s.ok()) s = ValidateEventTime(to_ms);
+  if (s.ok() && (from_ms == kEventTimeNow || to_ms == kEventTimeNow)) {
+    s = Status::InvalidArgument("a range read needs both ends");
   }
-  *out = static_cast<int64_t>(sum);
-  return Status::OK();
+  if (s.ok() && from_ms >= to_ms) {
+    s = Status::InvalidArgument("range from " + std::to_string(from_ms) +
+                                " ms to " + std::to_string(to_ms) +
+                                " ms is empty (from must be before to)");
+  }
+  if (!s.ok()) return s;
+  Catalog::Reader catalog(catalog_.get());
+  const CounterInfo* c = catalog.Find(counter);
+  if (c == nullptr) return CounterNotFound(counter);
+  const int64_t width = BucketWidthMs(c->bucket);
+  if (width == 0) {
+    return Status::InvalidArgument("counter " + Quote(c->name) +
+                                   " has no time buckets; read it whole");
+  }
+  rocksdb::ReadOptions ro;
+  ro.verify_checksums = options.verify_checksums;
+  // The buckets overlapping [from, to): from the one holding from_ms to the
+  // one holding to_ms - 1.
+  __int128 sum = 0;
+  s = ScanBuckets(*c, ro, BucketStart(from_ms, width),
+                  BucketStart(to_ms - 1, width) + 1,
+                  [&](int64_t, uint32_t, int64_t v) { sum += v; });
+  if (!s.ok()) return s;
+  int64_t out;
+  s = NarrowSum(*c, sum, &out);
+  if (!s.ok()) return s;
+  return out;
 }
 
 Result<int64_t> DbImpl::ReadExact(std::string_view counter,
@@ -131,12 +216,18 @@ Result<std::vector<int64_t>> DbImpl::ShardCounts(std::string_view counter,
   Catalog::Reader catalog(catalog_.get());
   const CounterInfo* c = catalog.Find(counter);
   if (c == nullptr) return CounterNotFound(counter);
-  std::vector<int64_t> counts(c->shards, 0);
+  std::vector<__int128> sums(c->shards, 0);
   rocksdb::ReadOptions ro;
   ro.verify_checksums = options.verify_checksums;
+  // A bucketed counter's shard holds one value per bucket: add them up.
   Status s = ScanShards(*c, ro,
-                        [&](uint32_t shard, int64_t v) { counts[shard] = v; });
+                        [&](uint32_t shard, int64_t v) { sums[shard] += v; });
   if (!s.ok()) return s;
+  std::vector<int64_t> counts(c->shards, 0);
+  for (uint32_t i = 0; i < c->shards; ++i) {
+    s = NarrowSum(*c, sums[i], &counts[i]);
+    if (!s.ok()) return s;
+  }
   return counts;
 }
 

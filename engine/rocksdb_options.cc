@@ -5,6 +5,7 @@
 #include <rocksdb/slice_transform.h>
 #include <rocksdb/table.h>
 
+#include "engine/bucket_retention.h"
 #include "engine/format.h"
 #include "engine/marker_expiry.h"
 #include "engine/merge_operator.h"
@@ -45,7 +46,8 @@ int CacheShardBits(size_t capacity) {
 
 }  // namespace
 
-RocksOptions MakeRocksOptions(const Options& options) {
+RocksOptions MakeRocksOptions(const Options& options,
+                              std::shared_ptr<RetentionRules> retention) {
   RocksOptions r;
   if (options.env == nullptr) {
     r.db.env = DefaultPrivateEnv();
@@ -84,6 +86,17 @@ RocksOptions MakeRocksOptions(const Options& options) {
   // one prefix scan.
   shards.prefix_extractor.reset(
       rocksdb::NewFixedPrefixTransform(kCounterIdBytes));
+  const Clock* clock =
+      options.clock != nullptr ? options.clock : Clock::System();
+  // Bucketed counters: compaction drops buckets past their retention, and
+  // every shard file is compacted at least once per expiry_sweep_seconds.
+  if (retention != nullptr) {
+    shards.compaction_filter_factory =
+        NewBucketRetentionFilterFactory(clock, std::move(retention));
+  }
+  if (options.expiry_sweep_seconds != 0) {
+    shards.periodic_compaction_seconds = options.expiry_sweep_seconds;
+  }
 
   rocksdb::ColumnFamilyOptions events = base;
   events.table_factory.reset(
@@ -95,11 +108,10 @@ RocksOptions MakeRocksOptions(const Options& options) {
   events.memtable_whole_key_filtering = true;
   events.optimize_filters_for_hits = false;
   // Dedupe windows: compaction drops expired markers, and every marker file
-  // is compacted at least once per marker_sweep_seconds.
-  events.compaction_filter_factory = NewMarkerExpiryFilterFactory(
-      options.clock != nullptr ? options.clock : Clock::System());
-  if (options.marker_sweep_seconds != 0) {
-    events.periodic_compaction_seconds = options.marker_sweep_seconds;
+  // is compacted at least once per expiry_sweep_seconds.
+  events.compaction_filter_factory = NewMarkerExpiryFilterFactory(clock);
+  if (options.expiry_sweep_seconds != 0) {
+    events.periodic_compaction_seconds = options.expiry_sweep_seconds;
   }
 
   r.families.emplace_back(rocksdb::kDefaultColumnFamilyName, base);

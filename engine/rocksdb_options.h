@@ -8,11 +8,14 @@
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
 
+#include <memory>
 #include <vector>
 
 #include "tally/options.h"
 
 namespace tally::engine {
+
+class RetentionRules;
 
 // Index of each family in RocksOptions::families and in the handle vector
 // DB::Open returns.
@@ -33,7 +36,12 @@ struct RocksOptions {
   std::vector<rocksdb::ColumnFamilyDescriptor> families;  // by Family
 };
 
-RocksOptions MakeRocksOptions(const Options& options);
+// `retention`, when given, gets the shards family's bucket-retention
+// compaction filter (the engine passes its catalog's rules; tools and tests
+// that open a database raw leave it out and keep every bucket).
+RocksOptions MakeRocksOptions(
+    const Options& options,
+    std::shared_ptr<RetentionRules> retention = nullptr);
 
 }  // namespace tally::engine
 

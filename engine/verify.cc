@@ -5,6 +5,7 @@
 
 #include <map>
 
+#include "engine/buckets.h"
 #include "engine/coding.h"
 #include "engine/db_impl.h"
 #include "engine/format.h"
@@ -125,7 +126,9 @@ Status DbImpl::Verify(VerifyReport* report) {
       const rocksdb::Slice key = it->key();
       uint64_t id;
       uint32_t shard;
-      if (!DecodeShardKey(key.ToStringView(), &id, &shard)) {
+      int64_t bucket = -1;  // plain key
+      if (!DecodeShardKey(key.ToStringView(), &id, &shard) &&
+          !DecodeBucketShardKey(key.ToStringView(), &id, &bucket, &shard)) {
         findings.Add("shards: malformed key " + Hex(key));
         continue;
       }
@@ -137,6 +140,13 @@ Status DbImpl::Verify(VerifyReport* report) {
       }
       CounterSums& sums = found->second;
       const std::string name = Quote(sums.info->name);
+      const int64_t width = BucketWidthMs(sums.info->bucket);
+      if ((bucket >= 0) != (width != 0) || (width != 0 && bucket % width != 0)) {
+        findings.Add("shards: key " + Hex(key) + " of counter " + name +
+                     " does not fit its buckets (" +
+                     BucketWidthName(sums.info->bucket) + ")");
+        continue;
+      }
       if (shard >= sums.info->shards) {
         findings.Add("shards: key " + Hex(key) + " of counter " + name +
                      ": shard " + std::to_string(shard) + " >= shard count " +
@@ -207,13 +217,13 @@ Status DbImpl::Verify(VerifyReport* report) {
   }
 
   // Cross-record invariant: shards == markers for once-only counters that
-  // keep their markers forever (a dedupe window drops markers, never their
-  // counts). Not judged after a scan stopped on damage: its sums are partial.
+  // keep their markers and buckets forever (a dedupe window drops markers,
+  // never their counts; a retention drops buckets, never their markers). Not judged after a scan stopped on damage: its sums are partial.
   if (scan_stopped) return Status::OK();
   for (const auto& [id, sums] : by_id) {
     const CounterInfo& c = *sums.info;
     if ((c.flags & kCounterFlagPlainIncrements) != 0 || !sums.readable ||
-        c.dedupe_window_ms != 0) {
+        c.dedupe_window_ms != 0 || c.retention_ms != 0) {
       continue;
     }
     ++report->sums_compared;

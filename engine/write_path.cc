@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "engine/buckets.h"
 #include "engine/coding.h"
 #include "engine/db_impl.h"
 #include "engine/shard_picker.h"
@@ -87,6 +88,55 @@ Status CheckWindow(const CounterInfo& c, int64_t event_time_ms, int64_t now,
   return Status::OK();
 }
 
+// Where an increment of a counter lands in the shards family: its shard key,
+// or for a bucketed counter the shard key of the bucket holding the event
+// time (now when not given). Built on the stack: no allocation.
+class ShardTarget {
+ public:
+  // kNoBucket for a counter without buckets.
+  static constexpr int64_t kNoBucket = -1;
+
+  // The bucket of an increment of `c` (kNoBucket when not bucketed); an
+  // event time in a bucket past the counter's retention is refused, since
+  // the count would vanish at the next read.
+  static Status BucketOf(const CounterInfo& c, int64_t event_time_ms,
+                         int64_t now, int64_t* bucket) {
+    *bucket = kNoBucket;
+    const int64_t width = BucketWidthMs(c.bucket);
+    if (width == 0) return Status::OK();
+    const int64_t t = event_time_ms == kEventTimeNow ? now : event_time_ms;
+    *bucket = BucketStart(t, width);
+    if (BucketExpired(*bucket, width, c.retention_ms, now)) {
+      return Status::InvalidArgument(
+          "event time " + std::to_string(t) + " ms falls in counter " +
+          Quote(c.name) + "'s bucket starting " + std::to_string(*bucket) +
+          " ms, past its retention of " + std::to_string(c.retention_ms) +
+          " ms");
+    }
+    return Status::OK();
+  }
+
+  ShardTarget(uint64_t counter_id, int64_t bucket, uint32_t shard) {
+    if (bucket == kNoBucket) {
+      EncodeShardKey(counter_id, shard, key_);
+      size_ = kShardKeyBytes;
+    } else {
+      EncodeBucketShardKey(counter_id, bucket, shard, key_);
+      size_ = kBucketShardKeyBytes;
+    }
+  }
+  rocksdb::Slice key() const { return {key_, size_}; }
+
+ private:
+  char key_[kBucketShardKeyBytes];
+  size_t size_;
+};
+
+// Reads the clock only for counters that need it (buckets).
+int64_t NowIfBucketed(const CounterInfo& c, const Clock* clock) {
+  return c.bucket == BucketWidth::kNone ? 0 : clock->NowMillis();
+}
+
 }  // namespace
 
 Status DbImpl::PickPlainShard(const CounterInfo& c,
@@ -112,6 +162,7 @@ Result<IncrementResult> DbImpl::Increment(std::string_view counter,
                                           const IncrementOptions& options) {
   Status s = CheckWritable();
   if (s.ok()) s = ValidateDelta(delta);
+  if (s.ok()) s = ValidateEventTime(options.event_time_ms);
   if (!s.ok()) return Reject(std::move(s));
 
   Catalog::Reader catalog(catalog_.get());
@@ -119,15 +170,19 @@ Result<IncrementResult> DbImpl::Increment(std::string_view counter,
   if (c == nullptr) return Reject(CounterNotFound(counter));
   uint32_t shard;
   s = PickPlainShard(*c, options.affinity_key, &shard);
+  int64_t bucket = ShardTarget::kNoBucket;
+  if (s.ok()) {
+    s = ShardTarget::BucketOf(*c, options.event_time_ms,
+                              NowIfBucketed(*c, clock_), &bucket);
+  }
   if (!s.ok()) return Reject(std::move(s));
 
-  char key[kShardKeyBytes];
+  const ShardTarget target(c->id, bucket, shard);
   char value[kValueBytes];
-  EncodeShardKey(c->id, shard, key);
   EncodeInt64(delta, value);
   Scratch& scratch = ThreadScratch();
   rocksdb::Status rs = scratch.batch.Merge(
-      shards_, rocksdb::Slice(key, sizeof key), rocksdb::Slice(value, sizeof value));
+      shards_, target.key(), rocksdb::Slice(value, sizeof value));
   const bool first_plain = !c->plain_recorded.load(std::memory_order_acquire);
   if (rs.ok() && first_plain) rs = AddPlainFlag(*c, &scratch, meta_);
   if (!rs.ok()) return wal::FromRocks(rs, "increment");
@@ -158,7 +213,9 @@ Result<IncrementResult> DbImpl::IncrementOnce(std::string_view counter,
   const int64_t now = clock_->NowMillis();
   bool outside;
   int64_t expires_at;
+  int64_t bucket;
   s = CheckWindow(*c, options.event_time_ms, now, &outside, &expires_at);
+  if (s.ok()) s = ShardTarget::BucketOf(*c, options.event_time_ms, now, &bucket);
   if (!s.ok()) return Reject(std::move(s));
   if (outside) {
     stats_.outside_window.fetch_add(1, std::memory_order_relaxed);
@@ -191,14 +248,13 @@ Result<IncrementResult> DbImpl::IncrementOnce(std::string_view counter,
 
   schema::EncodeMarker(event_id, c->id, shard, delta, now,
                        &scratch.marker_value, expires_at);
-  char key[kShardKeyBytes];
+  const ShardTarget target(c->id, bucket, shard);
   char value[kValueBytes];
-  EncodeShardKey(c->id, shard, key);
   EncodeInt64(delta, value);
   rs = scratch.batch.Put(events_, AsSlice(scratch.marker_key),
                          AsSlice(scratch.marker_value));
   if (rs.ok()) {
-    rs = scratch.batch.Merge(shards_, rocksdb::Slice(key, sizeof key),
+    rs = scratch.batch.Merge(shards_, target.key(),
                              rocksdb::Slice(value, sizeof value));
   }
   if (!rs.ok()) return wal::FromRocks(rs, "increment once");
@@ -216,6 +272,7 @@ struct Planned {
   uint64_t counter_id = 0;
   const Catalog::Entry* counter = nullptr;
   uint32_t shard = 0;
+  int64_t bucket = ShardTarget::kNoBucket;
   int64_t delta = 0;
   // Once-ops only: index into the unique marker list (SIZE_MAX for an op
   // outside its counter's dedupe window, which gets no marker).
@@ -231,9 +288,11 @@ struct Marker {
   int64_t expires_at = 0;  // the first op's (CheckWindow)
 };
 
-// A (counter, shard) group of applied deltas, folded into one merge operand.
+// A (counter, bucket, shard) group of applied deltas, folded into one merge
+// operand.
 struct Fold {
   uint64_t counter_id;
+  int64_t bucket;
   uint32_t shard;
   int64_t delta;
   size_t op;  // for error messages
@@ -283,6 +342,8 @@ Status DbImpl::Apply(const Batch& batch,
     }
     p.counter_id = p.counter->id;
     p.delta = op.delta;
+    s = ShardTarget::BucketOf(*p.counter, op.event_time_ms, now, &p.bucket);
+    if (!s.ok()) return Reject(BatchOpError(i, s));
     if (!op.once) {
       // Unkeyed plain increments of one counter share one random shard per
       // batch: still a random spread across batches, but the batch folds
@@ -378,7 +439,7 @@ Status DbImpl::Apply(const Batch& batch,
                                         markers[p.marker].first_op == i);
     if (first) {
       r.outcome = Outcome::kApplied;
-      folds.push_back(Fold{p.counter_id, p.shard, p.delta, i});
+      folds.push_back(Fold{p.counter_id, p.bucket, p.shard, p.delta, i});
       ++applied;
     } else {
       r.outcome = CompareDelta(winner[p.marker], p.delta);
@@ -392,8 +453,8 @@ Status DbImpl::Apply(const Batch& batch,
     return Status::OK();
   }
   std::sort(folds.begin(), folds.end(), [](const Fold& a, const Fold& b) {
-    return a.counter_id != b.counter_id ? a.counter_id < b.counter_id
-                                        : a.shard < b.shard;
+    if (a.counter_id != b.counter_id) return a.counter_id < b.counter_id;
+    return a.bucket != b.bucket ? a.bucket < b.bucket : a.shard < b.shard;
   });
 
   // 4. One WriteBatch: new markers, then one merge per (counter, shard),
@@ -425,6 +486,7 @@ Status DbImpl::Apply(const Batch& batch,
     __int128 sum = 0;
     size_t g = f;
     for (; g < folds.size() && folds[g].counter_id == folds[f].counter_id &&
+           folds[g].bucket == folds[f].bucket &&
            folds[g].shard == folds[f].shard;
          ++g) {
       sum += folds[g].delta;
@@ -437,12 +499,11 @@ Status DbImpl::Apply(const Batch& batch,
           " shard " + std::to_string(folds[f].shard) +
           " sum beyond int64; nothing was written"));
     }
-    char key[kShardKeyBytes];
+    const ShardTarget target(folds[f].counter_id, folds[f].bucket,
+                             folds[f].shard);
     char value[kValueBytes];
-    EncodeShardKey(folds[f].counter_id, folds[f].shard, key);
     EncodeInt64(static_cast<int64_t>(sum), value);
-    rs = wb.Merge(shards_, rocksdb::Slice(key, sizeof key),
-                  rocksdb::Slice(value, sizeof value));
+    rs = wb.Merge(shards_, target.key(), rocksdb::Slice(value, sizeof value));
     f = g;
   }
   if (!rs.ok()) return wal::FromRocks(rs, "build batch");

@@ -31,14 +31,16 @@ class Batch {
     std::string affinity_key;  // plain increments only; may be empty
     int64_t delta = 0;
     bool once = false;
-    int64_t event_time_ms = kEventTimeNow;  // see OnceOptions
+    int64_t event_time_ms = kEventTimeNow;  // see IncrementOptions, OnceOptions
   };
 
-  // A plain increment; `affinity_key` may be empty (see ShardPolicy).
+  // A plain increment; `affinity_key` may be empty (see ShardPolicy);
+  // `event_time_ms` as in IncrementOptions (tally/db.h).
   void Add(std::string_view counter, int64_t delta,
-           std::string_view affinity_key = {}) {
+           std::string_view affinity_key = {},
+           int64_t event_time_ms = kEventTimeNow) {
     ops_.push_back(Op{std::string(counter), std::string(),
-                      std::string(affinity_key), delta, false});
+                      std::string(affinity_key), delta, false, event_time_ms});
   }
   // A once-increment: counted at most once per (counter, event_id).
   // `event_time_ms` as in OnceOptions (tally/db.h).

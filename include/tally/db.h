@@ -40,6 +40,10 @@ struct IncrementOptions {
   // Hashed to pick the shard (the stable hash of docs/format.md). Empty:
   // random shard, allowed only under ShardPolicy::kRandom.
   std::string_view affinity_key;
+  // When the event happened, ms since the Unix epoch (UTC): a bucketed
+  // counter counts it in that time's bucket. kEventTimeNow (default): now.
+  // Ignored by counters without buckets (after its range is checked).
+  int64_t event_time_ms = kEventTimeNow;
 };
 
 // Per-call choices of a once-increment. A plain value.
@@ -49,7 +53,8 @@ struct OnceOptions {
   // counter with a dedupe window, where an event older than now - window is
   // refused as Outcome::kOutsideWindow: the time of delivery could not tell
   // a late redelivery, whose marker may be gone, from a new event. Ignored
-  // by counters without a window (after its range is checked).
+  // by counters without a window (after its range is checked). A bucketed
+  // counter counts the event in that time's bucket (now when not given).
   int64_t event_time_ms = kEventTimeNow;
 };
 
@@ -112,7 +117,18 @@ class Db {
   // is malformed (the message names the key).
   virtual Result<int64_t> ReadExact(std::string_view counter,
                                     const ReadOptions& options = {}) = 0;
-  // Each shard's value, index 0..shards-1, from one consistent snapshot.
+  // A bucketed counter's sum over the buckets overlapping [from_ms, to_ms)
+  // (ms since the Unix epoch, UTC; from < to), from one consistent view.
+  // Buckets past the counter's retention count as empty, whether or not
+  // compaction has dropped them yet. "Today" on a day-bucketed counter is
+  // [UTC midnight, +24 h); one bucket is [start, start + width).
+  // InvalidArgument for a counter without buckets. (ReadExact of a bucketed
+  // counter sums every retained bucket.)
+  virtual Result<int64_t> ReadRange(std::string_view counter, int64_t from_ms,
+                                    int64_t to_ms,
+                                    const ReadOptions& options = {}) = 0;
+  // Each shard's value, index 0..shards-1, from one consistent snapshot (a
+  // bucketed counter's: summed over its retained buckets).
   virtual Result<std::vector<int64_t>> ShardCounts(
       std::string_view counter, const ReadOptions& options = {}) = 0;
   // The number of idempotency markers the counter holds (expired ones, not

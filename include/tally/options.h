@@ -83,12 +83,12 @@ struct Options {
   // load per counter; a changed counter costs one exact read and one write.
   uint32_t rollup_interval_ms = 1000;
 
-  // Markers of counters with a dedupe window are dropped by compaction once
-  // expired (readers skip them before that). RocksDB compacts a marker file
-  // at the latest once it is this old, in seconds, so expired markers do
-  // not wait for the data volume to trigger a compaction. Default: 86400
-  // (one day). 0: RocksDB's own default (30 days).
-  uint64_t marker_sweep_seconds = 86400;
+  // Expired markers (dedupe windows) and buckets past their retention are
+  // dropped by compaction (readers skip them before that). RocksDB compacts
+  // a marker or shard file at the latest once it is this old, in seconds, so
+  // expired data does not wait for the data volume to trigger a compaction.
+  // Default: 86400 (one day). 0: RocksDB's own default (30 days).
+  uint64_t expiry_sweep_seconds = 86400;
 
   // Where time comes from. Default: nullptr, the system clock. Not owned.
   const Clock* clock = nullptr;

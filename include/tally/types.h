@@ -43,6 +43,17 @@ enum class BucketWidth : uint8_t {
 
 const char* BucketWidthName(BucketWidth width);
 
+// A bucket's length in ms; 0 for BucketWidth::kNone.
+inline constexpr int64_t BucketWidthMs(BucketWidth width) {
+  switch (width) {
+    case BucketWidth::kMinute: return 60'000;
+    case BucketWidth::kHour: return 3'600'000;
+    case BucketWidth::kDay: return 86'400'000;
+    case BucketWidth::kNone: break;
+  }
+  return 0;
+}
+
 // What CreateCounter needs.
 struct CounterSpec {
   uint32_t shards = 1;  // 1..kMaxShards

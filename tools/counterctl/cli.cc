@@ -78,6 +78,15 @@ Command AddCreate(CLI::App* root, AllArgs* a) {
                   "30s, 500ms); older events are refused as outside_window. "
                   "Default 0: forever")
       ->type_name("DURATION");
+  sub->add_option("--bucket", a->create.bucket,
+                  "Time buckets (UTC): minute, hour or day; reads then take "
+                  "a range (get --from/--to, --today, --last). Default none")
+      ->check(CLI::IsMember({"none", "minute", "hour", "day"}))
+      ->type_name("WIDTH");
+  sub->add_option("--retention", a->create.retention,
+                  "How long a bucket is kept after it ends (30d, 12h, ...); "
+                  "default 0: forever")
+      ->type_name("DURATION");
   return {sub, [a] { return RunCreate(a->global, a->create); }};
 }
 
@@ -113,7 +122,8 @@ Command AddIncr(CLI::App* root, AllArgs* a) {
           ->type_name("KEY");
   sub->add_option("--time", a->incr.time,
                   "The event time (UTC, 2026-11-30T08:00:00Z or ms since the "
-                  "epoch; default now): checked against a dedupe window")
+                  "epoch; default now): picks a bucketed counter's bucket, "
+                  "and is checked against a dedupe window")
       ->type_name("TIME");
   return {sub, [a, event_id, affinity] {
             a->incr.has_event_id = event_id->count() > 0;
@@ -128,6 +138,19 @@ Command AddGet(CLI::App* root, AllArgs* a) {
   AddName(sub, &a->get.name);
   sub->add_flag("--cached", a->get.cached,
                 "Print the roll-up's value with its as-of time and lag");
+  sub->add_option("--from", a->get.from,
+                  "Bucketed counters: the sum of the buckets overlapping "
+                  "[FROM, TO) (UTC time or ms since the epoch); needs --to")
+      ->type_name("TIME");
+  sub->add_option("--to", a->get.to, "End of the range (exclusive)")
+      ->type_name("TIME");
+  sub->add_flag("--today", a->get.today,
+                "Bucketed counters: the sum of today's buckets (UTC)");
+  sub->add_option("--last", a->get.last,
+                  "Bucketed counters: the sum of the most recent buckets "
+                  "covering DURATION, the current one included (--last 7d: "
+                  "today and the 6 days before)")
+      ->type_name("DURATION");
   AddJson(sub, &a->get.json);
   return {sub, [a] { return RunGet(a->global, a->get); }};
 }

@@ -1,4 +1,5 @@
 // create NAME --shards N [--policy random|affinity] [--dedupe-window DUR]
+//        [--bucket minute|hour|day] [--retention DUR]
 
 #include <iostream>
 #include <limits>
@@ -26,8 +27,20 @@ int RunCreate(const GlobalArgs& global, const CreateArgs& args) {
                       ": expected a duration such as 7d, 12h, 90m, 30s, "
                       "500ms, or 0");
   }
+  std::optional<int64_t> retention = ParseDurationMs(args.retention);
+  if (!retention) {
+    return UsageError("--retention " + Printable(args.retention) +
+                      ": expected a duration such as 30d, 12h, 90m, 30s, "
+                      "500ms, or 0");
+  }
   tally::CounterSpec spec;
   spec.dedupe_window_ms = *window;
+  spec.retention_ms = *retention;
+  // cli.cc restricts --bucket to these names.
+  spec.bucket = args.bucket == "minute" ? tally::BucketWidth::kMinute
+                : args.bucket == "hour" ? tally::BucketWidth::kHour
+                : args.bucket == "day"  ? tally::BucketWidth::kDay
+                                        : tally::BucketWidth::kNone;
   spec.shards = static_cast<uint32_t>(*shards);
   // cli.cc restricts --policy to these two names.
   spec.policy = args.policy == "affinity" ? tally::ShardPolicy::kAffinity

@@ -38,7 +38,9 @@ int RunDescribe(const GlobalArgs& global, const ReadArgs& args) {
             << "flags: " << DescribeFlags(info->flags) << "\n"
             << "markers: " << *markers << "\n"
             << "pending_operands: " << *pending << "\n"
-            << "dedupe_window_ms: " << info->dedupe_window_ms << "\n";
+            << "dedupe_window_ms: " << info->dedupe_window_ms << "\n"
+            << "bucket: " << tally::BucketWidthName(info->bucket) << "\n"
+            << "retention_ms: " << info->retention_ms << "\n";
   return kExitOk;
 }
 

@@ -146,13 +146,8 @@ int RunEvents(const GlobalArgs& global, const EventsArgs& args) {
   }
   std::optional<int64_t> since;
   if (args.has_since) {
-    since = ParseUtcTime(args.since);
-    if (!since) {
-      return UsageError("--since " + Printable(args.since) +
-                        ": expected ISO-8601 UTC such as "
-                        "2026-11-30T04:00:00Z or 2026-11-30T04:00:00.250Z, "
-                        "or milliseconds since the Unix epoch");
-    }
+    since = ParseTimeFlag("--since", args.since);
+    if (!since) return kExitUsage;
   }
 
   std::unique_ptr<tally::Db> db;

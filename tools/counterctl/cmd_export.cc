@@ -43,9 +43,16 @@ bool WriteRecord(std::ostream& out, const Record& record) {
 
 int ExportTo(tally::Db* db, std::ostream& out, bool show_progress,
              Totals* totals) {
-  if (!WriteRecord(out, Record{{"tally_export", 1}})) return kExitError;
   tally::Result<std::vector<tally::CounterInfo>> counters = db->ListCounters();
   if (!counters.ok()) return Fail(counters.status());
+  for (const tally::CounterInfo& c : *counters) {
+    if (c.bucket != tally::BucketWidth::kNone) {
+      return Fail(tally::Status::NotSupported(
+          "counter \"" + Printable(c.name) + "\" has time buckets, which "
+          "export does not support yet; nothing was exported"));
+    }
+  }
+  if (!WriteRecord(out, Record{{"tally_export", 1}})) return kExitError;
   Progress progress("export: counters", counters->size(), show_progress);
   for (const tally::CounterInfo& c : *counters) {
     progress.Update(totals->counters);

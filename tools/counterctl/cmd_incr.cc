@@ -35,18 +35,11 @@ int RunIncr(const GlobalArgs& global, const IncrArgs& args) {
         "shard comes from its --event-id");
   }
 
-  tally::OnceOptions once;
+  int64_t event_time = tally::kEventTimeNow;
   if (!args.time.empty()) {
-    std::optional<int64_t> t = ParseUtcTime(args.time);
-    if (!t) {
-      return UsageError("--time " + Printable(args.time) +
-                        ": expected YYYY-MM-DDTHH:MM:SS[.fff]Z (UTC) or ms "
-                        "since the Unix epoch");
-    }
-    once.event_time_ms = *t;
-  }
-  if (!args.time.empty() && !args.has_event_id) {
-    return UsageError("--time applies to once-increments (--event-id) only");
+    std::optional<int64_t> t = ParseTimeFlag("--time", args.time);
+    if (!t) return kExitUsage;
+    event_time = *t;
   }
 
   std::unique_ptr<tally::Db> db;
@@ -55,9 +48,11 @@ int RunIncr(const GlobalArgs& global, const IncrArgs& args) {
 
   tally::Result<tally::IncrementResult> result =
       args.has_event_id
-          ? db->IncrementOnce(args.name, args.event_id, *delta, once)
+          ? db->IncrementOnce(args.name, args.event_id, *delta,
+                              tally::OnceOptions{event_time})
           : db->Increment(args.name, *delta,
-                          tally::IncrementOptions{args.affinity_key});
+                          tally::IncrementOptions{args.affinity_key,
+                                                  event_time});
   if (!result.ok()) return Fail(result.status());
   std::cout << tally::OutcomeName(result->outcome) << " shard=" << result->shard
             << "\n";

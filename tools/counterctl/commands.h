@@ -21,6 +21,8 @@ struct CreateArgs {
   std::string shards;
   std::string policy = "random";
   std::string dedupe_window = "0";  // a duration (ParseDurationMs)
+  std::string bucket = "none";      // none, minute, hour or day
+  std::string retention = "0";      // a duration
 };
 int RunCreate(const GlobalArgs& global, const CreateArgs& args);
 
@@ -45,6 +47,9 @@ struct GetArgs {
   std::string name;
   bool cached = false;
   bool json = false;
+  // Bucketed counters: a range (--from/--to times), --today, or --last DUR.
+  std::string from, to, last;
+  bool today = false;
 };
 int RunGet(const GlobalArgs& global, const GetArgs& args);
 

@@ -76,6 +76,18 @@ std::optional<uint64_t> ParseUint64(std::string_view text) {
   return value;
 }
 
+std::optional<int64_t> ParseTimeFlag(std::string_view flag,
+                                     std::string_view text) {
+  std::optional<int64_t> t = ParseUtcTime(text);
+  if (!t) {
+    UsageError(std::string(flag) + " " + Printable(text) +
+               ": expected ISO-8601 UTC such as 2026-11-30T04:00:00Z or "
+               "2026-11-30T04:00:00.250Z, or milliseconds since the Unix "
+               "epoch");
+  }
+  return t;
+}
+
 std::optional<int64_t> ParseDurationMs(std::string_view text) {
   static constexpr std::pair<std::string_view, int64_t> kUnits[] = {
       {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", 86400000}};

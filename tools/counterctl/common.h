@@ -81,6 +81,11 @@ std::string FormatUtcMillis(int64_t ms);
 // offsets other than Z, no lower-case t/z, no spaces, no leap second 60.
 std::optional<int64_t> ParseUtcTime(std::string_view text);
 
+// ParseUtcTime for a flag: on failure reports a usage error naming the flag
+// and the value, and returns nullopt (the caller exits kExitUsage).
+std::optional<int64_t> ParseTimeFlag(std::string_view flag,
+                                     std::string_view text);
+
 // Bit 0 of CounterInfo::flags.
 inline constexpr uint32_t kFlagPlainIncrements = 1u << 0;
 

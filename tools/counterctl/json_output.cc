@@ -28,6 +28,8 @@ Json CounterJson(const tally::CounterInfo& info) {
   j["flags"] = info.flags;
   j["plain_increments"] = (info.flags & kFlagPlainIncrements) != 0;
   j["dedupe_window_ms"] = info.dedupe_window_ms;
+  j["bucket"] = tally::BucketWidthName(info.bucket);
+  j["retention_ms"] = info.retention_ms;
   return j;
 }
 

@@ -1,0 +1,74 @@
+#include "engine/bucket_retention.h"
+
+#include "engine/buckets.h"
+#include "engine/coding.h"
+
+namespace tally::engine {
+namespace {
+
+class BucketRetentionFilter final : public rocksdb::CompactionFilter {
+ public:
+  BucketRetentionFilter(int64_t now_ms,
+                        std::shared_ptr<const RetentionRules::Map> rules)
+      : now_ms_(now_ms), rules_(std::move(rules)) {}
+
+  Decision FilterV2(int /*level*/, const rocksdb::Slice& key, ValueType type,
+                    const rocksdb::Slice& /*existing_value*/,
+                    std::string* /*new_value*/,
+                    std::string* /*skip_until*/) const override {
+    if (type != ValueType::kValue && type != ValueType::kMergeOperand) {
+      return Decision::kKeep;
+    }
+    uint64_t id;
+    int64_t start;
+    uint32_t shard;
+    if (!DecodeBucketShardKey(key.ToStringView(), &id, &start, &shard)) {
+      return Decision::kKeep;
+    }
+    auto rule = rules_->find(id);
+    if (rule == rules_->end()) return Decision::kKeep;
+    return BucketExpired(start, rule->second.width_ms,
+                         rule->second.retention_ms, now_ms_)
+               ? Decision::kRemove
+               : Decision::kKeep;
+  }
+
+  const char* Name() const override { return "tally.BucketRetentionFilter"; }
+
+ private:
+  const int64_t now_ms_;
+  const std::shared_ptr<const RetentionRules::Map> rules_;
+};
+
+class BucketRetentionFilterFactory final
+    : public rocksdb::CompactionFilterFactory {
+ public:
+  BucketRetentionFilterFactory(const Clock* clock,
+                               std::shared_ptr<RetentionRules> rules)
+      : clock_(clock), rules_(std::move(rules)) {}
+
+  std::unique_ptr<rocksdb::CompactionFilter> CreateCompactionFilter(
+      const rocksdb::CompactionFilter::Context& /*context*/) override {
+    return std::make_unique<BucketRetentionFilter>(clock_->NowMillis(),
+                                                   rules_->Snapshot());
+  }
+
+  const char* Name() const override {
+    return "tally.BucketRetentionFilterFactory";
+  }
+
+ private:
+  const Clock* const clock_;
+  const std::shared_ptr<RetentionRules> rules_;
+};
+
+}  // namespace
+
+std::shared_ptr<rocksdb::CompactionFilterFactory>
+NewBucketRetentionFilterFactory(const Clock* clock,
+                                std::shared_ptr<RetentionRules> rules) {
+  return std::make_shared<BucketRetentionFilterFactory>(clock,
+                                                        std::move(rules));
+}
+
+}  // namespace tally::engine

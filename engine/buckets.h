@@ -1,0 +1,34 @@
+// Time buckets of bucketed counters (docs/design.md, "Time buckets"): the
+// bucket an event time falls in, and when a bucket is past its counter's
+// retention. UTC: ms since the Unix epoch have no leap seconds, so a day
+// bucket starts at UTC midnight.
+//
+// Thread safety: pure functions.
+
+#ifndef TALLY_ENGINE_BUCKETS_H_
+#define TALLY_ENGINE_BUCKETS_H_
+
+#include <cstdint>
+
+#include "tally/types.h"
+
+namespace tally::engine {
+
+// BucketWidthMs (a bucket's length) is public: tally/types.h.
+
+// The start of the bucket holding `t_ms` (>= 0) for a bucket of `width_ms`.
+inline int64_t BucketStart(int64_t t_ms, int64_t width_ms) {
+  return t_ms - t_ms % width_ms;
+}
+
+// True when the bucket starting at `start_ms` ended more than `retention_ms`
+// (0: forever) before `now_ms`. Reads skip such buckets, writes into them
+// are refused, and compaction drops them.
+inline bool BucketExpired(int64_t start_ms, int64_t width_ms,
+                          int64_t retention_ms, int64_t now_ms) {
+  return retention_ms != 0 && start_ms + width_ms + retention_ms < now_ms;
+}
+
+}  // namespace tally::engine
+
+#endif  // TALLY_ENGINE_BUCKETS_H_
