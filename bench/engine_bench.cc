@@ -24,23 +24,22 @@
 #include <rocksdb/db.h>
 #include <rocksdb/version.h>
 #include <rocksdb/write_batch.h>
-#include <stdlib.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
-#include <filesystem>
 #include <memory>
 #include <mutex>
-#include <random>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <thread>
 #include <vector>
 
+#include "bench/bench_util.h"
+#include "bench/raw_util.h"
+#include "bench/tally_util.h"
 #include "engine/coding.h"
 #include "engine/format.h"
 #include "engine/hash.h"
@@ -63,71 +62,12 @@ constexpr size_t kRawMarkerBytes = 40;
 // Deliveries a duplicate may trail its first copy by in the Dup50 streams.
 constexpr size_t kDupWindow = 1024;
 
-// A fresh directory under $TMPDIR (or /tmp), removed with its contents on
-// destruction. Declare it before the database that lives in it, so that the
-// database is closed first.
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string templ =
-        std::string(base != nullptr && *base != '\0' ? base : "/tmp") +
-        "/tally-bench-XXXXXX";
-    std::vector<char> buf(templ.begin(), templ.end());
-    buf.push_back('\0');
-    if (::mkdtemp(buf.data()) != nullptr) path_ = buf.data();
-  }
-  ~TempDir() {
-    if (path_.empty()) return;
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  bool ok() const { return !path_.empty(); }
-  std::string Sub(const char* name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
-// xorshift64*: a cheap, deterministic shard picker for the raw baselines,
-// so that they do not pay for a heavier generator the engine might not use.
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : s_(seed | 1) {}
-  uint32_t Uniform(uint32_t n) {
-    s_ ^= s_ >> 12;
-    s_ ^= s_ << 25;
-    s_ ^= s_ >> 27;
-    return static_cast<uint32_t>((s_ * 0x2545f4914f6cdd1dULL) >> 32) % n;
-  }
-
- private:
-  uint64_t s_;
-};
-
-// Skips the benchmark with `what` and the error's text. Google benchmark
-// keeps running the function after SkipWithError: the caller must return
-// or leave its loop.
-void Fail(benchmark::State& state, const std::string& what,
-          const std::string& error) {
-  state.SkipWithError((what + ": " + error).c_str());
-}
-
 // ---- raw RocksDB, configured as the engine configures it ----
 
 class RawDb {
  public:
   RawDb() { write_options_.sync = Options().sync; }
-  ~RawDb() {
-    if (db_ == nullptr) return;
-    for (rocksdb::ColumnFamilyHandle* h : handles_) {
-      db_->DestroyColumnFamilyHandle(h).PermitUncheckedError();
-    }
-    db_->Close().PermitUncheckedError();  // nothing to do about it here
-  }
+  ~RawDb() { CloseRocks(db_.get(), handles_); }
   RawDb(const RawDb&) = delete;
   RawDb& operator=(const RawDb&) = delete;
 
@@ -149,23 +89,7 @@ class RawDb {
 
   // The sum of counter `counter_id`'s shards, for the after-run check.
   rocksdb::Status SumShards(uint64_t counter_id, int64_t* sum) {
-    *sum = 0;
-    for (uint32_t shard = 0; shard < kShards; ++shard) {
-      char key[engine::kShardKeyBytes];
-      engine::EncodeShardKey(counter_id, shard, key);
-      rocksdb::PinnableSlice value;
-      rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), shards(),
-                                   rocksdb::Slice(key, sizeof(key)), &value);
-      if (s.IsNotFound()) continue;
-      if (!s.ok()) return s;
-      int64_t v = 0;
-      if (!engine::DecodeInt64(std::string_view(value.data(), value.size()),
-                               &v)) {
-        return rocksdb::Status::Corruption("bad shard value");
-      }
-      *sum += v;
-    }
-    return rocksdb::Status::OK();
+    return bench::SumShards(db_.get(), shards(), counter_id, kShards, sum);
   }
 
  private:
@@ -277,102 +201,20 @@ class RawOnce {
   rocksdb::WriteBatch batch_;
 };
 
-// ---- tally ----
-
-std::unique_ptr<Db> OpenTally(benchmark::State& state, const TempDir& dir,
-                              const Options& options = Options()) {
-  if (!dir.ok()) {
-    Fail(state, "mkdtemp", "failed");
-    return nullptr;
-  }
-  std::unique_ptr<Db> db;
-  Status s = Db::Open(options, dir.Sub("tally"), &db);
-  if (!s.ok()) {
-    Fail(state, "tally open", s.ToString());
-    return nullptr;
-  }
-  return db;
-}
-
-bool CreateCounters(benchmark::State& state, Db* db,
-                    const std::vector<std::string>& names) {
-  for (const std::string& name : names) {
-    Status s =
-        db->CreateCounter(name, CounterSpec{kShards, ShardPolicy::kRandom});
-    if (!s.ok()) {
-      Fail(state, "create " + name, s.ToString());
-      return false;
-    }
-  }
-  return true;
-}
-
-// Checks after the timed loop that `names` sum to `expected` and that the
-// engine's own figures agree with what the benchmark delivered.
-void CheckTally(benchmark::State& state, Db* db,
-                const std::vector<std::string>& names, int64_t expected,
-                uint64_t expected_duplicates) {
-  int64_t sum = 0;
-  for (const std::string& name : names) {
-    Result<int64_t> r = db->ReadExact(name);
-    if (!r.ok()) {
-      Fail(state, "read " + name, r.status().ToString());
-      return;
-    }
-    sum += *r;
-  }
-  const EngineStats stats = db->GetStats();
-  if (sum != expected || stats.duplicates != expected_duplicates ||
-      stats.conflicts != 0 || stats.rejected != 0) {
-    Fail(state, "tally check",
-         "sum " + std::to_string(sum) + " (want " + std::to_string(expected) +
-             "), duplicates " + std::to_string(stats.duplicates) + " (want " +
-             std::to_string(expected_duplicates) + "), conflicts " +
-             std::to_string(stats.conflicts) + ", rejected " +
-             std::to_string(stats.rejected));
-  }
-}
-
-// ---- event id streams (built before the timed loop: a caller has its ids
-// before it calls) ----
+// ---- event id streams (bench_util.h's DeliveryIds, built before the timed
+// loop: a caller has its ids before it calls) ----
 
 // n distinct ids, "evt-0", "evt-1", ...
 std::vector<std::string> UniqueIds(size_t n) {
-  std::vector<std::string> ids;
-  ids.reserve(n);
-  for (size_t i = 0; i < n; ++i) ids.push_back("evt-" + std::to_string(i));
-  return ids;
+  size_t distinct = 0;
+  return DeliveryIds(n, 0, &distinct);
 }
 
 // n deliveries in which each id comes twice, the copies shuffled (fixed
-// seed) within windows of kDupWindow deliveries, the way a redelivering
-// queue interleaves retries with new events. About half are duplicates;
+// seed) within windows of kDupWindow deliveries. About half are duplicates;
 // *distinct gets the number of different ids among the n.
 std::vector<std::string> DupIds(size_t n, size_t* distinct) {
-  std::vector<uint64_t> order;
-  order.reserve(n + 1);
-  for (uint64_t k = 0; order.size() < n; ++k) {
-    order.push_back(k);
-    order.push_back(k);
-  }
-  std::mt19937_64 rng(42);
-  for (size_t begin = 0; begin < order.size(); begin += kDupWindow) {
-    const size_t end = std::min(order.size(), begin + kDupWindow);
-    std::shuffle(order.begin() + begin, order.begin() + end, rng);
-  }
-  order.resize(n);
-  std::vector<bool> seen(n, false);
-  *distinct = 0;
-  std::vector<std::string> ids;
-  ids.reserve(n);
-  for (uint64_t k : order) {
-    if (!seen[k]) {
-      seen[k] = true;
-      ++*distinct;
-    }
-    ids.push_back("evt-" + std::to_string(k));
-  }
-  return ids;
+  return DeliveryIds(n, 50, distinct, kDupWindow);
 }
 
 // ---- benchmarks ----
@@ -415,7 +257,9 @@ void BM_RawMerge(benchmark::State& state) {
 void BM_Increment(benchmark::State& state) {
   TempDir dir;
   std::unique_ptr<Db> db = OpenTally(state, dir);
-  if (db == nullptr || !CreateCounters(state, db.get(), {"c"})) return;
+  if (db == nullptr || !CreateCounters(state, db.get(), {"c"}, kShards)) {
+    return;
+  }
 
   for (auto _ : state) {
     Result<IncrementResult> r = db->Increment("c", 1);
@@ -464,7 +308,9 @@ void RunIncrementOnce(benchmark::State& state,
                       const std::vector<std::string>& ids, size_t distinct) {
   TempDir dir;
   std::unique_ptr<Db> db = OpenTally(state, dir);
-  if (db == nullptr || !CreateCounters(state, db.get(), {"c"})) return;
+  if (db == nullptr || !CreateCounters(state, db.get(), {"c"}, kShards)) {
+    return;
+  }
   size_t next = 0;
 
   for (auto _ : state) {
@@ -567,7 +413,9 @@ void BM_IncrementBatch(benchmark::State& state) {
   std::unique_ptr<Db> db = OpenTally(state, dir);
   const std::vector<std::string> names(std::begin(kBatchCounterNames),
                                        std::end(kBatchCounterNames));
-  if (db == nullptr || !CreateCounters(state, db.get(), names)) return;
+  if (db == nullptr || !CreateCounters(state, db.get(), names, kShards)) {
+    return;
+  }
   Batch batch;
   std::vector<IncrementResult> results;
 
@@ -596,7 +444,9 @@ void BM_IncrementOnceBatch(benchmark::State& state) {
       UniqueIds(static_cast<size_t>(state.max_iterations * n));
   TempDir dir;
   std::unique_ptr<Db> db = OpenTally(state, dir);
-  if (db == nullptr || !CreateCounters(state, db.get(), {"c"})) return;
+  if (db == nullptr || !CreateCounters(state, db.get(), {"c"}, kShards)) {
+    return;
+  }
   Batch batch;
   std::vector<IncrementResult> results;
   size_t next = 0;
@@ -771,9 +621,7 @@ BENCHMARK(BM_ReadExact)
     ->UseRealTime();
 BENCHMARK(BM_ReadCachedDuringBurst)->UseRealTime();
 
-BENCHMARK(BM_HotIncrement)
-    ->ArgsProduct({{0, 16, 64}, {1, 10}})
-    ->UseRealTime();
+BENCHMARK(BM_HotIncrement)->ArgsProduct({{0, 16, 64}, {1, 10}})->UseRealTime();
 BENCHMARK(BM_HotReadAfterBurst)->Arg(0)->Arg(8)->Arg(16)->Arg(64);
 
 BENCHMARK(BM_RawMerge)->UseRealTime();
@@ -790,13 +638,8 @@ BENCHMARK(BM_IncrementOnceBatch)->Arg(100)->Arg(1000)->UseRealTime();
 }  // namespace tally::bench
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  // Recorded in the JSON output, so a figure can be traced to its setup.
-  benchmark::AddCustomContext("tally_version", TALLY_VERSION_STRING);
-  benchmark::AddCustomContext("rocksdb_version",
-                              rocksdb::GetRocksVersionAsString());
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return tally::bench::RunBenchmarks(
+      argc, argv,
+      {{"tally_version", TALLY_VERSION_STRING},
+       {"rocksdb_version", rocksdb::GetRocksVersionAsString()}});
 }

@@ -30,29 +30,14 @@
 #include <string>
 #include <string_view>
 
+#include "bench/sqlite_statement.h"
 #include "tally/limits.h"
 
 namespace {
 
 constexpr int kEventsPerTransaction = 1000;
 
-// Owns a prepared statement.
-class Statement {
- public:
-  Statement() = default;
-  ~Statement() { sqlite3_finalize(stmt_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-
-  bool Prepare(sqlite3* db, const char* sql) {
-    return sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt_,
-                              nullptr) == SQLITE_OK;
-  }
-  sqlite3_stmt* get() const { return stmt_; }
-
- private:
-  sqlite3_stmt* stmt_ = nullptr;
-};
+using tally::bench::Statement;
 
 // One once-event. Plain increments (no event_id) have no SQLite recipe here
 // and are rejected.

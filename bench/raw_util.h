@@ -1,0 +1,63 @@
+// What the benchmark binaries that drive raw RocksDB with the engine's
+// options and key coding share (strategies_bench, tally_bench): summing a
+// counter's shards for the after-run check, and closing a database.
+
+#ifndef TALLY_BENCH_RAW_UTIL_H_
+#define TALLY_BENCH_RAW_UTIL_H_
+
+#include <rocksdb/db.h>
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "engine/coding.h"
+#include "engine/format.h"
+
+namespace tally::bench {
+
+// Adds `value`, an int64 in the engine's coding, to *sum; Corruption if it
+// does not decode.
+inline rocksdb::Status AddValue(const rocksdb::Slice& value, int64_t* sum) {
+  int64_t v = 0;
+  if (!engine::DecodeInt64(std::string_view(value.data(), value.size()), &v)) {
+    return rocksdb::Status::Corruption("bad shard value");
+  }
+  *sum += v;
+  return rocksdb::Status::OK();
+}
+
+// The sum of shards 0..shards-1 of counter `counter_id` (a missing shard
+// counts 0).
+inline rocksdb::Status SumShards(rocksdb::DB* db,
+                                 rocksdb::ColumnFamilyHandle* cf,
+                                 uint64_t counter_id, uint32_t shards,
+                                 int64_t* sum) {
+  *sum = 0;
+  for (uint32_t shard = 0; shard < shards; ++shard) {
+    char key[engine::kShardKeyBytes];
+    engine::EncodeShardKey(counter_id, shard, key);
+    rocksdb::PinnableSlice value;
+    rocksdb::Status s = db->Get(rocksdb::ReadOptions(), cf,
+                                rocksdb::Slice(key, sizeof(key)), &value);
+    if (s.IsNotFound()) continue;
+    if (s.ok()) s = AddValue(value, sum);
+    if (!s.ok()) return s;
+  }
+  return rocksdb::Status::OK();
+}
+
+// Releases the column family handles, then closes `db` (nothing to do
+// about an error there). The caller deletes db afterwards.
+inline void CloseRocks(
+    rocksdb::DB* db, const std::vector<rocksdb::ColumnFamilyHandle*>& handles) {
+  if (db == nullptr) return;
+  for (rocksdb::ColumnFamilyHandle* h : handles) {
+    db->DestroyColumnFamilyHandle(h).PermitUncheckedError();
+  }
+  db->Close().PermitUncheckedError();
+}
+
+}  // namespace tally::bench
+
+#endif  // TALLY_BENCH_RAW_UTIL_H_

@@ -1,0 +1,256 @@
+#!/usr/bin/env bash
+# run_suite.sh: the whole benchmark suite in one go, then the report.
+#
+# Usage: bench/run_suite.sh [quick|full] [options]
+#   quick (default)    every benchmark once at scale 1: under 5 minutes on
+#                      the 2-core test machine once built
+#   full               scale 5 (5x the operations), plus tally_bench (the
+#                      issue-2 engine-vs-raw tables, 3 repetitions)
+#   --build-dir DIR    build directory (default: <repo>/build/release)
+#   --jobs N           build jobs (default: nproc)
+#   --no-build         use the binaries already in the build directory
+#   --no-report        run only; leave docs/ and bench-results.json alone
+#
+# Steps: installs what the peers and plots need (apt-get: redis-server,
+# libhiredis-dev, python3-matplotlib; a peer that cannot be installed is
+# skipped with a message), builds the benchmark binaries (Release), runs
+# strategies_bench, tally_api_bench, tally_space_bench, sqlite_peer_bench
+# and redis_peer_bench (a redis-server started here on 127.0.0.1 on a free
+# port, without persistence, once pinned with its client to core 0 and once
+# unpinned, stopped after each), writes the raw JSON files to
+# DIR/bench-results/<UTC time>/, then bench/report.py writes
+# docs/benchmarks.md, docs/bench/*.png, bench-results.json and the README's
+# benchmark table. Exit status: non-zero when a benchmark fails its own
+# result check or a step fails.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+MODE=quick
+BUILD_DIR="$ROOT/build/release"
+JOBS="$(nproc)"
+BUILD=1
+REPORT=1
+
+die() { echo "run_suite: $*" >&2; exit 1; }
+usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//' >&2; exit 2; }
+
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    quick|full) MODE="$1"; shift ;;
+    --build-dir) BUILD_DIR="$2"; shift 2 ;;
+    --jobs) JOBS="$2"; shift 2 ;;
+    --no-build) BUILD=0; shift ;;
+    --no-report) REPORT=0; shift ;;
+    -h|--help) usage ;;
+    *) echo "run_suite: unknown argument: $1" >&2; usage ;;
+  esac
+done
+case "$MODE" in quick) SCALE=1 ;; full) SCALE=5 ;; esac
+# Absolute: redis-server changes to --dir before it opens its --logfile, so
+# a relative results path (scripts/dev passes build/release) would not
+# resolve and Redis would be skipped as "did not answer".
+mkdir -p "$BUILD_DIR"
+BUILD_DIR="$(cd "$BUILD_DIR" && pwd)"
+export TALLY_BENCH_SCALE="$SCALE"
+
+T_START=$(date +%s.%N)
+# Debian's python3, where apt-get puts python3-matplotlib (a python3 earlier
+# on PATH, e.g. pyenv's, would not see it).
+PY=python3
+[[ -x /usr/bin/python3 ]] && PY=/usr/bin/python3
+SKIPPED=()
+STEPS_FILE="$(mktemp)"
+REDIS_PID=""
+cleanup() {
+  if [[ -n "$REDIS_PID" ]]; then kill "$REDIS_PID" 2>/dev/null || true; wait "$REDIS_PID" 2>/dev/null || true; fi
+  rm -f "$STEPS_FILE"
+}
+trap cleanup EXIT
+
+step_done() {  # step_done NAME START [NOTE]
+  awk -v n="$1" -v a="$2" -v b="$(date +%s.%N)" -v note="${3:-}" \
+    'BEGIN { printf "%s\t%.1f\t%s\n", n, b - a, note }' >>"$STEPS_FILE"
+}
+
+# ---- what the peers and plots need ----
+t0=$(date +%s.%N)
+need=()
+for p in redis-server libhiredis-dev python3-matplotlib; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need+=("$p")
+done
+if ((${#need[@]})); then
+  echo "run_suite: installing ${need[*]}" >&2
+  sudo=""; [[ $(id -u) -eq 0 ]] || sudo="sudo"
+  if ! { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+         $sudo apt-get install -y -qq "${need[@]}" >/dev/null; }; then
+    echo "run_suite: could not install ${need[*]}; going on without them" >&2
+  fi
+fi
+step_done "dependencies" "$t0"
+
+# ---- build ----
+TARGETS=(strategies_bench tally_api_bench tally_space_bench sqlite_peer_bench)
+if pkg-config --exists hiredis 2>/dev/null; then TARGETS+=(redis_peer_bench); fi
+[[ "$MODE" == full ]] && TARGETS+=(tally_bench)
+if [[ "$BUILD" -eq 1 ]]; then
+  t0=$(date +%s.%N)
+  echo "== build (${TARGETS[*]}) in $BUILD_DIR, -j$JOBS" >&2
+  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DTALLY_BUILD_TESTS=OFF >/dev/null || die "cmake configure failed"
+  cmake --build "$BUILD_DIR" -j "$JOBS" --target "${TARGETS[@]}" >/dev/null \
+    || die "build failed (rerun: cmake --build $BUILD_DIR --target ${TARGETS[*]})"
+  step_done "build" "$t0" "incremental"
+fi
+BIN="$BUILD_DIR/bench"
+
+RESULTS="$BUILD_DIR/bench-results/$(date -u +%Y%m%dT%H%M%SZ)"
+mkdir -p "$RESULTS"
+echo "== results in $RESULTS (mode $MODE, TALLY_BENCH_SCALE=$SCALE)" >&2
+
+# ---- the machine, before the run ----
+dsync_per_s() {
+  local f; f="$(mktemp "${TMPDIR:-/tmp}/dsync-XXXXXX")"
+  local a b; a=$(date +%s.%N)
+  dd if=/dev/zero of="$f" bs=4k count=200 oflag=dsync 2>/dev/null
+  b=$(date +%s.%N); rm -f "$f"
+  awk -v a="$a" -v b="$b" 'BEGIN { printf "%.0f", 200 / (b - a) }'
+}
+LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
+DSYNC="$(dsync_per_s)"
+
+FAILED=0
+run_bench() {  # run_bench NAME COMMAND...: JSON to RESULTS/NAME.json
+  local name="$1"; shift
+  local t0; t0=$(date +%s.%N)
+  echo "== $name" >&2
+  if ! "$@" --benchmark_out="$RESULTS/$name.json" --benchmark_out_format=json \
+         >"$RESULTS/$name.txt" 2>&1; then
+    echo "run_suite: $name exited non-zero (see $RESULTS/$name.txt)" >&2
+    FAILED=1
+  fi
+  if grep -q "ERROR OCCURRED" "$RESULTS/$name.txt"; then
+    echo "run_suite: $name: a benchmark failed its check:" >&2
+    grep "ERROR OCCURRED" "$RESULTS/$name.txt" >&2
+    FAILED=1
+  fi
+  step_done "$name" "$t0"
+}
+
+run_bench strategies "$BIN/strategies_bench"
+run_bench api "$BIN/tally_api_bench"
+run_bench space "$BIN/tally_space_bench"
+run_bench sqlite "$BIN/sqlite_peer_bench"
+
+# ---- Redis: pinned to one core with its client, then unpinned ----
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+start_redis() {  # start_redis PORT [taskset prefix...]: sets REDIS_PID
+  local port="$1"; shift
+  "$@" redis-server --bind 127.0.0.1 --port "$port" --save "" \
+    --appendonly no --protected-mode yes --daemonize no \
+    --dir "$RESULTS" --logfile "$RESULTS/redis-$port.log" >/dev/null 2>&1 &
+  REDIS_PID=$!
+  for _ in $(seq 50); do
+    redis-cli -h 127.0.0.1 -p "$port" ping >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  return 1
+}
+stop_redis() {
+  kill "$REDIS_PID" 2>/dev/null || true
+  wait "$REDIS_PID" 2>/dev/null || true
+  REDIS_PID=""
+}
+REDIS_VERSION=""
+if ! command -v redis-server >/dev/null; then
+  SKIPPED+=("Redis: redis-server is not installed (apt-get install redis-server failed)")
+elif [[ ! -x "$BIN/redis_peer_bench" ]]; then
+  SKIPPED+=("Redis: redis_peer_bench was not built (hiredis not found by pkg-config; apt-get install libhiredis-dev)")
+else
+  REDIS_VERSION="$(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p')"
+  for label in pinned unpinned; do
+    prefix=(); [[ "$label" == pinned ]] && prefix=(taskset -c 0)
+    port="$(free_port)"
+    if start_redis "$port" "${prefix[@]}"; then
+      REDIS_PORT="$port" REDIS_LABEL="$label" \
+        run_bench "redis-$label" "${prefix[@]}" "$BIN/redis_peer_bench"
+      stop_redis
+    else
+      stop_redis
+      SKIPPED+=("Redis ($label): redis-server did not answer on 127.0.0.1")
+    fi
+  done
+fi
+
+# ---- full mode: the issue-2 engine-vs-raw benchmark ----
+if [[ "$MODE" == full ]]; then
+  run_bench tally_bench "$BIN/tally_bench" --benchmark_min_time=1 \
+    --benchmark_repetitions=3 --benchmark_enable_random_interleaving=true \
+    --benchmark_filter='BM_(Raw|Increment)'
+fi
+
+# ---- machine.json, then the report ----
+LOAD_END="$(cut -d' ' -f1-3 /proc/loadavg)"
+COMMIT="unknown"
+if [[ -f "$ROOT/.git/HEAD" ]]; then
+  head_ref="$(cat "$ROOT/.git/HEAD")"
+  if [[ "$head_ref" == ref:* ]]; then
+    ref="${head_ref#ref: }"
+    if [[ -f "$ROOT/.git/$ref" ]]; then COMMIT="$(cut -c1-12 "$ROOT/.git/$ref")"
+    else COMMIT="$(awk -v r="$ref" '$2 == r { print substr($1, 1, 12) }' "$ROOT/.git/packed-refs" 2>/dev/null || true)"; fi
+  else
+    COMMIT="${head_ref:0:12}"
+  fi
+  COMMIT="$COMMIT (plus any uncommitted changes in the work tree)"
+fi
+T_END=$(date +%s.%N)
+SKIPPED_LINES="$(printf '%s\n' "${SKIPPED[@]+"${SKIPPED[@]}"}")"
+STEPS_FILE="$STEPS_FILE" SKIPPED_LINES="$SKIPPED_LINES" "$PY" - "$RESULTS/machine.json" <<EOF
+import json, os, platform, re, subprocess, sys
+def sh(cmd):
+    try:
+        return subprocess.run(cmd, shell=True, capture_output=True, text=True).stdout.strip()
+    except Exception:
+        return ""
+cpuinfo = open("/proc/cpuinfo").read()
+model = re.search(r"model name\s*:\s*(.*)", cpuinfo)
+mhz = re.search(r"cpu MHz\s*:\s*([\d.]+)", cpuinfo)
+steps = []
+for line in open(os.environ["STEPS_FILE"]):
+    name, secs, note = line.rstrip("\n").split("\t")
+    steps.append({"name": name, "seconds": float(secs), "note": note})
+m = {
+    "date": sh("date -u '+%Y-%m-%d %H:%M UTC'"),
+    "mode": "$MODE",
+    "scale": $SCALE,
+    "cpu": (model.group(1) if model else "?") + (f" @ {float(mhz.group(1)):.0f} MHz" if mhz else ""),
+    "hypervisor": " hypervisor" in cpuinfo,
+    "nproc": os.cpu_count(),
+    "mem": sh("free -h | awk '/Mem:/ {print \$2}'"),
+    "kernel": platform.release(),
+    "os": sh(". /etc/os-release && echo \"\$PRETTY_NAME\""),
+    "compiler": sh("c++ --version | head -n1"),
+    "rocksdb": sh("dpkg-query -W -f='\${Version}' librocksdb-dev"),
+    "sqlite": sh("dpkg-query -W -f='\${Version}' libsqlite3-dev"),
+    "benchmark": sh("dpkg-query -W -f='\${Version}' libbenchmark-dev"),
+    "redis": "$REDIS_VERSION" or None,
+    "disk": sh("df -h \"\${TMPDIR:-/tmp}\" | awk 'NR==2 {print \$1\" (\"\$2\")\"}'"),
+    "dsync_per_s": "$DSYNC",
+    "loadavg_start": "$LOAD_START",
+    "loadavg_end": "$LOAD_END",
+    "commit": "$COMMIT",
+    "steps": steps,
+    "total_seconds": $T_END - $T_START,
+    "skipped": [s for s in os.environ["SKIPPED_LINES"].split("\n") if s],
+}
+json.dump(m, open(sys.argv[1], "w"), indent=1)
+EOF
+for s in "${SKIPPED[@]+"${SKIPPED[@]}"}"; do echo "run_suite: skipped: $s" >&2; done
+
+if [[ "$REPORT" -eq 1 ]]; then
+  "$PY" "$ROOT/bench/report.py" --results "$RESULTS" --mode "$MODE" --root "$ROOT" \
+    || FAILED=1
+  echo "== wrote docs/benchmarks.md, docs/bench/*.png, bench-results.json, README.md table" >&2
+fi
+exit "$FAILED"
