@@ -38,6 +38,7 @@ CounterInfo InfoOf(const schema::CounterRecord& rec) {
   info.dedupe_window_ms = rec.dedupe_window_ms;
   info.bucket = static_cast<BucketWidth>(rec.bucket);
   info.retention_ms = rec.retention_ms;
+  info.outbox = rec.outbox;
   return info;
 }
 
@@ -54,6 +55,7 @@ schema::CounterRecord RecordOf(const CounterInfo& info) {
   rec.dedupe_window_ms = info.dedupe_window_ms;
   rec.bucket = static_cast<uint8_t>(info.bucket);
   rec.retention_ms = info.retention_ms;
+  rec.outbox = info.outbox;
   return rec;
 }
 
@@ -124,6 +126,7 @@ Status Catalog::Load(const std::string& path, bool read_only) {
   }
   for (it->Next(); it->Valid(); it->Next()) {
     const rocksdb::Slice key = it->key();
+    if (key == rocksdb::Slice(kOutboxAckedKey)) continue;  // DbImpl reads it
     if (key.empty() || key[0] != kCounterKeyTag) {
       return Status::Corruption("database " + path + ": unknown meta key " +
                                 HexKey(key.ToStringView()));
@@ -179,10 +182,12 @@ Status Catalog::Create(std::string_view name, const CounterSpec& spec,
   info.dedupe_window_ms = spec.dedupe_window_ms;
   info.bucket = spec.bucket;
   info.retention_ms = spec.retention_ms;
+  info.outbox = spec.outbox;
 
   schema::HeaderRecord next = header_;
   next.next_counter_id = info.id + 1;
-  if (spec.dedupe_window_ms != 0 || spec.bucket != BucketWidth::kNone) {
+  if (spec.dedupe_window_ms != 0 || spec.bucket != BucketWidth::kNone ||
+      spec.outbox) {
     next.format_version = std::max(next.format_version, kFormatVersion);
   }
   std::string header_value, counter_value;
@@ -206,8 +211,10 @@ Status Catalog::Create(std::string_view name, const CounterSpec& spec,
   return Status::OK();
 }
 
-Status Catalog::Delete(std::string_view name) {
+Status Catalog::Delete(std::string_view name,
+                       const std::function<void()>& quiesce) {
   ExclusiveGuard guard(&lock_);
+  if (quiesce) quiesce();
   auto found = by_name_.find(name);
   if (found == by_name_.end()) {
     return CounterNotFound(name);

@@ -22,6 +22,7 @@
 #include <rocksdb/db.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -96,7 +97,10 @@ class Catalog {
   // Create with a given creation time and flags (imports).
   Status Create(std::string_view name, const CounterSpec& spec,
                 int64_t created_at_ms, uint32_t flags);
-  Status Delete(std::string_view name);
+  // `quiesce`, when given, runs once the catalog is held exclusively and
+  // before anything is deleted (DbImpl waits for async commits there).
+  Status Delete(std::string_view name,
+                const std::function<void()>& quiesce = nullptr);
   Result<CounterInfo> Describe(std::string_view name);
   std::vector<CounterInfo> List();
 

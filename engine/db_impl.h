@@ -23,6 +23,8 @@
 #include "engine/catalog.h"
 #include "engine/coding.h"
 #include "engine/event_locks.h"
+#include "engine/async_commits.h"
+#include "engine/outbox_sequencer.h"
 #include "engine/rocksdb_options.h"
 #include "tally/db.h"
 #include "wal/commit_pipeline.h"
@@ -44,6 +46,9 @@ class DbImpl final : public Db {
 
   Result<IncrementResult> Increment(std::string_view counter, int64_t delta,
                                     const IncrementOptions& options) override;
+  void IncrementAsync(std::string_view counter, int64_t delta,
+                      IncrementCallback done,
+                      const IncrementOptions& options) override;
   Result<IncrementResult> IncrementOnce(std::string_view counter,
                                         std::string_view event_id,
                                         int64_t delta,
@@ -75,6 +80,11 @@ class DbImpl final : public Db {
                           int64_t value) override;
   Status ImportMarkers(std::string_view counter,
                        const std::vector<MarkerInfo>& markers) override;
+  Result<std::vector<OutboxEntry>> ReadOutbox(uint64_t after_seq,
+                                              size_t limit) override;
+  Status AckOutbox(uint64_t through_seq) override;
+  Result<OutboxStatus> GetOutboxStatus() override;
+  Result<std::string> DatabaseId() override;
   Status Refresh() override;
   EngineStats GetStats() const override;
   Result<DbStats> GetDbStats() override;
@@ -96,6 +106,22 @@ class DbImpl final : public Db {
   Status OpenWriter(const RocksOptions& ro);
   Status OpenReader(RocksOptions ro);
   Status CheckpointOnce(const std::string& dir);
+  // Where a plain increment goes: shard, bucket (or none), and the clock
+  // reading it used (0 when it needed none).
+  struct PlainPlan {
+    uint32_t shard = 0;
+    int64_t bucket = -1;
+    int64_t now = 0;
+  };
+  Status PlanPlain(const Catalog::Entry& c, const IncrementOptions& options,
+                   PlainPlan* plan);
+  // Adds the increment's merge (and the counter's plain-increment flag when
+  // it is its first) to `wb`.
+  Status AddPlainMerge(const Catalog::Entry& c, const PlainPlan& plan,
+                       int64_t delta, rocksdb::WriteBatch* wb,
+                       std::string* scratch, bool* first_plain);
+  // Books `n` committed increments of `c`.
+  void Applied(const Catalog::Entry& c, bool first_plain, uint64_t n);
   // Picks a plain increment's shard under the counter's policy.
   Status PickPlainShard(const CounterInfo& c, std::string_view affinity_key,
                         uint32_t* shard) const;
@@ -121,6 +147,14 @@ class DbImpl final : public Db {
                    RollupRecord* written = nullptr);
   // The roll-up worker's loop.
   void RollupLoop();
+  // The outbox's last stored (or acknowledged) seq and acknowledged cursor.
+  Status ReadOutboxCursors(uint64_t* last_seq, uint64_t* acked_through);
+  // Starts the sequencer from them (writers, at open).
+  Status LoadOutbox();
+  // Appends the outbox entry `seq` of an applied increment to `wb`.
+  Status AddOutboxEntry(rocksdb::WriteBatch* wb, uint64_t seq,
+                        const CounterInfo& c, std::string_view event_id,
+                        int64_t delta, int64_t time_ms, std::string* scratch);
 
   const Options options_;
   const std::string path_;
@@ -134,6 +168,8 @@ class DbImpl final : public Db {
   rocksdb::ColumnFamilyHandle* shards_ = nullptr;
   rocksdb::ColumnFamilyHandle* events_ = nullptr;
   rocksdb::ColumnFamilyHandle* rollups_ = nullptr;  // null: an old read-only db
+  rocksdb::ColumnFamilyHandle* outbox_ = nullptr;   // null: an old read-only db
+  OutboxSequencer outbox_seq_;
 
   std::unique_ptr<wal::CommitPipeline> commit_;
   // Bucket retention rules, kept by the catalog, read by the shards
@@ -143,6 +179,7 @@ class DbImpl final : public Db {
   std::unique_ptr<Catalog> catalog_;
   EventLocks event_locks_;
   Counters stats_;
+  AsyncCommits async_;
 
   // The roll-up worker (Options::rollup_interval_ms); stopped and joined
   // before the database closes.

@@ -24,10 +24,13 @@ inline constexpr char kMetaFamily[] = "meta";
 inline constexpr char kShardsFamily[] = "shards";
 inline constexpr char kEventsFamily[] = "events";
 inline constexpr char kRollupsFamily[] = "rollups";
+inline constexpr char kOutboxFamily[] = "outbox";
 
 // meta CF keys: one tag byte, then (for counters) the name bytes.
 inline constexpr char kHeaderKey[] = "\x01";
 inline constexpr char kCounterKeyTag = '\x02';
+// The outbox's acknowledged cursor: u64be(seq), 8 bytes (format 2).
+inline constexpr char kOutboxAckedKey[] = "\x03";
 
 // CounterMeta.flags bits: tally::kCounterFlagPlainIncrements (types.h),
 // set in the same WriteBatch as a counter's first plain increment; from then

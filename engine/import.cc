@@ -80,7 +80,13 @@ Status DbImpl::ImportMarkers(std::string_view counter,
     if (s.ok()) s = ValidateDelta(m.delta);
     if (!s.ok()) return Status::InvalidArgument("marker " + std::to_string(i) + ": " + s.message());
     const uint64_t hash = StableHash(m.event_id);
-    if (m.shard != ShardOfHash(hash, c->shards)) {
+    if (m.pinned && m.shard >= c->shards) {
+      return Status::InvalidArgument(
+          "marker " + Quote(m.event_id) + " says shard " +
+          std::to_string(m.shard) + ", outside counter " + Quote(c->name) +
+          "'s 0.." + std::to_string(c->shards - 1));
+    }
+    if (!m.pinned && m.shard != ShardOfHash(hash, c->shards)) {
       return Status::InvalidArgument(
           "marker " + Quote(m.event_id) + " says shard " +
           std::to_string(m.shard) + ", but its event id hashes to shard " +
@@ -126,7 +132,7 @@ Status DbImpl::ImportMarkers(std::string_view counter,
     }
     const MarkerInfo& m = markers[i];
     schema::EncodeMarker(m.event_id, c->id, m.shard, m.delta, m.created_at_ms,
-                         &value, m.expires_at_ms);
+                         &value, m.expires_at_ms, m.pinned);
     rocksdb::Status rs = wb.Put(events_, slices[i], value);
     if (!rs.ok()) return wal::FromRocks(rs, "import markers");
   }

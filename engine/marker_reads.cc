@@ -27,6 +27,7 @@ Status DecodeMarkerAt(std::string_view key, std::string_view value,
   out->delta = m.delta;
   out->created_at_ms = m.created_at_ms;
   out->expires_at_ms = m.expires_at_ms;
+  out->pinned = m.pinned;
   return Status::OK();
 }
 

@@ -12,6 +12,8 @@
 #include "engine/db_impl.h"
 #include "engine/format.h"
 #include "engine/path_check.h"
+#include "engine/validate.h"
+#include "tally/limits.h"
 #include "wal/rocks_status.h"
 
 namespace tally {
@@ -26,6 +28,14 @@ Status Db::Open(const Options& options, const std::string& path,
                                    std::to_string(options.event_lock_stripes) +
                                    " is outside 1..1048576");
   }
+  if (options.outbox_max_entries < 1 ||
+      options.outbox_max_entries > kMaxOutboxEntries) {
+    return Status::InvalidArgument(
+        "outbox_max_entries " + std::to_string(options.outbox_max_entries) +
+        " is outside 1.." + std::to_string(kMaxOutboxEntries));
+  }
+  Status valid = engine::ValidateGroupCommit(options);
+  if (!valid.ok()) return valid;
   auto impl = std::make_unique<engine::DbImpl>(options, path);
   Status s = impl->Init();
   if (!s.ok()) return s;
@@ -136,12 +146,18 @@ Status DbImpl::OpenReader(RocksOptions ro) {
   ro.db.create_if_missing = false;
   ro.db.create_missing_column_families = false;
   ro.db.max_open_files = -1;  // required by secondary instances
-  // A database no writer of this version has opened yet has no rollups
-  // family: read it without (ReadCached answers NotFound).
+  // A database no writer of this version has opened yet lacks the families
+  // added since (rollups, outbox): read it without them (ReadCached and
+  // ReadOutbox then answer NotFound / nothing).
   std::vector<std::string> have;
-  if (rocksdb::DB::ListColumnFamilies(ro.db, path_, &have).ok() &&
-      std::find(have.begin(), have.end(), kRollupsFamily) == have.end()) {
-    ro.families.resize(kRollups);
+  if (rocksdb::DB::ListColumnFamilies(ro.db, path_, &have).ok()) {
+    for (size_t i = kRollups; i < ro.families.size(); ++i) {
+      if (std::find(have.begin(), have.end(), ro.families[i].name) ==
+          have.end()) {
+        ro.families.resize(i);
+        break;
+      }
+    }
   }
   rocksdb::DB* raw = nullptr;
   rocksdb::Status rs = rocksdb::DB::OpenAsSecondary(
@@ -166,12 +182,18 @@ Status DbImpl::Init() {
   shards_ = handles_[kShards];
   events_ = handles_[kEvents];
   rollups_ = handles_.size() > kRollups ? handles_[kRollups] : nullptr;
-  commit_ = std::make_unique<wal::CommitPipeline>(db_.get(), options_.sync);
+  outbox_ = handles_.size() > kOutbox ? handles_[kOutbox] : nullptr;
+  commit_ = std::make_unique<wal::CommitPipeline>(
+      db_.get(), options_.sync, wal::GroupCommitOptionsOf(options_));
   catalog_ = std::make_unique<Catalog>(db_.get(), meta_, shards_, events_,
                                        rollups_, commit_.get(), clock_,
                                        retention_.get());
   s = catalog_->Load(path_, options_.read_only);
   if (!s.ok()) return s;
+  if (!options_.read_only) {
+    s = LoadOutbox();
+    if (!s.ok()) return s;
+  }
   if (!options_.read_only && options_.rollup_interval_ms > 0) {
     rollup_thread_ = std::thread([this] { RollupLoop(); });
   }
@@ -187,6 +209,8 @@ DbImpl::~DbImpl() {
     rollup_cv_.notify_all();
     rollup_thread_.join();
   }
+  // Async commits still queued go in (and call back) while the DB is open.
+  if (commit_ != nullptr) commit_->Close();
   if (db_ != nullptr) {
     catalog_.reset();
     for (rocksdb::ColumnFamilyHandle* h : handles_) {
@@ -238,7 +262,8 @@ Result<std::vector<CounterInfo>> DbImpl::ListCounters() {
 
 Status DbImpl::DeleteCounter(std::string_view name) {
   Status s = CheckWritable();
-  return s.ok() ? catalog_->Delete(name) : s;
+  if (!s.ok()) return s;
+  return catalog_->Delete(name, [this] { async_.WaitIdle(); });
 }
 
 EngineStats DbImpl::GetStats() const {

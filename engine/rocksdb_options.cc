@@ -119,6 +119,7 @@ RocksOptions MakeRocksOptions(const Options& options,
   r.families.emplace_back(kShardsFamily, shards);
   r.families.emplace_back(kEventsFamily, events);
   r.families.emplace_back(kRollupsFamily, base);
+  r.families.emplace_back(kOutboxFamily, base);
   return r;
 }
 

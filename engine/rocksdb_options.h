@@ -25,8 +25,9 @@ enum Family : int {
   kShards = 2,
   kEvents = 3,
   kRollups = 4,  // added after format 1's first release: may be missing
+  kOutbox = 5,   // added with format 2: may be missing too
 };
-inline constexpr int kFamilyCount = 5;
+inline constexpr int kFamilyCount = 6;
 
 struct RocksOptions {
   rocksdb::DBOptions db;

@@ -51,6 +51,11 @@ const Clock* Clock::System() {
   return &clock;
 }
 
+Status Status::WithContext(std::string_view prefix) const {
+  if (ok()) return Status();
+  return Status(code_, std::string(prefix) + ": " + message());
+}
+
 const char* ShardPolicyName(ShardPolicy policy) {
   switch (policy) {
     case ShardPolicy::kRandom: return "random";

@@ -168,7 +168,31 @@ CounterSpec SpecOf(const CounterInfo& info) {
   spec.dedupe_window_ms = info.dedupe_window_ms;
   spec.bucket = info.bucket;
   spec.retention_ms = info.retention_ms;
+  spec.outbox = info.outbox;
   return spec;
+}
+
+Status ValidateGroupCommit(const Options& options) {
+  if (options.group_commit_max_bytes < 1 ||
+      options.group_commit_max_bytes > kMaxGroupCommitBytes) {
+    return Status::InvalidArgument(
+        "group_commit_max_bytes " +
+        std::to_string(options.group_commit_max_bytes) + " is outside 1.." +
+        std::to_string(kMaxGroupCommitBytes));
+  }
+  if (options.group_commit_max_ops < 1 ||
+      options.group_commit_max_ops > kMaxGroupCommitOps) {
+    return Status::InvalidArgument(
+        "group_commit_max_ops " + std::to_string(options.group_commit_max_ops) +
+        " is outside 1.." + std::to_string(kMaxGroupCommitOps));
+  }
+  if (options.group_commit_max_delay_us > kMaxGroupCommitDelayUs) {
+    return Status::InvalidArgument(
+        "group_commit_max_delay_us " +
+        std::to_string(options.group_commit_max_delay_us) +
+        " is outside 0.." + std::to_string(kMaxGroupCommitDelayUs));
+  }
+  return Status::OK();
 }
 
 Status CounterNotFound(std::string_view name) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "tally/options.h"
 #include "tally/status.h"
 #include "tally/types.h"
 
@@ -25,6 +26,8 @@ Status ValidateEventId(std::string_view event_id);
 Status ValidateAffinityKey(std::string_view key);
 Status ValidateDelta(int64_t delta);
 Status ValidateSpec(const CounterSpec& spec);
+// The group commit fields of Options (group_commit_*).
+Status ValidateGroupCommit(const Options& options);
 // An explicit event time (kEventTimeNow passes).
 Status ValidateEventTime(int64_t event_time_ms);
 

@@ -15,6 +15,7 @@
 #include "engine/buckets.h"
 #include "engine/coding.h"
 #include "engine/db_impl.h"
+#include "engine/outbox_sequencer.h"
 #include "engine/shard_picker.h"
 #include "engine/validate.h"
 #include "schema/records.h"
@@ -43,11 +44,12 @@ Scratch& ThreadScratch() {
 // Adds the counter's record with kCounterFlagPlainIncrements to the batch:
 // done once per counter, by its first plain increment, so Verify knows the
 // counter's shards may hold more than its markers.
-rocksdb::Status AddPlainFlag(const Catalog::Entry& c, Scratch* scratch,
+rocksdb::Status AddPlainFlag(const Catalog::Entry& c, rocksdb::WriteBatch* wb,
+                             std::string* value,
                              rocksdb::ColumnFamilyHandle* meta) {
   std::string key;
-  Catalog::FlaggedRecord(c, &key, &scratch->marker_value);
-  return scratch->batch.Put(meta, key, AsSlice(scratch->marker_value));
+  Catalog::FlaggedRecord(c, &key, value);
+  return wb->Put(meta, key, *value);
 }
 
 Status BatchOpError(size_t index, const Status& s) {
@@ -132,9 +134,36 @@ class ShardTarget {
   size_t size_;
 };
 
-// Reads the clock only for counters that need it (buckets).
+// The outbox seqs one write reserved, released once its commit settled.
+class OutboxRun {
+ public:
+  explicit OutboxRun(OutboxSequencer* seq) : seq_(seq) {}
+  OutboxRun(const OutboxRun&) = delete;
+  OutboxRun& operator=(const OutboxRun&) = delete;
+  ~OutboxRun() {
+    if (n_ > 0) seq_->Release(first_);
+  }
+  Status Reserve(uint64_t n, uint64_t cap) {
+    if (n == 0) return Status::OK();
+    Status s = seq_->Reserve(n, cap, &first_);
+    if (s.ok()) n_ = n;
+    return s;
+  }
+  uint64_t first() const { return first_; }
+
+ private:
+  OutboxSequencer* const seq_;
+  uint64_t first_ = 0;
+  uint64_t n_ = 0;
+};
+
+// Reads the clock only for counters that need it (buckets, outbox).
 int64_t NowIfBucketed(const CounterInfo& c, const Clock* clock) {
-  return c.bucket == BucketWidth::kNone ? 0 : clock->NowMillis();
+  return c.bucket == BucketWidth::kNone && !c.outbox ? 0 : clock->NowMillis();
+}
+
+int64_t EventTimeOr(int64_t event_time_ms, int64_t now) {
+  return event_time_ms == kEventTimeNow ? now : event_time_ms;
 }
 
 }  // namespace
@@ -157,6 +186,36 @@ Status DbImpl::PickPlainShard(const CounterInfo& c,
   return Status::OK();
 }
 
+Status DbImpl::PlanPlain(const Catalog::Entry& c,
+                         const IncrementOptions& options, PlainPlan* plan) {
+  Status s = PickPlainShard(c, options.affinity_key, &plan->shard);
+  plan->now = NowIfBucketed(c, clock_);
+  if (s.ok()) {
+    s = ShardTarget::BucketOf(c, options.event_time_ms, plan->now,
+                              &plan->bucket);
+  }
+  return s;
+}
+
+Status DbImpl::AddPlainMerge(const Catalog::Entry& c, const PlainPlan& plan,
+                             int64_t delta, rocksdb::WriteBatch* wb,
+                             std::string* scratch, bool* first_plain) {
+  const ShardTarget target(c.id, plan.bucket, plan.shard);
+  char value[kValueBytes];
+  EncodeInt64(delta, value);
+  rocksdb::Status rs =
+      wb->Merge(shards_, target.key(), rocksdb::Slice(value, sizeof value));
+  *first_plain = !c.plain_recorded.load(std::memory_order_acquire);
+  if (rs.ok() && *first_plain) rs = AddPlainFlag(c, wb, scratch, meta_);
+  return wal::FromRocks(rs, "increment");
+}
+
+void DbImpl::Applied(const Catalog::Entry& c, bool first_plain, uint64_t n) {
+  if (first_plain) c.plain_recorded.store(true, std::memory_order_release);
+  c.applied.fetch_add(n, std::memory_order_relaxed);
+  stats_.applied.fetch_add(n, std::memory_order_relaxed);
+}
+
 Result<IncrementResult> DbImpl::Increment(std::string_view counter,
                                           int64_t delta,
                                           const IncrementOptions& options) {
@@ -168,30 +227,69 @@ Result<IncrementResult> DbImpl::Increment(std::string_view counter,
   Catalog::Reader catalog(catalog_.get());
   const Catalog::Entry* c = catalog.Find(counter);
   if (c == nullptr) return Reject(CounterNotFound(counter));
-  uint32_t shard;
-  s = PickPlainShard(*c, options.affinity_key, &shard);
-  int64_t bucket = ShardTarget::kNoBucket;
-  if (s.ok()) {
-    s = ShardTarget::BucketOf(*c, options.event_time_ms,
-                              NowIfBucketed(*c, clock_), &bucket);
-  }
+  PlainPlan plan;
+  s = PlanPlain(*c, options, &plan);
   if (!s.ok()) return Reject(std::move(s));
+  OutboxRun outbox(&outbox_seq_);
+  if (c->outbox) {
+    s = outbox.Reserve(1, options_.outbox_max_entries);
+    if (!s.ok()) return s;
+  }
 
-  const ShardTarget target(c->id, bucket, shard);
-  char value[kValueBytes];
-  EncodeInt64(delta, value);
   Scratch& scratch = ThreadScratch();
-  rocksdb::Status rs = scratch.batch.Merge(
-      shards_, target.key(), rocksdb::Slice(value, sizeof value));
-  const bool first_plain = !c->plain_recorded.load(std::memory_order_acquire);
-  if (rs.ok() && first_plain) rs = AddPlainFlag(*c, &scratch, meta_);
-  if (!rs.ok()) return wal::FromRocks(rs, "increment");
-  s = commit_->Commit(&scratch.batch);
+  bool first_plain;
+  s = AddPlainMerge(*c, plan, delta, &scratch.batch, &scratch.marker_value,
+                    &first_plain);
+  if (s.ok() && c->outbox) {
+    s = AddOutboxEntry(&scratch.batch, outbox.first(), *c, {}, delta,
+                       EventTimeOr(options.event_time_ms, plan.now),
+                       &scratch.marker_value);
+  }
+  if (s.ok()) s = commit_->Commit(&scratch.batch);
   if (!s.ok()) return s;
-  if (first_plain) c->plain_recorded.store(true, std::memory_order_release);
-  c->applied.fetch_add(1, std::memory_order_relaxed);
-  stats_.applied.fetch_add(1, std::memory_order_relaxed);
-  return IncrementResult{Outcome::kApplied, shard};
+  Applied(*c, first_plain, 1);
+  return IncrementResult{Outcome::kApplied, plan.shard};
+}
+
+void DbImpl::IncrementAsync(std::string_view counter, int64_t delta,
+                            IncrementCallback done,
+                            const IncrementOptions& options) {
+  Status s = CheckWritable();
+  if (s.ok()) s = ValidateDelta(delta);
+  if (s.ok()) s = ValidateEventTime(options.event_time_ms);
+  if (!s.ok()) return done(Reject(std::move(s)));
+
+  Catalog::Reader catalog(catalog_.get());
+  const Catalog::Entry* c = catalog.Find(counter);
+  if (c == nullptr) return done(Reject(CounterNotFound(counter)));
+  if (c->outbox) {
+    return done(Reject(Status::NotSupported(
+        "counter " + Quote(c->name) +
+        " has an outbox; IncrementAsync does not write outboxes yet, use "
+        "Increment")));
+  }
+  PlainPlan plan;
+  s = PlanPlain(*c, options, &plan);
+  if (!s.ok()) return done(Reject(std::move(s)));
+  rocksdb::WriteBatch wb;
+  std::string scratch;
+  bool first_plain;
+  s = AddPlainMerge(*c, plan, delta, &wb, &scratch, &first_plain);
+  if (!s.ok()) return done(s);
+  // The entry stays valid until the callback: DeleteCounter waits for every
+  // async commit to settle (AsyncCommits::WaitIdle) before it removes one.
+  async_.Begin();
+  commit_->CommitAsync(
+      std::move(wb), [this, c, first_plain, shard = plan.shard,
+                      done = std::move(done)](const Status& st) {
+        if (st.ok()) Applied(*c, first_plain, 1);
+        async_.End();
+        if (st.ok()) {
+          done(IncrementResult{Outcome::kApplied, shard});
+        } else {
+          done(st);
+        }
+      });
 }
 
 Result<IncrementResult> DbImpl::IncrementOnce(std::string_view counter,
@@ -209,7 +307,13 @@ Result<IncrementResult> DbImpl::IncrementOnce(std::string_view counter,
   if (c == nullptr) return Reject(CounterNotFound(counter));
 
   const uint64_t hash = StableHash(event_id);
-  const uint32_t shard = ShardOfHash(hash, c->shards);
+  if (!options.affinity_key.empty()) {
+    s = ValidateAffinityKey(options.affinity_key);
+    if (!s.ok()) return Reject(std::move(s));
+  }
+  const bool pinned = !options.affinity_key.empty();
+  const uint32_t shard = pinned ? ShardOfKey(options.affinity_key, c->shards)
+                                : ShardOfHash(hash, c->shards);
   const int64_t now = clock_->NowMillis();
   bool outside;
   int64_t expires_at;
@@ -245,9 +349,19 @@ Result<IncrementResult> DbImpl::IncrementOnce(std::string_view counter,
     return IncrementResult{outcome, shard};
   }
   if (!rs.IsNotFound()) return wal::FromRocks(rs, "read marker");
+  OutboxRun outbox(&outbox_seq_);
+  if (c->outbox) {
+    s = outbox.Reserve(1, options_.outbox_max_entries);
+    if (s.ok()) {
+      s = AddOutboxEntry(&scratch.batch, outbox.first(), *c, event_id, delta,
+                         EventTimeOr(options.event_time_ms, now),
+                         &scratch.marker_value);
+    }
+    if (!s.ok()) return s;
+  }
 
   schema::EncodeMarker(event_id, c->id, shard, delta, now,
-                       &scratch.marker_value, expires_at);
+                       &scratch.marker_value, expires_at, pinned);
   const ShardTarget target(c->id, bucket, shard);
   char value[kValueBytes];
   EncodeInt64(delta, value);
@@ -360,7 +474,13 @@ Status DbImpl::Apply(const Batch& batch,
       continue;
     }
     const uint64_t hash = StableHash(op.event_id);
-    p.shard = ShardOfHash(hash, p.counter->shards);
+    if (!op.affinity_key.empty()) {
+      s = ValidateAffinityKey(op.affinity_key);
+      if (!s.ok()) return Reject(BatchOpError(i, s));
+    }
+    p.shard = op.affinity_key.empty()
+                  ? ShardOfHash(hash, p.counter->shards)
+                  : ShardOfKey(op.affinity_key, p.counter->shards);
     bool outside;
     int64_t expires_at;
     s = CheckWindow(*p.counter, op.event_time_ms, now, &outside, &expires_at);
@@ -458,10 +578,37 @@ Status DbImpl::Apply(const Batch& batch,
   });
 
   // 4. One WriteBatch: new markers, then one merge per (counter, shard),
-  // and the plain-increment flag of counters getting their first.
+  // the plain-increment flag of counters getting their first, and one
+  // outbox entry per applied op of an outbox counter, in op order.
   Scratch& scratch = ThreadScratch();
   rocksdb::WriteBatch& wb = scratch.batch;
   rocksdb::Status rs;
+  OutboxRun outbox(&outbox_seq_);
+  {
+    uint64_t entries = 0;
+    for (const Fold& f : folds) entries += plan[f.op].counter->outbox ? 1 : 0;
+    Status s = outbox.Reserve(entries, options_.outbox_max_entries);
+    if (!s.ok()) {
+      results->clear();
+      return s;
+    }
+    uint64_t seq = outbox.first();
+    for (size_t i = 0; i < ops.size() && entries > 0; ++i) {
+      const Planned& p = plan[i];
+      if (!p.counter->outbox || (*results)[i].outcome != Outcome::kApplied) {
+        continue;
+      }
+      s = AddOutboxEntry(&wb, seq++, *p.counter,
+                         ops[i].once ? std::string_view(ops[i].event_id)
+                                     : std::string_view(),
+                         p.delta, EventTimeOr(ops[i].event_time_ms, now),
+                         &scratch.marker_value);
+      if (!s.ok()) {
+        results->clear();
+        return s;
+      }
+    }
+  }
   std::vector<const Catalog::Entry*> first_plain;
   for (size_t i = 0; i < ops.size(); ++i) {
     const Catalog::Entry* c = plan[i].counter;
@@ -471,7 +618,7 @@ Status DbImpl::Apply(const Batch& batch,
       continue;
     }
     first_plain.push_back(c);
-    if (rs.ok()) rs = AddPlainFlag(*c, &scratch, meta_);
+    if (rs.ok()) rs = AddPlainFlag(*c, &wb, &scratch.marker_value, meta_);
   }
   for (size_t j = 0; j < n && rs.ok(); ++j) {
     const size_t m = order[j];
@@ -479,7 +626,7 @@ Status DbImpl::Apply(const Batch& batch,
     const size_t i = markers[m].first_op;
     schema::EncodeMarker(ops[i].event_id, plan[i].counter_id, plan[i].shard,
                          ops[i].delta, now, &scratch.marker_value,
-                         markers[m].expires_at);
+                         markers[m].expires_at, !ops[i].affinity_key.empty());
     rs = wb.Put(events_, keys[j], AsSlice(scratch.marker_value));
   }
   for (size_t f = 0; f < folds.size() && rs.ok();) {

@@ -13,6 +13,7 @@ namespace {
 constexpr char kHeaderId[] = "TLHD";
 constexpr char kCounterId[] = "TLCM";
 constexpr char kMarkerId[] = "TLEM";
+constexpr char kOutboxId[] = "TLOB";
 
 // Records are small; a verifier depth/table bound well above what they need
 // keeps a hostile buffer from costing much.
@@ -79,21 +80,34 @@ void EncodeCounter(const CounterRecord& rec, std::string* out) {
                                 static_cast<ShardPolicy>(rec.policy),
                                 rec.schema_version, rec.created_at_ms,
                                 rec.flags, rec.dedupe_window_ms, rec.bucket,
-                                rec.retention_ms);
+                                rec.retention_ms, rec.outbox);
   fbb.Finish(root, kCounterId);
   Finish(fbb, out);
 }
 
 void EncodeMarker(std::string_view event_id, uint64_t counter_id,
                   uint32_t shard, int64_t delta, int64_t created_at_ms,
-                  std::string* out, int64_t expires_at_ms) {
+                  std::string* out, int64_t expires_at_ms, bool pinned) {
   thread_local flatbuffers::FlatBufferBuilder fbb(512);
   fbb.Clear();
   auto id = fbb.CreateString(event_id.data(), event_id.size());
   auto root =
       CreateEventMarker(fbb, id, counter_id, shard, delta, created_at_ms,
-                        expires_at_ms);
+                        expires_at_ms, pinned);
   fbb.Finish(root, kMarkerId);
+  Finish(fbb, out);
+}
+
+void EncodeOutbox(uint64_t seq, std::string_view counter,
+                  std::string_view event_id, int64_t delta, int64_t time_ms,
+                  std::string* out) {
+  thread_local flatbuffers::FlatBufferBuilder fbb(512);
+  fbb.Clear();
+  auto name = fbb.CreateString(counter.data(), counter.size());
+  flatbuffers::Offset<flatbuffers::String> id;
+  if (!event_id.empty()) id = fbb.CreateString(event_id.data(), event_id.size());
+  auto root = CreateOutboxEntry(fbb, seq, name, id, delta, time_ms);
+  fbb.Finish(root, kOutboxId);
   Finish(fbb, out);
 }
 
@@ -124,6 +138,7 @@ Status DecodeCounter(std::string_view bytes, CounterRecord* rec) {
   rec->dedupe_window_ms = m->dedupe_window_ms();
   rec->bucket = m->bucket();
   rec->retention_ms = m->retention_ms();
+  rec->outbox = m->outbox();
   return Status::OK();
 }
 
@@ -136,6 +151,20 @@ Status DecodeMarker(std::string_view bytes, MarkerRecord* rec) {
   rec->delta = m->delta();
   rec->created_at_ms = m->created_at_ms();
   rec->expires_at_ms = m->expires_at_ms();
+  rec->pinned = m->pinned();
+  return Status::OK();
+}
+
+Status DecodeOutbox(std::string_view bytes, OutboxRecord* rec) {
+  const OutboxEntry* e = Verified<OutboxEntry>(bytes, kOutboxId);
+  if (e == nullptr || e->counter() == nullptr) {
+    return Status::Corruption(Describe("outbox entry", bytes));
+  }
+  rec->seq = e->seq();
+  rec->counter = e->counter()->str();
+  rec->event_id = e->event_id() == nullptr ? std::string() : e->event_id()->str();
+  rec->delta = e->delta();
+  rec->time_ms = e->time_ms();
   return Status::OK();
 }
 

@@ -35,6 +35,7 @@ struct CounterRecord {
   int64_t dedupe_window_ms = 0;  // format 2; 0: markers kept forever
   uint8_t bucket = 0;            // format 2; tally::BucketWidth
   int64_t retention_ms = 0;      // format 2; 0: buckets kept forever
+  bool outbox = false;           // format 2
 };
 
 struct MarkerRecord {
@@ -44,6 +45,15 @@ struct MarkerRecord {
   int64_t delta = 0;
   int64_t created_at_ms = 0;
   int64_t expires_at_ms = 0;  // format 2; 0: never
+  bool pinned = false;        // format 2: shard from an affinity key
+};
+
+struct OutboxRecord {
+  uint64_t seq = 0;
+  std::string counter;
+  std::string event_id;  // empty for a plain increment
+  int64_t delta = 0;
+  int64_t time_ms = 0;
 };
 
 // Encode* replace *out with the record's bytes.
@@ -53,11 +63,18 @@ void EncodeCounter(const CounterRecord& rec, std::string* out);
 // allocates only when *out must grow.
 void EncodeMarker(std::string_view event_id, uint64_t counter_id,
                   uint32_t shard, int64_t delta, int64_t created_at_ms,
-                  std::string* out, int64_t expires_at_ms = 0);
+                  std::string* out, int64_t expires_at_ms = 0,
+                  bool pinned = false);
+// Hot path too (one per increment of an outbox counter): reuses a
+// thread-local builder.
+void EncodeOutbox(uint64_t seq, std::string_view counter,
+                  std::string_view event_id, int64_t delta, int64_t time_ms,
+                  std::string* out);
 
 Status DecodeHeader(std::string_view bytes, HeaderRecord* rec);
 Status DecodeCounter(std::string_view bytes, CounterRecord* rec);
 Status DecodeMarker(std::string_view bytes, MarkerRecord* rec);
+Status DecodeOutbox(std::string_view bytes, OutboxRecord* rec);
 // Verifies a marker and returns only its delta: what a duplicate check needs,
 // without copying the event id.
 Status DecodeMarkerDelta(std::string_view bytes, int64_t* delta);

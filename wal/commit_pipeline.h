@@ -6,11 +6,23 @@
 // LevelDB latches bg_error_: once a commit failed with an I/O error or
 // corruption, every later commit fails fast with that same error until the
 // database is reopened, so no increment is acknowledged on a database in an
-// unknown state. RocksDB's own group commit gathers concurrent commits into
-// one WAL write (and one fsync when syncing).
+// unknown state.
 //
-// Ownership: does not own the rocksdb::DB; the DB must outlive it.
-// Thread safety: Commit may be called from many threads at once.
+// Not durable (sync = false): Commit is the direct DB::Write, nothing more
+// (no queue, no lock, no allocation); RocksDB's own group commit gathers
+// concurrent writes into one WAL write. Durable (sync = true): Commit goes
+// through GroupCommit (wal/group_commit.h): concurrent commits are gathered
+// by a leader into one WriteBatch and one fsync, within the bounds of
+// GroupCommitOptions; each returns once its group is durable and applied to
+// the memtable. Members of a failed group all get its error; an I/O error
+// or corruption then latches as above. CommitAsync lets one thread keep
+// many durable commits in flight.
+//
+// Ownership: does not own the rocksdb::DB; the DB must outlive it, or at
+// least outlive Close(). Owns the GroupCommit (and so its threads, if any
+// asynchronous commit started them).
+// Thread safety: Commit, CommitDurable, CommitAsync and LatchedError may be
+// called from many threads at once; Close from one, with no Commit running.
 
 #ifndef TALLY_WAL_COMMIT_PIPELINE_H_
 #define TALLY_WAL_COMMIT_PIPELINE_H_
@@ -19,29 +31,60 @@
 #include <rocksdb/write_batch.h>
 
 #include <atomic>
+#include <functional>
+#include <memory>
 #include <mutex>
 
 #include "tally/status.h"
+#include "wal/group_commit.h"
 
 namespace tally::wal {
 
 class CommitPipeline {
  public:
-  CommitPipeline(rocksdb::DB* db, bool sync);
+  // `group` matters only when `sync` is true.
+  CommitPipeline(rocksdb::DB* db, bool sync,
+                 const GroupCommitOptions& group = GroupCommitOptions());
+  ~CommitPipeline();  // Close()
   CommitPipeline(const CommitPipeline&) = delete;
   CommitPipeline& operator=(const CommitPipeline&) = delete;
 
-  // Commits an increment batch with the configured durability.
-  Status Commit(rocksdb::WriteBatch* batch) { return Write(batch, write_); }
-  // Commits a metadata change (create, delete): always fsynced.
+  // Commits an increment batch with the configured durability. Durable: the
+  // batch is part of a group when this returns OK, so it is on disk and
+  // visible to reads.
+  Status Commit(rocksdb::WriteBatch* batch) {
+    if (group_ == nullptr) return Write(batch, write_);
+    return GroupedCommit(batch);
+  }
+  // Commits a metadata change (create, delete): always fsynced, alone.
   Status CommitDurable(rocksdb::WriteBatch* batch) {
     return Write(batch, durable_);
   }
 
+  // Commits `batch` without waiting; `done` runs exactly once with the
+  // commit's Status. Durable pipeline: on the pipeline's notifier thread
+  // once the group holding the batch is durable and visible (or failed);
+  // see GroupCommit::CommitAsync for what `done` may do. Inline, before
+  // CommitAsync returns, when the pipeline is not durable (the batch is
+  // written at once, as Commit would), when an earlier error is latched, or
+  // after Close (an IOError: nothing was written).
+  void CommitAsync(rocksdb::WriteBatch&& batch,
+                   std::function<void(const Status&)> done);
+
+  // Stops accepting asynchronous commits, commits every one already queued
+  // and runs its callback, and joins the pipeline's threads. Must run while
+  // the DB is still open (the destructor calls it too; the engine should
+  // call it before closing the DB once it commits asynchronously).
+  void Close();
+
   // The latched error, or OK.
   Status LatchedError() const;
 
+  // Group commit counts (all zero when not durable).
+  GroupCommitStats GroupStats() const;
+
  private:
+  Status GroupedCommit(rocksdb::WriteBatch* batch);
   Status Write(rocksdb::WriteBatch* batch, const rocksdb::WriteOptions& wo);
   void Latch(const Status& s);
 
@@ -51,6 +94,8 @@ class CommitPipeline {
   std::atomic<bool> failed_{false};  // fast check on the hot path
   mutable std::mutex mu_;
   Status error_;  // guarded by mu_; set once
+  // Last: its threads write through the members above, so it goes first.
+  std::unique_ptr<GroupCommit> group_;  // null when not durable
 };
 
 }  // namespace tally::wal

@@ -28,7 +28,7 @@ class Batch {
   struct Op {
     std::string counter;
     std::string event_id;      // empty for a plain increment
-    std::string affinity_key;  // plain increments only; may be empty
+    std::string affinity_key;  // may be empty (see Add and AddOnce)
     int64_t delta = 0;
     bool once = false;
     int64_t event_time_ms = kEventTimeNow;  // see IncrementOptions, OnceOptions
@@ -43,11 +43,12 @@ class Batch {
                       std::string(affinity_key), delta, false, event_time_ms});
   }
   // A once-increment: counted at most once per (counter, event_id).
-  // `event_time_ms` as in OnceOptions (tally/db.h).
+  // `event_time_ms` and `affinity_key` as in OnceOptions (tally/db.h).
   void AddOnce(std::string_view counter, std::string_view event_id,
-               int64_t delta, int64_t event_time_ms = kEventTimeNow) {
+               int64_t delta, int64_t event_time_ms = kEventTimeNow,
+               std::string_view affinity_key = {}) {
     ops_.push_back(Op{std::string(counter), std::string(event_id),
-                      std::string(), delta, true, event_time_ms});
+                      std::string(affinity_key), delta, true, event_time_ms});
   }
 
   size_t size() const { return ops_.size(); }

@@ -21,6 +21,7 @@
 #define TALLY_DB_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -56,7 +57,15 @@ struct OnceOptions {
   // by counters without a window (after its range is checked). A bucketed
   // counter counts the event in that time's bucket (now when not given).
   int64_t event_time_ms = kEventTimeNow;
+  // Empty (default): the shard is the hash of the event id. Else the hash
+  // of this key picks it ("pinned"; SyncOutbox puts each edge's increments
+  // in its own hub shard). A redelivery needs the same key to land on the
+  // same shard; its outcome comes from the marker either way.
+  std::string_view affinity_key;
 };
+
+// What IncrementAsync calls back with.
+using IncrementCallback = std::function<void(const Result<IncrementResult>&)>;
 
 class Db {
  public:
@@ -89,6 +98,19 @@ class Db {
   virtual Result<IncrementResult> Increment(
       std::string_view counter, int64_t delta,
       const IncrementOptions& options = {}) = 0;
+
+  // Increment, asynchronously: returns at once; `done` runs exactly once
+  // with what Increment would have returned, after the increment is
+  // committed (durable too with Options::sync) and readable, on tally's
+  // notifier thread (inline, before IncrementAsync returns, when the
+  // increment is refused up front or Options::sync is false). One thread
+  // can keep many durable increments in flight; they share fsyncs
+  // (docs/durability.md). `done` may call into the Db again, except
+  // DeleteCounter (which waits for async commits, whose callbacks wait for
+  // `done`). NotSupported for counters with an outbox.
+  virtual void IncrementAsync(std::string_view counter, int64_t delta,
+                              IncrementCallback done,
+                              const IncrementOptions& options = {}) = 0;
 
   // Adds `delta` once per (counter, event_id): kApplied the first time,
   // kDuplicate for a redelivery with the same delta, kConflict (nothing
@@ -155,6 +177,20 @@ class Db {
   // deltas. Findings go to `report` (report->ok() when none); the Status is
   // an error only when the check itself could not run (I/O).
   virtual Status Verify(VerifyReport* report) = 0;
+
+  // ---- outbox: the change feed of counters with CounterSpec::outbox ----
+  // Entries with seq > after_seq, in seq order, at most `limit`
+  // (1..kMaxOutboxRead). A writer returns only entries whose seq and every
+  // smaller one are settled, so reading never skips one still committing.
+  virtual Result<std::vector<OutboxEntry>> ReadOutbox(uint64_t after_seq,
+                                                      size_t limit) = 0;
+  // Deletes every entry with seq <= through_seq (durably). Idempotent;
+  // InvalidArgument beyond the last settled seq. Writers only.
+  virtual Status AckOutbox(uint64_t through_seq) = 0;
+  virtual Result<OutboxStatus> GetOutboxStatus() = 0;
+  // The database's id: 32 hex characters, random at creation, copied by
+  // checkpoints and backups.
+  virtual Result<std::string> DatabaseId() = 0;
 
   // Read-only databases: catch up with the writer (new counters, deletes,
   // increments) so later reads see a more recent consistent point. A

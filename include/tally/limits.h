@@ -41,9 +41,23 @@ inline constexpr int64_t kMaxRetentionMs = kMaxDedupeWindowMs;
 inline constexpr int64_t kMinEventTimeMs = 0;
 inline constexpr int64_t kMaxEventTimeMs = int64_t{253402300799999};
 
+// Options::group_commit_max_bytes: 1..kMaxGroupCommitBytes (64 MiB).
+inline constexpr size_t kMaxGroupCommitBytes = size_t{64} << 20;
+// Options::group_commit_max_ops: 1..kMaxGroupCommitOps records.
+inline constexpr size_t kMaxGroupCommitOps = size_t{1} << 20;
+// Options::group_commit_max_delay_us: 0..kMaxGroupCommitDelayUs (100 ms).
+inline constexpr uint32_t kMaxGroupCommitDelayUs = 100000;
+
+// Options::outbox_max_entries: 1..kMaxOutboxEntries unacknowledged entries.
+inline constexpr uint64_t kMaxOutboxEntries = uint64_t{1} << 32;
+// Entries one Db::ReadOutbox call returns at most.
+inline constexpr size_t kMaxOutboxRead = 100000;
+
 static_assert(kMaxShards <= (1u << 16), "shard index must stay small");
 static_assert(kMaxEventIdBytes >= kMaxNameBytes, "ids are at least names");
 static_assert(kMaxBatchOps <= (1u << 20), "a batch must fit one WriteBatch");
+static_assert(kMaxGroupCommitOps >= kMaxBatchOps,
+              "a group may hold at least one whole Batch");
 
 }  // namespace tally
 

@@ -90,6 +90,13 @@ struct Options {
   // Default: 86400 (one day). 0: RocksDB's own default (30 days).
   uint64_t expiry_sweep_seconds = 86400;
 
+  // Unacknowledged outbox entries the database holds at most (counters with
+  // CounterSpec::outbox). An increment that would pass the cap is refused
+  // with Busy naming it, and nothing is written: sync and acknowledge
+  // (SyncOutbox, Db::AckOutbox) to make room. Default: 1,000,000 (~60 MB).
+  // 1..kMaxOutboxEntries.
+  uint64_t outbox_max_entries = 1000000;
+
   // Where time comes from. Default: nullptr, the system clock. Not owned.
   const Clock* clock = nullptr;
 
@@ -108,6 +115,33 @@ struct Options {
   // batches only, markers and shards still agree). Also for disks whose
   // write cache may lose or reorder writes on power loss.
   bool salvage_wal = false;
+
+  // Group commit, used only when `sync` is true: concurrent increments are
+  // gathered by one leader into one RocksDB write and one fsync, and each
+  // returns once its group is durable and readable (docs/durability.md).
+  // These three bound one group; the leader's own commit always goes, however
+  // large. With sync false, increments take RocksDB's plain write path and
+  // these are ignored.
+  //
+  // The most bytes of serialized WriteBatch data one group holds. Default:
+  // 1 MiB (an increment is ~40 bytes, a once-increment ~100 plus its event
+  // id). Larger groups share one fsync among more increments but hold every
+  // member until the whole group is in the memtable.
+  // 1..kMaxGroupCommitBytes.
+  size_t group_commit_max_bytes = size_t{1} << 20;
+
+  // The most WriteBatch records one group holds (an increment is 1 record, a
+  // once-increment 2, an Apply one per marker and per touched shard).
+  // Default: 16384. 1..kMaxGroupCommitOps.
+  size_t group_commit_max_ops = 16384;
+
+  // How long the leader of a group waits for more increments to join before
+  // it writes, in microseconds, unless a bound above is reached first.
+  // Default: 0, write at once: increments that arrive while a group's fsync
+  // runs already form the next group, which is enough under load. A delay
+  // helps a few producers share fsyncs, at the price of that much added
+  // latency on every durable increment. 0..kMaxGroupCommitDelayUs.
+  uint32_t group_commit_max_delay_us = 0;
 };
 
 // Per-read options. A plain value, like Options.

@@ -81,6 +81,9 @@ class [[nodiscard]] Status {
   // "OK", or "<Code name>: <message>".
   std::string ToString() const;
 
+  // The same code with "<prefix>: <message>" (OK stays OK).
+  Status WithContext(std::string_view prefix) const;
+
   // Explicitly discards this Status.
   void IgnoreError() const {}
 

@@ -68,6 +68,9 @@ struct CounterSpec {
   // kept after it ends, in ms (0: forever; else 1..kMaxRetentionMs).
   BucketWidth bucket = BucketWidth::kNone;
   int64_t retention_ms = 0;
+  // Every applied increment (plain or once) also appends an outbox entry in
+  // the same atomic write, for Db::ReadOutbox and SyncOutbox (tally/sync.h).
+  bool outbox = false;
 };
 
 // CounterInfo::flags bit 0: the counter has had plain (not once)
@@ -87,6 +90,7 @@ struct CounterInfo {
   int64_t dedupe_window_ms = 0;  // as in CounterSpec
   BucketWidth bucket = BucketWidth::kNone;
   int64_t retention_ms = 0;
+  bool outbox = false;
 };
 
 // A counter's cached total, as Db::ReadCached returns it.
@@ -131,6 +135,30 @@ struct MarkerInfo {
   // When the marker may be dropped (counters with a dedupe window): the
   // later of its event time and created_at_ms, plus the window. 0: never.
   int64_t expires_at_ms = 0;
+  // The shard came from an affinity key (OnceOptions::affinity_key), not
+  // from the hash of the event id.
+  bool pinned = false;
+};
+
+// One outbox entry (Db::ReadOutbox): an applied increment of a counter with
+// CounterSpec::outbox, in commit order.
+struct OutboxEntry {
+  uint64_t seq = 0;       // 1, 2, ...; never reused, also after acknowledgement
+  std::string counter;
+  std::string event_id;   // the once-increment's id; empty for a plain one
+  int64_t delta = 0;
+  int64_t time_ms = 0;    // its event time (the clock's now when none given)
+};
+
+// Where a database's outbox stands (Db::GetOutboxStatus).
+struct OutboxStatus {
+  // Written and not yet acknowledged: last_seq - acked_through (a seq whose
+  // commit failed counts until acknowledged past).
+  uint64_t entries = 0;
+  uint64_t acked_through = 0;   // the last acknowledged seq (0: none)
+  uint64_t last_seq = 0;        // the last seq handed out (0: none)
+  int64_t oldest_time_ms = 0;   // the oldest unacknowledged entry's time
+  int64_t age_ms = 0;           // now - oldest_time_ms (0 when empty)
 };
 
 // Which markers Db::ListEvents returns: in event-id byte order, after

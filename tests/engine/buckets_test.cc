@@ -100,11 +100,11 @@ TEST_F(Buckets, MinuteAndHourBuckets) {
 TEST_F(Buckets, OnceIncrementsAndBatchesUseTheEventTime) {
   auto db = Open();
   ASSERT_OK(db->CreateCounter("c", Bucketed(8, BucketWidth::kHour)));
-  auto r = db->IncrementOnce("c", "e1", 5, OnceOptions{kMidnight + kHour});
+  auto r = db->IncrementOnce("c", "e1", 5, OnceOptions{kMidnight + kHour, {}});
   ASSERT_OK(r);
   EXPECT_EQ(r->outcome, Outcome::kApplied);
   // A redelivery is a duplicate whatever time it claims.
-  r = db->IncrementOnce("c", "e1", 5, OnceOptions{kMidnight + 5 * kHour});
+  r = db->IncrementOnce("c", "e1", 5, OnceOptions{kMidnight + 5 * kHour, {}});
   ASSERT_OK(r);
   EXPECT_EQ(r->outcome, Outcome::kDuplicate);
 

@@ -38,7 +38,7 @@ class DedupeWindow : public ::testing::Test {
     spec.dedupe_window_ms = window_ms;
     return spec;
   }
-  static OnceOptions At(int64_t t) { return OnceOptions{t}; }
+  static OnceOptions At(int64_t t) { return OnceOptions{t, {}}; }
 
   // Markers physically stored for any counter (raw RocksDB, after close).
   uint64_t StoredMarkers() {

@@ -121,7 +121,7 @@ class Worker {
         batch_.AddOnce(event_.counter, event_.event_id, event_.delta,
                        event_.event_time_ms);
       } else {
-        batch_.Add(event_.counter, event_.delta);
+        batch_.Add(event_.counter, event_.delta, {}, event_.event_time_ms);
       }
       batch_lines_.push_back(i + 1);
     }
@@ -156,8 +156,10 @@ class Worker {
       tally::Result<tally::IncrementResult> r =
           op.once
               ? shared_->db->IncrementOnce(op.counter, op.event_id, op.delta,
-                                           {op.event_time_ms})
-              : shared_->db->Increment(op.counter, op.delta);
+                                           {op.event_time_ms, op.affinity_key})
+              : shared_->db->Increment(
+                    op.counter, op.delta,
+                    tally::IncrementOptions{op.affinity_key, op.event_time_ms});
       if (r.ok()) {
         Count(r->outcome);
       } else if (IsLineError(r.status())) {

@@ -50,6 +50,9 @@ struct AllArgs {
   ExportArgs exp;
   ImportArgs imp;
   BackupArgs backup;
+  OutboxArgs outbox;
+  SyncArgs sync;
+  WalArgs wal;
 };
 
 void AddName(CLI::App* sub, std::string* name) {
@@ -78,6 +81,8 @@ Command AddCreate(CLI::App* root, AllArgs* a) {
                   "30s, 500ms); older events are refused as outside_window. "
                   "Default 0: forever")
       ->type_name("DURATION");
+  sub->add_flag("--outbox", a->create.outbox,
+                "Append every applied increment to the outbox, for sync");
   sub->add_option("--bucket", a->create.bucket,
                   "Time buckets (UTC): minute, hour or day; reads then take "
                   "a range (get --from/--to, --today, --last). Default none")
@@ -328,6 +333,73 @@ Command AddBackup(CLI::App* root, AllArgs* a) {
           }};
 }
 
+Command AddOutbox(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand(
+      "outbox", "Read or acknowledge the outbox (counters created --outbox)");
+  sub->require_subcommand(1);
+  OutboxArgs* o = &a->outbox;
+  CLI::App* status =
+      sub->add_subcommand("status", "Entries, cursor and age of the oldest");
+  AddJson(status, &o->json);
+  CLI::App* list =
+      sub->add_subcommand("list", "Entries after a cursor, in seq order");
+  list->add_option("--after", o->after, "Cursor: entries with seq > SEQ")
+      ->type_name("SEQ");
+  list->add_option("--limit", o->limit, "At most N entries (default 100)")
+      ->type_name("N");
+  AddJson(list, &o->json);
+  CLI::App* ack = sub->add_subcommand(
+      "ack", "Acknowledge (delete) every entry with seq <= SEQ");
+  ack->add_option("seq", o->seq, "Cursor")->required()->type_name("SEQ");
+  return {sub, [a, status, list, ack] {
+            OutboxArgs& args = a->outbox;
+            if (status->parsed()) args.action = "status";
+            if (list->parsed()) args.action = "list";
+            if (ack->parsed()) args.action = "ack";
+            return RunOutbox(a->global, args);
+          }};
+}
+
+Command AddSync(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand(
+      "sync", "Ship the --db database's outbox to HUB, exactly once");
+  sub->add_option("--to", a->sync.hub, "The hub database (must exist)")
+      ->required()
+      ->type_name("HUB");
+  sub->add_option("--batch", a->sync.batch,
+                  "Entries per hub write, 1..65536 (default 1000)")
+      ->type_name("N");
+  sub->add_flag("--no-shard-by-edge", a->sync.no_shard_by_edge,
+                "Let the event id pick the hub shard instead of this "
+                "database's id");
+  sub->add_flag("--progress", a->sync.progress,
+                "Print one line per acknowledged batch");
+  AddJson(sub, &a->sync.json);
+  return {sub, [a] { return RunSync(a->global, a->sync); }};
+}
+
+// wal has one action, dump; like backup, a missing action is named.
+Command AddWal(CLI::App* root, AllArgs* a) {
+  CLI::App* sub =
+      root->add_subcommand("wal", "Read RocksDB's write-ahead log (debugging)");
+  sub->require_subcommand(1);
+  CLI::App* dump = sub->add_subcommand(
+      "dump",
+      "Print the committed batches still in the WAL, decoded into counter "
+      "operations");
+  CLI::Option* since =
+      dump->add_option("--since", a->wal.since,
+                       "Start at the batch holding sequence number SEQ "
+                       "(default: the oldest the WAL holds)")
+          ->type_name("SEQ");
+  dump->add_flag("--json", a->wal.json,
+                 "Print JSON Lines, one object per batch (docs/counterctl.md)");
+  return {sub, [a, since] {
+            a->wal.has_since = since->count() > 0;
+            return RunWal(a->global, a->wal);
+          }};
+}
+
 // CLI11's messages, reworded where they would mislead: with no subcommand
 // given, an unknown word is reported as "A subcommand is required", and so
 // is a missing action of a subcommand that has actions (backup).
@@ -393,7 +465,8 @@ CommandLine::Impl::Impl() {
               AddCompact(&root, &args),    AddRollup(&root, &args),
               AddCheckpoint(&root, &args), AddStats(&root, &args),
               AddExport(&root, &args),     AddImport(&root, &args),
-              AddBackup(&root, &args)};
+              AddBackup(&root, &args),     AddWal(&root, &args),
+              AddOutbox(&root, &args),     AddSync(&root, &args)};
 }
 
 CommandLine::CommandLine() : impl_(std::make_unique<Impl>()) {}

@@ -1,5 +1,5 @@
 // create NAME --shards N [--policy random|affinity] [--dedupe-window DUR]
-//        [--bucket minute|hour|day] [--retention DUR]
+//        [--bucket minute|hour|day] [--retention DUR] [--outbox]
 
 #include <iostream>
 #include <limits>
@@ -36,6 +36,7 @@ int RunCreate(const GlobalArgs& global, const CreateArgs& args) {
   tally::CounterSpec spec;
   spec.dedupe_window_ms = *window;
   spec.retention_ms = *retention;
+  spec.outbox = args.outbox;
   // cli.cc restricts --bucket to these names.
   spec.bucket = args.bucket == "minute" ? tally::BucketWidth::kMinute
                 : args.bucket == "hour" ? tally::BucketWidth::kHour

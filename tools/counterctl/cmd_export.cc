@@ -66,6 +66,7 @@ int ExportTo(tally::Db* db, std::ostream& out, bool show_progress,
     if (c.dedupe_window_ms != 0) {
       counter["dedupe_window_ms"] = c.dedupe_window_ms;
     }
+    if (c.outbox) counter["outbox"] = true;
     if (!WriteRecord(out, counter)) return kExitError;
     ++totals->counters;
     tally::Result<std::vector<int64_t>> shards = db->ShardCounts(c.name);
@@ -94,6 +95,7 @@ int ExportTo(tally::Db* db, std::ostream& out, bool show_progress,
                       {"delta", m.delta},
                       {"created_at_ms", m.created_at_ms}};
         if (m.expires_at_ms != 0) marker["expires_at_ms"] = m.expires_at_ms;
+        if (m.pinned) marker["pinned"] = true;
         if (!WriteRecord(out, marker)) return kExitError;
         ++totals->markers;
       }

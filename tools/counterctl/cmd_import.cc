@@ -96,6 +96,19 @@ bool GetOptionalInt(const Json& obj, const char* key, T* out,
   return obj.find(key) == obj.end() || GetInt(obj, key, out, error);
 }
 
+// An optional boolean key (absent: *out stays false).
+bool GetOptionalBool(const Json& obj, const char* key, bool* out,
+                     std::string* error) {
+  const auto it = obj.find(key);
+  if (it == obj.end()) return true;
+  if (!it->is_boolean()) {
+    *error = std::string("\"") + key + "\" must be true or false";
+    return false;
+  }
+  *out = it->get<bool>();
+  return true;
+}
+
 bool OnlyKeys(const Json& obj, std::set<std::string> keys,
               std::string* error) {
   for (auto it = obj.begin(); it != obj.end(); ++it) {
@@ -122,7 +135,7 @@ bool AddRecord(const Json& rec, Plan* plan, std::string* error) {
   if (!GetString(rec, "type", &type, error)) return false;
   if (type == "counter") {
     if (!OnlyKeys(rec, {"type", "name", "shards", "policy", "created_at_ms",
-                        "flags", "dedupe_window_ms"},
+                        "flags", "dedupe_window_ms", "outbox"},
                   error)) {
       return false;
     }
@@ -134,7 +147,8 @@ bool AddRecord(const Json& rec, Plan* plan, std::string* error) {
         !GetInt(rec, "created_at_ms", &c.info.created_at_ms, error) ||
         !GetInt(rec, "flags", &c.info.flags, error) ||
         !GetOptionalInt(rec, "dedupe_window_ms", &c.info.dedupe_window_ms,
-                        error)) {
+                        error) ||
+        !GetOptionalBool(rec, "outbox", &c.info.outbox, error)) {
       return false;
     }
     if ((c.info.flags & ~tally::kCounterFlagPlainIncrements) != 0) {
@@ -199,12 +213,13 @@ bool AddRecord(const Json& rec, Plan* plan, std::string* error) {
   tally::MarkerInfo m;
   m.shard = shard;
   if (!OnlyKeys(rec, {"type", "counter", "event_id", "shard", "delta",
-                      "created_at_ms", "expires_at_ms"},
+                      "created_at_ms", "expires_at_ms", "pinned"},
                 error) ||
       !GetString(rec, "event_id", &m.event_id, error) ||
       !GetInt(rec, "delta", &m.delta, error) ||
       !GetInt(rec, "created_at_ms", &m.created_at_ms, error) ||
-      !GetOptionalInt(rec, "expires_at_ms", &m.expires_at_ms, error)) {
+      !GetOptionalInt(rec, "expires_at_ms", &m.expires_at_ms, error) ||
+      !GetOptionalBool(rec, "pinned", &m.pinned, error)) {
     return false;
   }
   if (!AcceptedInt64("delta", m.delta, error)) return false;

@@ -49,7 +49,7 @@ int RunIncr(const GlobalArgs& global, const IncrArgs& args) {
   tally::Result<tally::IncrementResult> result =
       args.has_event_id
           ? db->IncrementOnce(args.name, args.event_id, *delta,
-                              tally::OnceOptions{event_time})
+                              tally::OnceOptions{event_time, {}})
           : db->Increment(args.name, *delta,
                           tally::IncrementOptions{args.affinity_key,
                                                   event_time});

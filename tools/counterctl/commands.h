@@ -21,6 +21,7 @@ struct CreateArgs {
   std::string shards;
   std::string policy = "random";
   std::string dedupe_window = "0";  // a duration (ParseDurationMs)
+  bool outbox = false;
   std::string bucket = "none";      // none, minute, hour or day
   std::string retention = "0";      // a duration
 };
@@ -159,6 +160,38 @@ struct BackupArgs {
   bool json = false;
 };
 int RunBackup(const GlobalArgs& global, const BackupArgs& args);
+
+// wal dump [--since SEQ] [--json]: the batches still in RocksDB's WAL,
+// decoded into counter operations; --json prints JSON Lines, one object per
+// batch (docs/counterctl.md).
+struct WalArgs {
+  std::string since;  // a sequence number; parsed strictly by RunWal
+  bool has_since = false;
+  bool json = false;
+};
+int RunWal(const GlobalArgs& global, const WalArgs& args);
+
+// outbox status [--json] | list [--after SEQ] [--limit N] [--json] |
+// ack SEQ: the change feed of counters created with --outbox (docs/sync.md).
+struct OutboxArgs {
+  std::string action;  // status, list, ack
+  std::string after = "0";
+  std::string limit = "100";
+  std::string seq;
+  bool json = false;
+};
+int RunOutbox(const GlobalArgs& global, const OutboxArgs& args);
+
+// sync --to HUB [--batch N] [--no-shard-by-edge] [--progress] [--json]:
+// ships the --db database's outbox to HUB exactly once (tally/sync.h).
+struct SyncArgs {
+  std::string hub;
+  std::string batch = "1000";
+  bool no_shard_by_edge = false;
+  bool progress = false;  // one line per acknowledged batch on stdout
+  bool json = false;
+};
+int RunSync(const GlobalArgs& global, const SyncArgs& args);
 
 }  // namespace counterctl
 

@@ -1,0 +1,43 @@
+// AsyncCommits: counts IncrementAsync commits still in flight, so that
+// DeleteCounter can wait until none is before it range-deletes a counter's
+// keys (an async merge landing after the range deletion would leave a key
+// of a deleted counter behind).
+//
+// Ownership: owned by DbImpl. Thread safety: all methods are safe to call
+// concurrently.
+
+#ifndef TALLY_ENGINE_ASYNC_COMMITS_H_
+#define TALLY_ENGINE_ASYNC_COMMITS_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+
+namespace tally::engine {
+
+class AsyncCommits {
+ public:
+  void Begin() {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++in_flight_;
+  }
+  void End() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (--in_flight_ == 0) idle_.notify_all();
+  }
+  // Returns once no async commit is in flight. The caller must keep new
+  // ones from starting (DeleteCounter holds the catalog exclusively).
+  void WaitIdle() {
+    std::unique_lock<std::mutex> lock(mu_);
+    idle_.wait(lock, [this] { return in_flight_ == 0; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable idle_;
+  uint64_t in_flight_ = 0;
+};
+
+}  // namespace tally::engine
+
+#endif  // TALLY_ENGINE_ASYNC_COMMITS_H_

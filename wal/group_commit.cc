@@ -1,0 +1,314 @@
+#include "wal/group_commit.h"
+
+#include <algorithm>
+#include <cassert>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <utility>
+
+#include "wal/batch_concat.h"
+
+namespace tally::wal {
+namespace {
+
+// The GroupCommit whose notifier thread this is, if any.
+thread_local const GroupCommit* tls_notifier_of = nullptr;
+
+}  // namespace
+
+GroupCommitOptions GroupCommitOptionsOf(const Options& options) {
+  GroupCommitOptions out;
+  out.max_bytes = options.group_commit_max_bytes;
+  out.max_ops = options.group_commit_max_ops;
+  out.max_delay_us = options.group_commit_max_delay_us;
+  return out;
+}
+
+// One queued commit. A synchronous one lives on its caller's stack; an
+// asynchronous one (AsyncWriter) on the heap, owned by the queue, then by
+// completed_, then by the notifier, which deletes it after its callback.
+struct GroupCommit::Writer {
+  // What a waiting synchronous writer is told.
+  enum class Turn { kWait, kLead, kDone };
+
+  Writer(rocksdb::WriteBatch* b, bool is_async, size_t n_ops, size_t n_bytes)
+      : batch(b), async(is_async), ops(n_ops), bytes(n_bytes) {}
+  virtual ~Writer() = default;
+
+  // Tells a synchronous writer to lead or that it is done. Notifies under
+  // the writer's own mutex: once that is released the writer may return
+  // and destroy itself, cv included.
+  void Tell(Turn t) {
+    std::lock_guard<std::mutex> lock(m);
+    turn = t;
+    cv.notify_one();
+  }
+  Turn Await() {
+    std::unique_lock<std::mutex> lock(m);
+    cv.wait(lock, [this] { return turn != Turn::kWait; });
+    return turn;
+  }
+
+  rocksdb::WriteBatch* const batch;
+  const bool async;
+  const size_t ops;
+  const size_t bytes;
+  Status status;  // set by the leader before it tells kDone (or, async,
+                  // before it hands the writer to the notifier under mu_)
+  // A per-writer mutex, not mu_: a woken follower returns without touching
+  // the queue's lock, and the leader wakes followers after releasing it.
+  std::mutex m;
+  std::condition_variable cv;
+  Turn turn = Turn::kWait;  // guarded by m
+};
+
+struct GroupCommit::AsyncWriter final : GroupCommit::Writer {
+  // Writer only stores the address of `owned`; the counts come from `b`.
+  AsyncWriter(rocksdb::WriteBatch&& b, DoneFn fn)
+      : Writer(&owned, true, b.Count(), b.GetDataSize()),
+        owned(std::move(b)),
+        done_fn(std::move(fn)) {}
+  rocksdb::WriteBatch owned;
+  DoneFn done_fn;
+};
+
+GroupCommit::GroupCommit(WriteFn write, const GroupCommitOptions& options)
+    : write_(std::move(write)), options_(options) {}
+
+GroupCommit::~GroupCommit() {
+  Close();
+  std::lock_guard<std::mutex> lock(mu_);
+  // Synchronous callers must be gone before the pipeline is destroyed;
+  // Close drained every asynchronous one.
+  assert(queue_.empty());
+  assert(completed_.empty());
+}
+
+bool GroupCommit::OnNotifierThread() const { return tls_notifier_of == this; }
+
+Status GroupCommit::Commit(rocksdb::WriteBatch* batch) {
+  Writer w(batch, /*is_async=*/false, batch->Count(), batch->GetDataSize());
+  std::unique_lock<std::mutex> lock(mu_);
+  Enqueue(&w);
+  if (queue_.front() != &w) {
+    lock.unlock();
+    if (w.Await() == Writer::Turn::kDone) return std::move(w.status);
+    lock.lock();  // told to lead: w is at the front now
+  }
+  // The group starts with w, so w is done when LeadGroup returns.
+  LeadGroup(lock, &w);
+  return std::move(w.status);
+}
+
+void GroupCommit::CommitAsync(rocksdb::WriteBatch&& batch, DoneFn done) {
+  auto w = std::make_unique<AsyncWriter>(std::move(batch), std::move(done));
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!OnNotifierThread()) {
+    room_cv_.wait(lock, [this] {
+      return closed_ || async_in_flight_ < options_.max_async_in_flight;
+    });
+  }
+  Status refused;
+  if (closed_) {
+    refused = Status::IOError(
+        "the commit pipeline is closed (the database is closing): the "
+        "asynchronous commit was refused and nothing of it was written");
+  } else if (!committer_.joinable()) {
+    try {
+      committer_ = std::thread([this] { CommitterLoop(); });
+      notifier_ = std::thread([this] { NotifierLoop(); });
+    } catch (const std::system_error& e) {
+      // Without both threads nothing could lead or report async commits.
+      closed_ = true;
+      refused = Status::IOError(std::string("cannot start the commit "
+                                            "pipeline's threads: ") +
+                                e.what() + "; nothing was written");
+    }
+  }
+  if (!refused.ok()) {
+    lock.unlock();
+    w->done_fn(refused);
+    return;
+  }
+  ++async_in_flight_;
+  AsyncWriter* raw = w.release();
+  Enqueue(raw);
+  if (queue_.front() == raw) committer_cv_.notify_one();
+}
+
+void GroupCommit::Enqueue(Writer* w) {
+  queue_.push_back(w);
+  queued_ops_ += w->ops;
+  queued_bytes_ += w->bytes;
+  if (delaying_ && (queued_ops_ >= options_.max_ops ||
+                    queued_bytes_ >= options_.max_bytes)) {
+    delay_cv_.notify_one();
+  }
+}
+
+void GroupCommit::LeadGroup(std::unique_lock<std::mutex>& lock,
+                            Writer* self) {
+  assert(lock.owns_lock() && !queue_.empty());
+  assert(self == nullptr || queue_.front() == self);
+  if (options_.max_delay_us > 0 && !closed_) {
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::microseconds(options_.max_delay_us);
+    delaying_ = true;
+    delay_cv_.wait_until(lock, deadline, [this] {
+      return closed_ || queued_ops_ >= options_.max_ops ||
+             queued_bytes_ >= options_.max_bytes;
+    });
+    delaying_ = false;
+  }
+
+  // The group: the front, then whoever fits within the bounds, in order.
+  group_.clear();
+  size_t ops = 0;
+  size_t bytes = 0;
+  for (Writer* w : queue_) {
+    if (!group_.empty() && (ops + w->ops > options_.max_ops ||
+                            bytes + w->bytes > options_.max_bytes)) {
+      break;
+    }
+    group_.push_back(w);
+    ops += w->ops;
+    bytes += w->bytes;
+  }
+
+  // Only the leader touches group_ and its members' batches and statuses
+  // until they are handed back below; new writers only append to queue_.
+  lock.unlock();
+  WriteGroup();
+  lock.lock();
+
+  // The members leave the queue. Async ones go to the notifier, which may
+  // delete them as soon as mu_ is released; the synchronous ones to tell
+  // stay in `tell`, which takes group_'s buffer so that the next leader,
+  // which may start as soon as mu_ is released, has its own.
+  std::vector<Writer*> tell;
+  tell.swap(group_);
+  const size_t members = tell.size();
+  size_t kept = 0;
+  uint64_t async = 0;
+  for (size_t i = 0; i < members; ++i) {
+    Writer* w = tell[i];
+    assert(queue_.front() == w);
+    queue_.pop_front();
+    queued_ops_ -= w->ops;
+    queued_bytes_ -= w->bytes;
+    if (w->async) {
+      ++async;
+      completed_.push_back(static_cast<AsyncWriter*>(w));
+    } else if (w != self) {
+      tell[kept++] = w;
+    }
+  }
+  tell.resize(kept);
+  stats_.commits += members;
+  stats_.async_commits += async;
+  stats_.groups += 1;
+  stats_.largest_group = std::max<uint64_t>(stats_.largest_group, members);
+  if (async > 0) notifier_cv_.notify_one();
+  // The next leader: a synchronous front is told below, after mu_ is
+  // released; an asynchronous front is led by the committer thread.
+  Writer* next = nullptr;
+  if (queue_.empty()) {
+    if (closed_) committer_cv_.notify_one();  // it may stop now
+  } else if (queue_.front()->async) {
+    committer_cv_.notify_one();
+  } else {
+    next = queue_.front();
+  }
+  lock.unlock();
+
+  // The next group's write first: it is the long pole.
+  if (next != nullptr) next->Tell(Writer::Turn::kLead);
+  for (Writer* w : tell) w->Tell(Writer::Turn::kDone);
+}
+
+void GroupCommit::WriteGroup() {
+  if (group_.size() == 1) {
+    group_[0]->status = write_(group_[0]->batch);
+    return;
+  }
+  size_t bytes = kBatchHeaderBytes;
+  for (const Writer* w : group_) bytes += w->bytes - kBatchHeaderBytes;
+  BatchConcat concat(bytes);
+  for (const Writer* w : group_) concat.Append(*w->batch);
+  rocksdb::WriteBatch batch = concat.Finish();
+  // One write, one verdict for every member. No member is retried alone:
+  // RocksDB may have logged (and partly applied) a group it then refused
+  // (a memtable insert failing after the WAL write), and a retry would
+  // apply those increments twice.
+  const Status s = write_(&batch);
+  for (Writer* w : group_) w->status = s;
+}
+
+void GroupCommit::CommitterLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    committer_cv_.wait(lock, [this] {
+      return (!queue_.empty() && queue_.front()->async) ||
+             (closed_ && queue_.empty());
+    });
+    if (queue_.empty()) break;  // closed and drained
+    LeadGroup(lock, nullptr);
+    lock.lock();
+  }
+  // Nothing will complete any more: the notifier may finish.
+  notifier_cv_.notify_one();
+}
+
+void GroupCommit::NotifierLoop() {
+  tls_notifier_of = this;
+  std::vector<AsyncWriter*> run;
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    notifier_cv_.wait(lock, [this] {
+      return !completed_.empty() || (closed_ && queue_.empty());
+    });
+    if (completed_.empty()) break;  // closed, drained, all reported
+    run.clear();
+    run.swap(completed_);
+    lock.unlock();
+    for (AsyncWriter* w : run) {
+      w->done_fn(w->status);
+      delete w;
+    }
+    lock.lock();
+    async_in_flight_ -= run.size();
+    room_cv_.notify_all();
+  }
+}
+
+void GroupCommit::Close() {
+  // A callback closing its own pipeline would join its own thread.
+  assert(!OnNotifierThread());
+  if (OnNotifierThread()) return;
+  std::thread committer;
+  std::thread notifier;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+    committer = std::move(committer_);
+    notifier = std::move(notifier_);
+  }
+  committer_cv_.notify_all();
+  notifier_cv_.notify_all();
+  room_cv_.notify_all();
+  delay_cv_.notify_all();
+  if (committer.joinable()) committer.join();
+  if (notifier.joinable()) notifier.join();
+}
+
+GroupCommitStats GroupCommit::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  GroupCommitStats out = stats_;
+  out.queued = queue_.size();
+  out.closed = closed_;
+  return out;
+}
+
+}  // namespace tally::wal

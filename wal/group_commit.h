@@ -1,0 +1,158 @@
+// GroupCommit: gathers concurrent durable commits into one synced write
+// (leader/follower group commit, as in LevelDB's DBImpl::Write) and drives
+// asynchronous commits from two threads of its own.
+//
+// Every commit joins one FIFO queue. The commit at the front leads: it
+// takes the queued batches from the front, up to GroupCommitOptions'
+// bounds (optionally waiting up to max_delay_us for more to arrive),
+// concatenates them into one WriteBatch (BatchConcat), writes it through
+// `write` (one DB::Write with sync=true, so one fsync), stores the shared
+// Status in every member, and, after releasing the queue's lock, tells the
+// new front to lead and then wakes the members (each waits on its own mutex
+// and condition variable). A member returns only after `write` returned, so
+// its data is durable and applied to the memtable (visible to reads).
+//
+// A synchronous Commit leads on its own thread. An asynchronous commit
+// (CommitAsync) has no thread of its own: when one is at the front, the
+// committer thread leads. A second thread, the notifier, runs every async
+// callback in queue order, outside the lock; the committer never runs user
+// code, so a callback that blocks (on a lock a queued synchronous committer
+// holds, say) cannot stop the queue. Both threads are started by the first
+// CommitAsync, so a pipeline that only commits synchronously has none.
+//
+// A group is one write: when it fails, every member gets its error; none
+// is retried alone.
+//
+// Ownership: does not own what `write` writes to; owns the queued
+// asynchronous batches, their callbacks and its two threads.
+// Thread safety: Commit and CommitAsync may be called from many threads at
+// once. Close (and the destructor) from one thread, not from a callback,
+// while `write` still works: Close commits everything queued before it.
+
+#ifndef TALLY_WAL_GROUP_COMMIT_H_
+#define TALLY_WAL_GROUP_COMMIT_H_
+
+#include <rocksdb/write_batch.h>
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "tally/options.h"
+#include "tally/status.h"
+
+namespace tally::wal {
+
+// Bounds on one group write. Each group takes at least one commit, however
+// large; these bound how many more join it.
+struct GroupCommitOptions {
+  // Bytes of WriteBatch data (Data().size()) in one group. Default: 1 MiB.
+  size_t max_bytes = size_t{1} << 20;
+  // WriteBatch records (WriteBatch::Count()) in one group. Default: 16384.
+  size_t max_ops = 16384;
+  // How long the leader waits for more commits before writing, in
+  // microseconds, unless a bound is reached first. Default: 0 (write at
+  // once; commits arriving during a write form the next group).
+  uint32_t max_delay_us = 0;
+  // Asynchronous commits queued or awaiting their callback at once; a
+  // CommitAsync beyond this waits for room (except on the notifier thread,
+  // which must never wait for itself). Default: 65536.
+  size_t max_async_in_flight = 65536;
+};
+
+// The group commit fields of tally::Options (group_commit_*), the rest
+// defaulted.
+GroupCommitOptions GroupCommitOptionsOf(const Options& options);
+
+// Counts since construction.
+struct GroupCommitStats {
+  uint64_t commits = 0;        // batches written (or failed) through groups
+  uint64_t groups = 0;         // group writes (fsyncs asked of `write`)
+  uint64_t largest_group = 0;  // the most batches one group held
+  uint64_t async_commits = 0;  // of `commits`, those from CommitAsync
+  uint64_t queued = 0;         // commits in the queue now (leader's too)
+  bool closed = false;         // Close has begun
+};
+
+class GroupCommit {
+ public:
+  // Writes one batch durably; must be safe to call from any thread.
+  using WriteFn = std::function<Status(rocksdb::WriteBatch*)>;
+  using DoneFn = std::function<void(const Status&)>;
+
+  GroupCommit(WriteFn write, const GroupCommitOptions& options);
+  ~GroupCommit();  // Close()
+  GroupCommit(const GroupCommit&) = delete;
+  GroupCommit& operator=(const GroupCommit&) = delete;
+
+  // Commits `batch` as part of a group; returns the group's Status once the
+  // group's write returned. `batch` is read until then, not modified.
+  Status Commit(rocksdb::WriteBatch* batch);
+
+  // Queues `batch` and returns; `done` runs exactly once, on the notifier
+  // thread, with the Status of the group that held it, after that group's
+  // write returned. After Close, `done` runs at once, on the calling thread,
+  // with an IOError saying the pipeline is closed and nothing was written.
+  // `done` must not throw; while it runs, later callbacks wait (writes do
+  // not). It may call Commit and CommitAsync (which then never waits for
+  // room), not Close.
+  void CommitAsync(rocksdb::WriteBatch&& batch, DoneFn done);
+
+  // Refuses later CommitAsync calls, commits everything already queued,
+  // runs every pending callback and joins both threads. Synchronous Commit
+  // keeps working. Idempotent.
+  void Close();
+
+  GroupCommitStats stats() const;
+
+ private:
+  struct Writer;
+  struct AsyncWriter;
+
+  // Appends `w` to the queue; wakes whoever must lead or stop delaying.
+  void Enqueue(Writer* w);
+  // Leads one group. Requires mu_ held (through `lock`) and the queue's
+  // front to be `self` (the caller's writer) or, with `self` null on the
+  // committer thread, an async writer. Returns with mu_ released, the
+  // group written and dequeued, its members told, the next leader told.
+  void LeadGroup(std::unique_lock<std::mutex>& lock, Writer* self);
+  // Writes group_ (mu_ not held); stores each member's Status.
+  void WriteGroup();
+  // The committer thread: leads groups whose front is asynchronous.
+  void CommitterLoop();
+  // The notifier thread: runs the callbacks of completed async commits.
+  void NotifierLoop();
+  bool OnNotifierThread() const;
+
+  const WriteFn write_;
+  const GroupCommitOptions options_;
+
+  mutable std::mutex mu_;
+  std::deque<Writer*> queue_;           // guarded by mu_; front leads
+  size_t queued_ops_ = 0;               // guarded by mu_: records in queue_
+  size_t queued_bytes_ = 0;             // guarded by mu_: bytes in queue_
+  bool delaying_ = false;               // guarded by mu_: a leader waits
+  std::condition_variable delay_cv_;    // a delaying leader waits here
+  std::vector<AsyncWriter*> completed_;  // guarded by mu_: callbacks to run
+  size_t async_in_flight_ = 0;          // guarded by mu_
+  std::condition_variable room_cv_;     // CommitAsync waits for room here
+  std::condition_variable committer_cv_;  // front is async, or closed_
+  std::condition_variable notifier_cv_;   // completed_ filled, or closed_
+  bool closed_ = false;                 // guarded by mu_
+  std::thread committer_;               // both started by the first
+  std::thread notifier_;                // CommitAsync; guarded by mu_
+  GroupCommitStats stats_;              // guarded by mu_ (but `queued`)
+
+  // The current group's members: used only by the leader (one at a time;
+  // leadership passes from one leader to the next).
+  std::vector<Writer*> group_;
+};
+
+}  // namespace tally::wal
+
+#endif  // TALLY_WAL_GROUP_COMMIT_H_
