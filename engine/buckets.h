@@ -16,6 +16,10 @@ namespace tally::engine {
 
 // BucketWidthMs (a bucket's length) is public: tally/types.h.
 
+// "No bucket": an increment of, or a shard key of, a counter without
+// buckets (bucket starts are never negative).
+inline constexpr int64_t kNoBucket = -1;
+
 // The start of the bucket holding `t_ms` (>= 0) for a bucket of `width_ms`.
 inline int64_t BucketStart(int64_t t_ms, int64_t width_ms) {
   return t_ms - t_ms % width_ms;

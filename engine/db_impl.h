@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "engine/bucket_retention.h"
+#include "engine/buckets.h"
 #include "engine/catalog.h"
 #include "engine/coding.h"
 #include "engine/event_locks.h"
@@ -110,11 +111,16 @@ class DbImpl final : public Db {
   // reading it used (0 when it needed none).
   struct PlainPlan {
     uint32_t shard = 0;
-    int64_t bucket = -1;
+    int64_t bucket = kNoBucket;
     int64_t now = 0;
   };
   Status PlanPlain(const Catalog::Entry& c, const IncrementOptions& options,
                    PlainPlan* plan);
+  // The common front of Increment and IncrementAsync: checks the call,
+  // finds the counter (*c) and plans it; refusals are counted (Reject).
+  Status PreparePlain(const Catalog::Reader& catalog, std::string_view counter,
+                      int64_t delta, const IncrementOptions& options,
+                      const Catalog::Entry** c, PlainPlan* plan);
   // Adds the increment's merge (and the counter's plain-increment flag when
   // it is its first) to `wb`.
   Status AddPlainMerge(const Catalog::Entry& c, const PlainPlan& plan,

@@ -134,7 +134,7 @@ Status DbImpl::Verify(VerifyReport* report) {
       const rocksdb::Slice key = it->key();
       uint64_t id;
       uint32_t shard;
-      int64_t bucket = -1;  // plain key
+      int64_t bucket = kNoBucket;  // a plain key leaves it
       if (!DecodeShardKey(key.ToStringView(), &id, &shard) &&
           !DecodeBucketShardKey(key.ToStringView(), &id, &bucket, &shard)) {
         findings.Add("shards: malformed key " + Hex(key));
@@ -149,7 +149,8 @@ Status DbImpl::Verify(VerifyReport* report) {
       CounterSums& sums = found->second;
       const std::string name = Quote(sums.info->name);
       const int64_t width = BucketWidthMs(sums.info->bucket);
-      if ((bucket >= 0) != (width != 0) || (width != 0 && bucket % width != 0)) {
+      if ((bucket != kNoBucket) != (width != 0) ||
+          (width != 0 && bucket % width != 0)) {
         findings.Add("shards: key " + Hex(key) + " of counter " + name +
                      " does not fit its buckets (" +
                      BucketWidthName(sums.info->bucket) + ")");

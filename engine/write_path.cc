@@ -53,12 +53,7 @@ rocksdb::Status AddPlainFlag(const Catalog::Entry& c, rocksdb::WriteBatch* wb,
 }
 
 Status BatchOpError(size_t index, const Status& s) {
-  std::string msg = "batch op " + std::to_string(index) + ": " + s.message();
-  switch (s.code()) {
-    case Status::Code::kNotFound: return Status::NotFound(msg);
-    case Status::Code::kOutOfRange: return Status::OutOfRange(msg);
-    default: return Status::InvalidArgument(msg);
-  }
+  return s.WithContext("batch op " + std::to_string(index));
 }
 
 Outcome CompareDelta(int64_t stored, int64_t delta) {
@@ -90,14 +85,16 @@ Status CheckWindow(const CounterInfo& c, int64_t event_time_ms, int64_t now,
   return Status::OK();
 }
 
+// An increment's event time: the one given, else `now`.
+int64_t EventTimeOr(int64_t event_time_ms, int64_t now) {
+  return event_time_ms == kEventTimeNow ? now : event_time_ms;
+}
+
 // Where an increment of a counter lands in the shards family: its shard key,
 // or for a bucketed counter the shard key of the bucket holding the event
 // time (now when not given). Built on the stack: no allocation.
 class ShardTarget {
  public:
-  // kNoBucket for a counter without buckets.
-  static constexpr int64_t kNoBucket = -1;
-
   // The bucket of an increment of `c` (kNoBucket when not bucketed); an
   // event time in a bucket past the counter's retention is refused, since
   // the count would vanish at the next read.
@@ -106,7 +103,7 @@ class ShardTarget {
     *bucket = kNoBucket;
     const int64_t width = BucketWidthMs(c.bucket);
     if (width == 0) return Status::OK();
-    const int64_t t = event_time_ms == kEventTimeNow ? now : event_time_ms;
+    const int64_t t = EventTimeOr(event_time_ms, now);
     *bucket = BucketStart(t, width);
     if (BucketExpired(*bucket, width, c.retention_ms, now)) {
       return Status::InvalidArgument(
@@ -157,13 +154,22 @@ class OutboxRun {
   uint64_t n_ = 0;
 };
 
-// Reads the clock only for counters that need it (buckets, outbox).
-int64_t NowIfBucketed(const CounterInfo& c, const Clock* clock) {
+// Reads the clock only for plain increments that need it (buckets, outbox).
+int64_t NowIfNeeded(const CounterInfo& c, const Clock* clock) {
   return c.bucket == BucketWidth::kNone && !c.outbox ? 0 : clock->NowMillis();
 }
 
-int64_t EventTimeOr(int64_t event_time_ms, int64_t now) {
-  return event_time_ms == kEventTimeNow ? now : event_time_ms;
+// A once-increment's shard: the hash of its event id, or, pinned, the hash
+// of its affinity key (checked first).
+Status OnceShard(const CounterInfo& c, uint64_t event_hash,
+                 std::string_view affinity_key, uint32_t* shard) {
+  if (affinity_key.empty()) {
+    *shard = ShardOfHash(event_hash, c.shards);
+    return Status::OK();
+  }
+  Status s = ValidateAffinityKey(affinity_key);
+  if (s.ok()) *shard = ShardOfKey(affinity_key, c.shards);
+  return s;
 }
 
 }  // namespace
@@ -186,10 +192,24 @@ Status DbImpl::PickPlainShard(const CounterInfo& c,
   return Status::OK();
 }
 
+Status DbImpl::PreparePlain(const Catalog::Reader& catalog,
+                            std::string_view counter, int64_t delta,
+                            const IncrementOptions& options,
+                            const Catalog::Entry** c, PlainPlan* plan) {
+  Status s = CheckWritable();
+  if (s.ok()) s = ValidateDelta(delta);
+  if (s.ok()) s = ValidateEventTime(options.event_time_ms);
+  if (!s.ok()) return Reject(std::move(s));
+  *c = catalog.Find(counter);
+  if (*c == nullptr) return Reject(CounterNotFound(counter));
+  s = PlanPlain(**c, options, plan);
+  return s.ok() ? s : Reject(std::move(s));
+}
+
 Status DbImpl::PlanPlain(const Catalog::Entry& c,
                          const IncrementOptions& options, PlainPlan* plan) {
   Status s = PickPlainShard(c, options.affinity_key, &plan->shard);
-  plan->now = NowIfBucketed(c, clock_);
+  plan->now = NowIfNeeded(c, clock_);
   if (s.ok()) {
     s = ShardTarget::BucketOf(c, options.event_time_ms, plan->now,
                               &plan->bucket);
@@ -219,17 +239,11 @@ void DbImpl::Applied(const Catalog::Entry& c, bool first_plain, uint64_t n) {
 Result<IncrementResult> DbImpl::Increment(std::string_view counter,
                                           int64_t delta,
                                           const IncrementOptions& options) {
-  Status s = CheckWritable();
-  if (s.ok()) s = ValidateDelta(delta);
-  if (s.ok()) s = ValidateEventTime(options.event_time_ms);
-  if (!s.ok()) return Reject(std::move(s));
-
   Catalog::Reader catalog(catalog_.get());
-  const Catalog::Entry* c = catalog.Find(counter);
-  if (c == nullptr) return Reject(CounterNotFound(counter));
+  const Catalog::Entry* c = nullptr;
   PlainPlan plan;
-  s = PlanPlain(*c, options, &plan);
-  if (!s.ok()) return Reject(std::move(s));
+  Status s = PreparePlain(catalog, counter, delta, options, &c, &plan);
+  if (!s.ok()) return s;
   OutboxRun outbox(&outbox_seq_);
   if (c->outbox) {
     s = outbox.Reserve(1, options_.outbox_max_entries);
@@ -254,23 +268,17 @@ Result<IncrementResult> DbImpl::Increment(std::string_view counter,
 void DbImpl::IncrementAsync(std::string_view counter, int64_t delta,
                             IncrementCallback done,
                             const IncrementOptions& options) {
-  Status s = CheckWritable();
-  if (s.ok()) s = ValidateDelta(delta);
-  if (s.ok()) s = ValidateEventTime(options.event_time_ms);
-  if (!s.ok()) return done(Reject(std::move(s)));
-
   Catalog::Reader catalog(catalog_.get());
-  const Catalog::Entry* c = catalog.Find(counter);
-  if (c == nullptr) return done(Reject(CounterNotFound(counter)));
+  const Catalog::Entry* c = nullptr;
+  PlainPlan plan;
+  Status s = PreparePlain(catalog, counter, delta, options, &c, &plan);
+  if (!s.ok()) return done(s);
   if (c->outbox) {
     return done(Reject(Status::NotSupported(
         "counter " + Quote(c->name) +
         " has an outbox; IncrementAsync does not write outboxes yet, use "
         "Increment")));
   }
-  PlainPlan plan;
-  s = PlanPlain(*c, options, &plan);
-  if (!s.ok()) return done(Reject(std::move(s)));
   rocksdb::WriteBatch wb;
   std::string scratch;
   bool first_plain;
@@ -307,18 +315,16 @@ Result<IncrementResult> DbImpl::IncrementOnce(std::string_view counter,
   if (c == nullptr) return Reject(CounterNotFound(counter));
 
   const uint64_t hash = StableHash(event_id);
-  if (!options.affinity_key.empty()) {
-    s = ValidateAffinityKey(options.affinity_key);
-    if (!s.ok()) return Reject(std::move(s));
-  }
   const bool pinned = !options.affinity_key.empty();
-  const uint32_t shard = pinned ? ShardOfKey(options.affinity_key, c->shards)
-                                : ShardOfHash(hash, c->shards);
+  uint32_t shard = 0;
   const int64_t now = clock_->NowMillis();
-  bool outside;
-  int64_t expires_at;
-  int64_t bucket;
-  s = CheckWindow(*c, options.event_time_ms, now, &outside, &expires_at);
+  bool outside = false;
+  int64_t expires_at = 0;
+  int64_t bucket = kNoBucket;
+  s = OnceShard(*c, hash, options.affinity_key, &shard);
+  if (s.ok()) {
+    s = CheckWindow(*c, options.event_time_ms, now, &outside, &expires_at);
+  }
   if (s.ok()) s = ShardTarget::BucketOf(*c, options.event_time_ms, now, &bucket);
   if (!s.ok()) return Reject(std::move(s));
   if (outside) {
@@ -374,8 +380,7 @@ Result<IncrementResult> DbImpl::IncrementOnce(std::string_view counter,
   if (!rs.ok()) return wal::FromRocks(rs, "increment once");
   s = commit_->Commit(&scratch.batch);
   if (!s.ok()) return s;
-  c->applied.fetch_add(1, std::memory_order_relaxed);
-  stats_.applied.fetch_add(1, std::memory_order_relaxed);
+  Applied(*c, /*first_plain=*/false, 1);
   return IncrementResult{Outcome::kApplied, shard};
 }
 
@@ -386,7 +391,7 @@ struct Planned {
   uint64_t counter_id = 0;
   const Catalog::Entry* counter = nullptr;
   uint32_t shard = 0;
-  int64_t bucket = ShardTarget::kNoBucket;
+  int64_t bucket = kNoBucket;
   int64_t delta = 0;
   // Once-ops only: index into the unique marker list (SIZE_MAX for an op
   // outside its counter's dedupe window, which gets no marker).
@@ -474,16 +479,12 @@ Status DbImpl::Apply(const Batch& batch,
       continue;
     }
     const uint64_t hash = StableHash(op.event_id);
-    if (!op.affinity_key.empty()) {
-      s = ValidateAffinityKey(op.affinity_key);
-      if (!s.ok()) return Reject(BatchOpError(i, s));
+    bool outside = false;
+    int64_t expires_at = 0;
+    s = OnceShard(*p.counter, hash, op.affinity_key, &p.shard);
+    if (s.ok()) {
+      s = CheckWindow(*p.counter, op.event_time_ms, now, &outside, &expires_at);
     }
-    p.shard = op.affinity_key.empty()
-                  ? ShardOfHash(hash, p.counter->shards)
-                  : ShardOfKey(op.affinity_key, p.counter->shards);
-    bool outside;
-    int64_t expires_at;
-    s = CheckWindow(*p.counter, op.event_time_ms, now, &outside, &expires_at);
     if (!s.ok()) return Reject(BatchOpError(i, s));
     if (outside) continue;  // p.marker stays SIZE_MAX
     std::string key;
@@ -578,37 +579,12 @@ Status DbImpl::Apply(const Batch& batch,
   });
 
   // 4. One WriteBatch: new markers, then one merge per (counter, shard),
-  // the plain-increment flag of counters getting their first, and one
-  // outbox entry per applied op of an outbox counter, in op order.
+  // the plain-increment flag of counters getting their first, and, once
+  // nothing can refuse the batch any more, one outbox entry per applied op
+  // of an outbox counter, in op order.
   Scratch& scratch = ThreadScratch();
   rocksdb::WriteBatch& wb = scratch.batch;
   rocksdb::Status rs;
-  OutboxRun outbox(&outbox_seq_);
-  {
-    uint64_t entries = 0;
-    for (const Fold& f : folds) entries += plan[f.op].counter->outbox ? 1 : 0;
-    Status s = outbox.Reserve(entries, options_.outbox_max_entries);
-    if (!s.ok()) {
-      results->clear();
-      return s;
-    }
-    uint64_t seq = outbox.first();
-    for (size_t i = 0; i < ops.size() && entries > 0; ++i) {
-      const Planned& p = plan[i];
-      if (!p.counter->outbox || (*results)[i].outcome != Outcome::kApplied) {
-        continue;
-      }
-      s = AddOutboxEntry(&wb, seq++, *p.counter,
-                         ops[i].once ? std::string_view(ops[i].event_id)
-                                     : std::string_view(),
-                         p.delta, EventTimeOr(ops[i].event_time_ms, now),
-                         &scratch.marker_value);
-      if (!s.ok()) {
-        results->clear();
-        return s;
-      }
-    }
-  }
   std::vector<const Catalog::Entry*> first_plain;
   for (size_t i = 0; i < ops.size(); ++i) {
     const Catalog::Entry* c = plan[i].counter;
@@ -654,6 +630,32 @@ Status DbImpl::Apply(const Batch& batch,
     f = g;
   }
   if (!rs.ok()) return wal::FromRocks(rs, "build batch");
+  OutboxRun outbox(&outbox_seq_);
+  {
+    uint64_t entries = 0;
+    for (const Fold& f : folds) entries += plan[f.op].counter->outbox ? 1 : 0;
+    Status s = outbox.Reserve(entries, options_.outbox_max_entries);
+    if (!s.ok()) {
+      results->clear();
+      return s;
+    }
+    uint64_t seq = outbox.first();
+    for (size_t i = 0; i < ops.size() && entries > 0; ++i) {
+      const Planned& p = plan[i];
+      if (!p.counter->outbox || (*results)[i].outcome != Outcome::kApplied) {
+        continue;
+      }
+      s = AddOutboxEntry(&wb, seq++, *p.counter,
+                         ops[i].once ? std::string_view(ops[i].event_id)
+                                     : std::string_view(),
+                         p.delta, EventTimeOr(ops[i].event_time_ms, now),
+                         &scratch.marker_value);
+      if (!s.ok()) {
+        results->clear();
+        return s;
+      }
+    }
+  }
   Status s = commit_->Commit(&wb);
   if (!s.ok()) {
     results->clear();

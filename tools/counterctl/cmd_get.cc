@@ -51,7 +51,8 @@ int64_t NowMs() {
 bool RangeOf(const GetArgs& args, int64_t width, int64_t* from, int64_t* to) {
   if (args.today) {
     const int64_t day = tally::BucketWidthMs(tally::BucketWidth::kDay);
-    *from = NowMs() - NowMs() % day;
+    const int64_t now = NowMs();
+    *from = now - now % day;
     *to = *from + day;
     return true;
   }
