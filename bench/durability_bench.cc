@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "bench/raw_util.h"
 #include "engine/coding.h"
 #include "engine/rocksdb_options.h"
 #include "tally/db.h"
@@ -146,19 +147,10 @@ Row TallyDurable(int threads, double seconds) {
 class RawDb {
  public:
   explicit RawDb(const std::string& path) {
-    engine::RocksOptions ro = engine::MakeRocksOptions(Options());
-    ro.db.create_if_missing = true;
-    ro.db.create_missing_column_families = true;
-    rocksdb::DB* db = nullptr;
-    rocksdb::Status s =
-        rocksdb::DB::Open(ro.db, path, ro.families, &handles_, &db);
+    rocksdb::Status s = bench::OpenRocks(path, &handles_, &db_);
     if (!s.ok()) Die("raw open: " + s.ToString());
-    db_.reset(db);
   }
-  ~RawDb() {
-    for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h).PermitUncheckedError();
-    db_->Close().PermitUncheckedError();
-  }
+  ~RawDb() { bench::CloseRocks(db_.get(), handles_); }
   RawDb(const RawDb&) = delete;
   RawDb& operator=(const RawDb&) = delete;
 

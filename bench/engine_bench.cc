@@ -72,14 +72,7 @@ class RawDb {
   RawDb& operator=(const RawDb&) = delete;
 
   rocksdb::Status Open(const std::string& path) {
-    engine::RocksOptions ro = engine::MakeRocksOptions(Options());
-    ro.db.create_if_missing = true;
-    ro.db.create_missing_column_families = true;
-    rocksdb::DB* db = nullptr;
-    rocksdb::Status s =
-        rocksdb::DB::Open(ro.db, path, ro.families, &handles_, &db);
-    db_.reset(db);
-    return s;
+    return OpenRocks(path, &handles_, &db_);
   }
 
   rocksdb::DB* db() { return db_.get(); }

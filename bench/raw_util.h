@@ -1,6 +1,7 @@
 // What the benchmark binaries that drive raw RocksDB with the engine's
-// options and key coding share (strategies_bench, tally_bench): summing a
-// counter's shards for the after-run check, and closing a database.
+// options and key coding share (strategies_bench, tally_bench,
+// tally_durability_bench): opening and closing a database, and summing a
+// counter's shards for the after-run check.
 
 #ifndef TALLY_BENCH_RAW_UTIL_H_
 #define TALLY_BENCH_RAW_UTIL_H_
@@ -8,11 +9,14 @@
 #include <rocksdb/db.h>
 
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "engine/coding.h"
 #include "engine/format.h"
+#include "engine/rocksdb_options.h"
 
 namespace tally::bench {
 
@@ -45,6 +49,21 @@ inline rocksdb::Status SumShards(rocksdb::DB* db,
     if (!s.ok()) return s;
   }
   return rocksdb::Status::OK();
+}
+
+// Opens (creating) a raw RocksDB database at `path` with the engine's
+// options and column families; *db owns it afterwards (also on error, when
+// it may be null).
+inline rocksdb::Status OpenRocks(
+    const std::string& path, std::vector<rocksdb::ColumnFamilyHandle*>* handles,
+    std::unique_ptr<rocksdb::DB>* db) {
+  engine::RocksOptions ro = engine::MakeRocksOptions(Options());
+  ro.db.create_if_missing = true;
+  ro.db.create_missing_column_families = true;
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status s = rocksdb::DB::Open(ro.db, path, ro.families, handles, &raw);
+  db->reset(raw);
+  return s;
 }
 
 // Releases the column family handles, then closes `db` (nothing to do
