@@ -4,8 +4,11 @@
 // Cost of one plain increment: a shared catalog lock, one hash lookup, one
 // RocksDB Write of a 12-byte key and an 8-byte operand from a reused
 // thread-local WriteBatch (no allocation once warm). A once-increment adds a
-// stripe mutex, one marker Get (bloom filters answer most misses) and the
-// marker Put in the same WriteBatch.
+// clock read, a stripe mutex, one marker Get (bloom filters answer most
+// misses) and the marker Put in the same WriteBatch. Bucketed counters use a
+// 20-byte key and read the clock; outbox counters add one entry Put and two
+// short sequencer mutex sections; with Options::sync the commit goes through
+// the group commit (wal/group_commit.h).
 
 #include <rocksdb/write_batch.h>
 
