@@ -82,6 +82,7 @@ FamilyStats FamilyFigures(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* f) {
 }  // namespace
 
 Result<DbStats> DbImpl::GetDbStats() {
+  Catalog::Reader view(catalog_.get());  // read-only: Refresh may swap db_
   DbStats out;
   out.engine = GetStats();
   out.meta = FamilyFigures(db_.get(), meta_);
@@ -157,8 +158,12 @@ Status DbImpl::Checkpoint(const std::string& dir) {
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
     Status s = Refresh();
     if (!s.ok()) return s;
-    const uint64_t expected = db_->GetLatestSequenceNumber();
-    s = CheckpointOnce(dir);
+    uint64_t expected;
+    {
+      Catalog::Reader view(catalog_.get());  // no Refresh moves db_ meanwhile
+      expected = db_->GetLatestSequenceNumber();
+      s = CheckpointOnce(dir);
+    }
     if (!s.ok()) return s;
     if (RecoveredSequence(dir) >= expected) return Status::OK();
     std::error_code ec;

@@ -93,6 +93,7 @@ Result<BackupInfo> DbImpl::CreateBackup(const std::string& backup_dir) {
   // first so its MANIFEST matches them (see Checkpoint for the hazard).
   Status s = Refresh();
   if (!s.ok()) return s;
+  Catalog::Reader view(catalog_.get());  // read-only: Refresh may swap db_
   std::unique_ptr<rocksdb::BackupEngine> engine;
   s = OpenEngine(backup_dir, /*must_exist=*/false, &engine);
   if (!s.ok()) return s;

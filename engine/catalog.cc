@@ -100,6 +100,24 @@ Status Catalog::WriteFreshHeader() {
 
 Status Catalog::Load(const std::string& path, bool read_only) {
   ExclusiveGuard guard(&lock_);
+  return LoadLocked(path, read_only);
+}
+
+Status Catalog::MoveTo(const std::function<Status(Binding*)>& move,
+                       const std::string& path) {
+  ExclusiveGuard guard(&lock_);
+  Binding b{db_, meta_, shards_, events_, rollups_};
+  Status s = move(&b);
+  db_ = b.db;
+  meta_ = b.meta;
+  shards_ = b.shards;
+  events_ = b.events;
+  rollups_ = b.rollups;
+  if (!s.ok()) return s;
+  return LoadLocked(path, /*read_only=*/true);
+}
+
+Status Catalog::LoadLocked(const std::string& path, bool read_only) {
   by_name_.clear();
   std::unique_ptr<rocksdb::Iterator> it(
       db_->NewIterator(rocksdb::ReadOptions(), meta_));

@@ -106,6 +106,20 @@ class Catalog {
 
   const schema::HeaderRecord& header() const { return header_; }
 
+  // The RocksDB instance the catalog reads and writes through.
+  struct Binding {
+    rocksdb::DB* db;
+    rocksdb::ColumnFamilyHandle* meta;
+    rocksdb::ColumnFamilyHandle* shards;
+    rocksdb::ColumnFamilyHandle* events;
+    rocksdb::ColumnFamilyHandle* rollups;  // may be null (read-only)
+  };
+  // Read-only databases: runs `move` with the catalog held exclusively, so
+  // no read holding a Reader sees it half done, then reloads every counter.
+  // `move` catches the instance up, or replaces it and says so in *binding.
+  Status MoveTo(const std::function<Status(Binding*)>& move,
+                const std::string& path);
+
   // The meta key and value of `entry` with kCounterFlagPlainIncrements set,
   // for the write path to add to a batch.
   static void FlaggedRecord(const CounterInfo& entry, std::string* key,
@@ -113,16 +127,18 @@ class Catalog {
 
  private:
   Status WriteFreshHeader();
+  Status LoadLocked(const std::string& path, bool read_only);  // lock_ held
   // Installs the retention rules of the counters now in by_name_ (requires
   // lock_ held exclusively).
   void PublishRetention();
   std::vector<CounterInfo> ListLocked() const;  // requires lock_ held
 
-  rocksdb::DB* const db_;
-  rocksdb::ColumnFamilyHandle* const meta_;
-  rocksdb::ColumnFamilyHandle* const shards_;
-  rocksdb::ColumnFamilyHandle* const events_;
-  rocksdb::ColumnFamilyHandle* const rollups_;  // may be null (read-only)
+  // Replaced only by MoveTo (lock_ held exclusively).
+  rocksdb::DB* db_;
+  rocksdb::ColumnFamilyHandle* meta_;
+  rocksdb::ColumnFamilyHandle* shards_;
+  rocksdb::ColumnFamilyHandle* events_;
+  rocksdb::ColumnFamilyHandle* rollups_;  // may be null (read-only)
   wal::CommitPipeline* const commit_;
   const Clock* const clock_;
   RetentionRules* const retention_;  // not owned

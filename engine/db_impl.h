@@ -27,6 +27,7 @@
 #include "engine/async_commits.h"
 #include "engine/outbox_sequencer.h"
 #include "engine/rocksdb_options.h"
+#include "engine/writer_files.h"
 #include "tally/db.h"
 #include "wal/commit_pipeline.h"
 
@@ -91,6 +92,12 @@ class DbImpl final : public Db {
   Result<DbStats> GetDbStats() override;
   const std::string& path() const override { return path_; }
 
+  // Tests only: runs inside Verify between its copy of the catalog and its
+  // snapshot (set before Verify runs, not concurrently).
+  void SetVerifyHookForTest(std::function<void()> hook) {
+    verify_hook_for_test_ = std::move(hook);
+  }
+
  private:
   struct Counters {
     std::atomic<uint64_t> applied{0};
@@ -105,7 +112,26 @@ class DbImpl final : public Db {
   // NotSupported on a read-only database, else OK.
   Status CheckWritable() const;
   Status OpenWriter(const RocksOptions& ro);
+  // Read-only databases (reader.cc): one secondary RocksDB instance and
+  // the writer's files as they were when it was opened or caught up.
+  struct Secondary {
+    std::string dir;  // the instance's own directory (its info log)
+    std::unique_ptr<rocksdb::DB> db;
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;  // by engine::Family
+    WriterFiles seen;
+    // The MANIFEST did not change while the instance read it: `seen` names
+    // exactly the version it holds.
+    bool exact = false;
+  };
   Status OpenReader(RocksOptions ro);
+  // Opens a secondary instance at one point across families, retrying
+  // when the writer deleted a log during the open; Busy after a few tries.
+  Status OpenSecondary(Secondary* out);
+  Status OpenSecondaryOnce(Secondary* out);
+  // Makes `fresh` this Db's instance (the catalog held exclusively); the
+  // old one goes into `fresh`, to be closed by the caller.
+  void SwapSecondary(Secondary* fresh, Catalog::Binding* b);
+  static void CloseSecondary(Secondary* s);
   Status CheckpointOnce(const std::string& dir);
   // Where a plain increment goes: shard, bucket (or none), and the clock
   // reading it used (0 when it needed none).
@@ -167,6 +193,16 @@ class DbImpl final : public Db {
   const Clock* const clock_;
 
   std::string secondary_dir_;  // read-only: the instance's own directory
+  RocksOptions reader_options_;  // read-only: to open a fresh instance
+  WriterFiles reader_seen_;      // read-only: Secondary::seen of db_
+  bool reader_exact_ = false;    // read-only: Secondary::exact of db_
+  // Read-only: false after a Refresh found its catch-up raced a version
+  // change and could not open a fresh instance: reads are then not known
+  // to be one point, and Verify says so instead of judging sums.
+  std::atomic<bool> reader_at_point_{true};
+  // Serialises Refresh calls (the reader_* fields above are theirs).
+  std::mutex refresh_mu_;
+  std::function<void()> verify_hook_for_test_;
   std::shared_ptr<rocksdb::Env> env_;  // Options::env, wrapped; outlives db_
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // by engine::Family

@@ -128,46 +128,6 @@ Status DbImpl::OpenWriter(const RocksOptions& ro) {
   return wal::FromRocks(rs, "open " + path_);
 }
 
-// A secondary instance: no LOCK, tails the writer's MANIFEST and WAL. It
-// keeps its own info log in a private temporary directory.
-Status DbImpl::OpenReader(RocksOptions ro) {
-  const char* base = std::getenv("TMPDIR");
-  std::string templ = std::string(base != nullptr && *base ? base : "/tmp") +
-                      "/tally-reader-XXXXXX";
-  std::vector<char> buf(templ.begin(), templ.end());
-  buf.push_back('\0');
-  if (::mkdtemp(buf.data()) == nullptr) {
-    return Status::IOError(
-        "cannot create a directory for the read-only "
-        "instance under " +
-        templ);
-  }
-  secondary_dir_ = buf.data();
-  ro.db.create_if_missing = false;
-  ro.db.create_missing_column_families = false;
-  ro.db.max_open_files = -1;  // required by secondary instances
-  // A database no writer of this version has opened yet lacks the families
-  // added since (rollups, outbox): read it without them (ReadCached and
-  // ReadOutbox then answer NotFound / nothing).
-  std::vector<std::string> have;
-  if (rocksdb::DB::ListColumnFamilies(ro.db, path_, &have).ok()) {
-    for (size_t i = kRollups; i < ro.families.size(); ++i) {
-      if (std::find(have.begin(), have.end(), ro.families[i].name) ==
-          have.end()) {
-        ro.families.resize(i);
-        break;
-      }
-    }
-  }
-  rocksdb::DB* raw = nullptr;
-  rocksdb::Status rs = rocksdb::DB::OpenAsSecondary(
-      ro.db, path_, secondary_dir_, ro.families, &handles_, &raw);
-  db_.reset(raw);
-  if (!rs.ok()) return wal::FromRocks(rs, "open " + path_ + " read-only");
-  return wal::FromRocks(db_->TryCatchUpWithPrimary(),
-                        "catch up with the writer of " + path_);
-}
-
 Status DbImpl::Init() {
   Options checked = options_;
   if (options_.read_only) checked.create_if_missing = false;
@@ -225,14 +185,6 @@ DbImpl::~DbImpl() {
     std::error_code ec;
     std::filesystem::remove_all(secondary_dir_, ec);  // best effort
   }
-}
-
-Status DbImpl::Refresh() {
-  if (!options_.read_only) return Status::OK();
-  Status s = wal::FromRocks(db_->TryCatchUpWithPrimary(),
-                            "catch up with the writer of " + path_);
-  if (!s.ok()) return s;
-  return catalog_->Load(path_, /*read_only=*/true);
 }
 
 Status DbImpl::CheckWritable() const {

@@ -98,6 +98,7 @@ Result<std::vector<OutboxEntry>> DbImpl::ReadOutbox(uint64_t after_seq,
                                    std::to_string(kMaxOutboxRead));
   }
   std::vector<OutboxEntry> out;
+  Catalog::Reader view(catalog_.get());  // read-only: Refresh may swap db_
   if (outbox_ == nullptr) return out;  // an old database: no outbox yet
   // A writer stops at the watermark; a read-only instance sees whole
   // batches only, so everything it sees is settled.
@@ -152,6 +153,7 @@ Status DbImpl::AckOutbox(uint64_t through_seq) {
 
 Result<OutboxStatus> DbImpl::GetOutboxStatus() {
   OutboxStatus st;
+  Catalog::Reader view(catalog_.get());  // read-only: Refresh may swap db_
   if (outbox_ == nullptr) return st;
   if (options_.read_only) {
     // No sequencer here: the stored cursors, as of the last catch-up.
