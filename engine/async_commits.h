@@ -1,7 +1,10 @@
-// AsyncCommits: counts IncrementAsync commits still in flight, so that
+// AsyncCommits: counts IncrementAsync commits not yet written, so that
 // DeleteCounter can wait until none is before it range-deletes a counter's
 // keys (an async merge landing after the range deletion would leave a key
-// of a deleted counter behind).
+// of a deleted counter behind) or frees a catalog entry a commit's
+// `written` hook still reads. End() runs in that hook, right after the
+// group's write, never after a user callback: a callback that waits for the
+// catalog can therefore never stall a waiting DeleteCounter.
 //
 // Ownership: owned by DbImpl. Thread safety: all methods are safe to call
 // concurrently.
@@ -25,8 +28,9 @@ class AsyncCommits {
     std::lock_guard<std::mutex> lock(mu_);
     if (--in_flight_ == 0) idle_.notify_all();
   }
-  // Returns once no async commit is in flight. The caller must keep new
-  // ones from starting (DeleteCounter holds the catalog exclusively).
+  // Returns once no counted async commit is unwritten. The caller must keep
+  // new ones from being counted (DeleteCounter holds the catalog
+  // exclusively; IncrementAsync counts under a shared hold).
   void WaitIdle() {
     std::unique_lock<std::mutex> lock(mu_);
     idle_.wait(lock, [this] { return in_flight_ == 0; });

@@ -9,7 +9,11 @@
 // Locking protocol: increments hold a Reader for the whole operation,
 // including their commit, so a concurrent DeleteCounter (which takes the
 // lock exclusively) cannot interleave its range deletions with an in-flight
-// increment of the deleted counter.
+// increment of the deleted counter. The exception is IncrementAsync on a
+// durable pipeline: under the Reader it counts its commit in AsyncCommits,
+// then queues it after the Reader is released; DeleteCounter, holding the
+// lock, waits until every counted commit is written (not called back)
+// before it deletes anything. No user callback ever runs under the lock.
 //
 // Ownership: owned by DbImpl; does not own the rocksdb::DB, the column
 // family handles, the commit pipeline, the clock or the retention rules,
@@ -119,6 +123,8 @@ class Catalog {
   // `move` catches the instance up, or replaces it and says so in *binding.
   Status MoveTo(const std::function<Status(Binding*)>& move,
                 const std::string& path);
+  // Whether a thread holds the catalog exclusively or waits to (tests).
+  bool WriterPending() { return lock_.WriterPending(); }
 
   // The meta key and value of `entry` with kCounterFlagPlainIncrements set,
   // for the write path to add to a batch.

@@ -97,6 +97,8 @@ class DbImpl final : public Db {
   void SetVerifyHookForTest(std::function<void()> hook) {
     verify_hook_for_test_ = std::move(hook);
   }
+  // engine/test_hooks.h.
+  bool CatalogWriterPending() { return catalog_->WriterPending(); }
 
  private:
   struct Counters {
@@ -152,6 +154,21 @@ class DbImpl final : public Db {
   Status AddPlainMerge(const Catalog::Entry& c, const PlainPlan& plan,
                        int64_t delta, rocksdb::WriteBatch* wb,
                        std::string* scratch, bool* first_plain);
+  // What IncrementAsync queues once the catalog is released: `counter` is
+  // set (and the commit counted in async_) only when `batch` is to be
+  // queued; otherwise StartAsync's answer is final.
+  struct AsyncStart {
+    rocksdb::WriteBatch batch;
+    const Catalog::Entry* counter = nullptr;
+    bool first_plain = false;
+  };
+  // IncrementAsync's work under the catalog's shared hold: checks and plans
+  // the increment and builds its batch; on a pipeline that is not durable
+  // it also commits it. Returns the refusal, or the result the increment
+  // has (or will have) once committed.
+  Result<IncrementResult> StartAsync(std::string_view counter, int64_t delta,
+                                     const IncrementOptions& options,
+                                     AsyncStart* start);
   // Books `n` committed increments of `c`.
   void Applied(const Catalog::Entry& c, bool first_plain, uint64_t n);
   // Picks a plain increment's shard under the counter's policy.

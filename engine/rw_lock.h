@@ -39,6 +39,15 @@ class RwLock {
     [[maybe_unused]] int rc = pthread_rwlock_wrlock(&lock_);
     assert(rc == 0);
   }
+  // Whether a writer holds the lock or waits for it, so that a new reader
+  // would wait (the lock prefers writers). For tests that must know a
+  // writer is queued.
+  bool WriterPending() {
+    const int rc = pthread_rwlock_tryrdlock(&lock_);
+    if (rc != 0) return true;  // EBUSY: a writer holds it or is queued
+    Unlock();
+    return false;
+  }
   void Unlock() {
     [[maybe_unused]] int rc = pthread_rwlock_unlock(&lock_);
     assert(rc == 0);

@@ -8,7 +8,12 @@
 // misses) and the marker Put in the same WriteBatch. Bucketed counters use a
 // 20-byte key and read the clock; outbox counters add one entry Put and two
 // short sequencer mutex sections; with Options::sync the commit goes through
-// the group commit (wal/group_commit.h).
+// the group commit (wal/group_commit.h). IncrementAsync with Options::sync
+// adds a room reservation and the AsyncCommits count (three short mutex
+// sections), its own WriteBatch and the queued commit with its two
+// callbacks (the `written` hook is one small allocation: it keeps the
+// settle accounting off the user callback's thread, see async_commits.h);
+// without sync it is Increment plus the callback.
 
 #include <rocksdb/write_batch.h>
 
@@ -268,35 +273,66 @@ Result<IncrementResult> DbImpl::Increment(std::string_view counter,
   return IncrementResult{Outcome::kApplied, plan.shard};
 }
 
-void DbImpl::IncrementAsync(std::string_view counter, int64_t delta,
-                            IncrementCallback done,
-                            const IncrementOptions& options) {
+Result<IncrementResult> DbImpl::StartAsync(std::string_view counter,
+                                           int64_t delta,
+                                           const IncrementOptions& options,
+                                           AsyncStart* start) {
   Catalog::Reader catalog(catalog_.get());
   const Catalog::Entry* c = nullptr;
   PlainPlan plan;
   Status s = PreparePlain(catalog, counter, delta, options, &c, &plan);
-  if (!s.ok()) return done(s);
+  if (!s.ok()) return s;
   if (c->outbox) {
-    return done(Reject(Status::NotSupported(
+    return Reject(Status::NotSupported(
         "counter " + Quote(c->name) +
         " has an outbox; IncrementAsync does not write outboxes yet, use "
-        "Increment")));
+        "Increment"));
   }
-  rocksdb::WriteBatch wb;
   std::string scratch;
-  bool first_plain;
-  s = AddPlainMerge(*c, plan, delta, &wb, &scratch, &first_plain);
-  if (!s.ok()) return done(s);
-  // The entry stays valid until the callback: DeleteCounter waits for every
-  // async commit to settle (AsyncCommits::WaitIdle) before it removes one.
+  s = AddPlainMerge(*c, plan, delta, &start->batch, &scratch,
+                    &start->first_plain);
+  if (!s.ok()) return s;
+  const IncrementResult applied{Outcome::kApplied, plan.shard};
+  if (!commit_->durable()) {
+    // Written at once, as Increment writes, inside the shared hold.
+    s = commit_->Commit(&start->batch);
+    if (!s.ok()) return s;
+    Applied(*c, start->first_plain, 1);
+    return applied;
+  }
+  // Counted before the hold ends: a DeleteCounter that takes the catalog
+  // next waits until this commit is written (AsyncCommits).
   async_.Begin();
+  start->counter = c;
+  return applied;
+}
+
+void DbImpl::IncrementAsync(std::string_view counter, int64_t delta,
+                            IncrementCallback done,
+                            const IncrementOptions& options) {
+  // Room first, holding nothing: room comes back as callbacks return, and
+  // a callback may need the catalog.
+  wal::CommitPipeline::AsyncSlot slot = commit_->ReserveAsync();
+  AsyncStart start;
+  Result<IncrementResult> result = StartAsync(counter, delta, options, &start);
+  // The catalog is released: `done` may call into the Db, and neither the
+  // queueing nor the inline answers below take a lock of tally's.
+  const Catalog::Entry* c = start.counter;
+  if (c == nullptr) return done(result);  // refused, or written at once
+  const IncrementResult applied = *result;
   commit_->CommitAsync(
-      std::move(wb), [this, c, first_plain, shard = plan.shard,
-                      done = std::move(done)](const Status& st) {
+      std::move(start.batch), std::move(slot),
+      // On the thread that wrote the group, before any callback: `c` stays
+      // valid until async_.End(), since DeleteCounter waits for it before
+      // it removes an entry; nothing after End() may touch `c`.
+      [this, c, first_plain = start.first_plain](const Status& st) {
         if (st.ok()) Applied(*c, first_plain, 1);
         async_.End();
+      },
+      // On the notifier thread, holding no lock of tally's; only values.
+      [applied, done = std::move(done)](const Status& st) {
         if (st.ok()) {
-          done(IncrementResult{Outcome::kApplied, shard});
+          done(applied);
         } else {
           done(st);
         }

@@ -29,18 +29,21 @@ Status CommitPipeline::GroupedCommit(rocksdb::WriteBatch* batch) {
   return group_->Commit(batch);
 }
 
-void CommitPipeline::CommitAsync(rocksdb::WriteBatch&& batch,
-                                 std::function<void(const Status&)> done) {
+void CommitPipeline::CommitAsync(rocksdb::WriteBatch&& batch, AsyncSlot slot,
+                                 DoneFn written, DoneFn done) {
+  Status inline_status;
   if (group_ == nullptr) {
-    Status s = Write(&batch, write_);
-    done(s);
+    inline_status = Write(&batch, write_);
+  } else if (failed_.load(std::memory_order_acquire)) {
+    inline_status = LatchedError();
+  } else {
+    group_->CommitAsync(std::move(batch), std::move(slot), std::move(written),
+                        std::move(done));
     return;
   }
-  if (failed_.load(std::memory_order_acquire)) {
-    done(LatchedError());
-    return;
-  }
-  group_->CommitAsync(std::move(batch), std::move(done));
+  slot = AsyncSlot();  // its room back before any callback runs
+  if (written) written(inline_status);
+  done(inline_status);
 }
 
 Status CommitPipeline::Write(rocksdb::WriteBatch* batch,

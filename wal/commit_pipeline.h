@@ -34,6 +34,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <utility>
 
 #include "tally/status.h"
 #include "wal/group_commit.h"
@@ -61,15 +62,35 @@ class CommitPipeline {
     return Write(batch, durable_);
   }
 
-  // Commits `batch` without waiting; `done` runs exactly once with the
-  // commit's Status. Durable pipeline: on the pipeline's notifier thread
-  // once the group holding the batch is durable and visible (or failed);
-  // see GroupCommit::CommitAsync for what `done` may do. Inline, before
+  using DoneFn = std::function<void(const Status&)>;
+  using AsyncSlot = GroupCommit::AsyncSlot;
+
+  // Whether Commit goes through the group commit (Options::sync).
+  bool durable() const { return group_ != nullptr; }
+
+  // Durable pipeline: waits for room for one more asynchronous commit and
+  // reserves it (GroupCommit::ReserveAsync; call it holding no lock a
+  // callback may need). Otherwise an empty slot, at once.
+  AsyncSlot ReserveAsync() {
+    return group_ != nullptr ? group_->ReserveAsync() : AsyncSlot();
+  }
+
+  // Commits `batch` without waiting for it (in the room `slot` holds; an
+  // empty slot reserves it first); `written`, when given, and then `done`
+  // run exactly once each with the commit's Status. Durable pipeline:
+  // `written` on the thread that wrote the group, right after the write,
+  // and `done` on the pipeline's notifier thread, once the group holding
+  // the batch is durable and visible (or failed); see
+  // GroupCommit::CommitAsync for what each may do. Both inline, before
   // CommitAsync returns, when the pipeline is not durable (the batch is
   // written at once, as Commit would), when an earlier error is latched, or
-  // after Close (an IOError: nothing was written).
-  void CommitAsync(rocksdb::WriteBatch&& batch,
-                   std::function<void(const Status&)> done);
+  // after Close (an IOError: nothing was written): call it holding no lock
+  // `done` may need.
+  void CommitAsync(rocksdb::WriteBatch&& batch, AsyncSlot slot, DoneFn written,
+                   DoneFn done);
+  void CommitAsync(rocksdb::WriteBatch&& batch, DoneFn done) {
+    CommitAsync(std::move(batch), AsyncSlot(), nullptr, std::move(done));
+  }
 
   // Stops accepting asynchronous commits, commits every one already queued
   // and runs its callback, and joins the pipeline's threads. Must run while

@@ -66,13 +66,38 @@ struct GroupCommit::Writer {
 
 struct GroupCommit::AsyncWriter final : GroupCommit::Writer {
   // Writer only stores the address of `owned`; the counts come from `b`.
-  AsyncWriter(rocksdb::WriteBatch&& b, DoneFn fn)
+  AsyncWriter(rocksdb::WriteBatch&& b, DoneFn written, DoneFn done)
       : Writer(&owned, true, b.Count(), b.GetDataSize()),
         owned(std::move(b)),
-        done_fn(std::move(fn)) {}
+        written_fn(std::move(written)),
+        done_fn(std::move(done)) {}
+  // Runs the `written` hook, if any, with `status`.
+  void Written() {
+    if (written_fn) written_fn(status);
+  }
   rocksdb::WriteBatch owned;
+  DoneFn written_fn;
   DoneFn done_fn;
 };
+
+GroupCommit::AsyncSlot::AsyncSlot(AsyncSlot&& other) noexcept
+    : owner_(std::exchange(other.owner_, nullptr)) {}
+
+GroupCommit::AsyncSlot& GroupCommit::AsyncSlot::operator=(
+    AsyncSlot&& other) noexcept {
+  if (this != &other) {
+    Release();
+    owner_ = std::exchange(other.owner_, nullptr);
+  }
+  return *this;
+}
+
+void GroupCommit::AsyncSlot::Release() {
+  if (owner_ == nullptr) return;
+  std::lock_guard<std::mutex> lock(owner_->mu_);
+  owner_->GiveBackRoom();
+  owner_ = nullptr;
+}
 
 GroupCommit::GroupCommit(WriteFn write, const GroupCommitOptions& options)
     : write_(std::move(write)), options_(options) {}
@@ -102,13 +127,38 @@ Status GroupCommit::Commit(rocksdb::WriteBatch* batch) {
   return std::move(w.status);
 }
 
-void GroupCommit::CommitAsync(rocksdb::WriteBatch&& batch, DoneFn done) {
-  auto w = std::make_unique<AsyncWriter>(std::move(batch), std::move(done));
-  std::unique_lock<std::mutex> lock(mu_);
+void GroupCommit::TakeRoom(std::unique_lock<std::mutex>& lock) {
   if (!OnNotifierThread()) {
     room_cv_.wait(lock, [this] {
       return closed_ || async_in_flight_ < options_.max_async_in_flight;
     });
+  }
+  ++async_in_flight_;
+}
+
+void GroupCommit::GiveBackRoom() {
+  assert(async_in_flight_ > 0);
+  --async_in_flight_;
+  room_cv_.notify_all();
+}
+
+GroupCommit::AsyncSlot GroupCommit::ReserveAsync() {
+  std::unique_lock<std::mutex> lock(mu_);
+  TakeRoom(lock);
+  return AsyncSlot(this);
+}
+
+void GroupCommit::CommitAsync(rocksdb::WriteBatch&& batch, AsyncSlot slot,
+                              DoneFn written, DoneFn done) {
+  auto w = std::make_unique<AsyncWriter>(std::move(batch), std::move(written),
+                                         std::move(done));
+  std::unique_lock<std::mutex> lock(mu_);
+  // The room is the writer's from here on (released by the notifier).
+  if (slot.owner_ == this) {
+    slot.owner_ = nullptr;
+  } else {
+    assert(slot.owner_ == nullptr);
+    TakeRoom(lock);
   }
   Status refused;
   if (closed_) {
@@ -128,11 +178,13 @@ void GroupCommit::CommitAsync(rocksdb::WriteBatch&& batch, DoneFn done) {
     }
   }
   if (!refused.ok()) {
+    GiveBackRoom();
     lock.unlock();
+    w->status = refused;
+    w->Written();
     w->done_fn(refused);
     return;
   }
-  ++async_in_flight_;
   AsyncWriter* raw = w.release();
   Enqueue(raw);
   if (queue_.front() == raw) committer_cv_.notify_one();
@@ -181,6 +233,11 @@ void GroupCommit::LeadGroup(std::unique_lock<std::mutex>& lock,
   // until they are handed back below; new writers only append to queue_.
   lock.unlock();
   WriteGroup();
+  // Before the async members go to the notifier: their `written` hooks
+  // must not wait behind earlier callbacks.
+  for (Writer* w : group_) {
+    if (w->async) static_cast<AsyncWriter*>(w)->Written();
+  }
   lock.lock();
 
   // The members leave the queue. Async ones go to the notifier, which may

@@ -17,7 +17,10 @@
 // committer thread leads. A second thread, the notifier, runs every async
 // callback in queue order, outside the lock; the committer never runs user
 // code, so a callback that blocks (on a lock a queued synchronous committer
-// holds, say) cannot stop the queue. Both threads are started by the first
+// holds, say) cannot stop the queue. An async commit may also carry a
+// `written` hook, which the group's leader runs right after the write: what
+// must follow the write alone (the engine's settle accounting) then never
+// waits for an earlier callback. Both threads are started by the first
 // CommitAsync, so a pipeline that only commits synchronously has none.
 //
 // A group is one write: when it fails, every member gets its error; none
@@ -41,6 +44,7 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "tally/options.h"
@@ -59,9 +63,9 @@ struct GroupCommitOptions {
   // microseconds, unless a bound is reached first. Default: 0 (write at
   // once; commits arriving during a write form the next group).
   uint32_t max_delay_us = 0;
-  // Asynchronous commits queued or awaiting their callback at once; a
-  // CommitAsync beyond this waits for room (except on the notifier thread,
-  // which must never wait for itself). Default: 65536.
+  // Asynchronous commits reserved (ReserveAsync), queued or awaiting their
+  // callback at once; a reservation beyond this waits for room (except on
+  // the notifier thread, which must never wait for itself). Default: 65536.
   size_t max_async_in_flight = 65536;
 };
 
@@ -94,14 +98,48 @@ class GroupCommit {
   // group's write returned. `batch` is read until then, not modified.
   Status Commit(rocksdb::WriteBatch* batch);
 
-  // Queues `batch` and returns; `done` runs exactly once, on the notifier
-  // thread, with the Status of the group that held it, after that group's
-  // write returned. After Close, `done` runs at once, on the calling thread,
-  // with an IOError saying the pipeline is closed and nothing was written.
-  // `done` must not throw; while it runs, later callbacks wait (writes do
-  // not). It may call Commit and CommitAsync (which then never waits for
-  // room), not Close.
-  void CommitAsync(rocksdb::WriteBatch&& batch, DoneFn done);
+  // Room for one asynchronous commit in max_async_in_flight, from
+  // ReserveAsync to the CommitAsync it is handed to (which then counts it
+  // until its callback returned); given back if it is never handed over.
+  // Move-only; must not outlive its GroupCommit.
+  class AsyncSlot {
+   public:
+    AsyncSlot() = default;  // empty: holds no room
+    AsyncSlot(AsyncSlot&& other) noexcept;
+    AsyncSlot& operator=(AsyncSlot&& other) noexcept;
+    ~AsyncSlot() { Release(); }
+
+   private:
+    friend class GroupCommit;
+    explicit AsyncSlot(GroupCommit* owner) : owner_(owner) {}
+    void Release();
+    GroupCommit* owner_ = nullptr;
+  };
+
+  // Waits until fewer than max_async_in_flight asynchronous commits are in
+  // flight (not on the notifier thread, which must never wait for itself,
+  // and not once closed) and reserves room for one more. Room comes back
+  // as callbacks return: call it holding no lock a callback may need.
+  AsyncSlot ReserveAsync();
+
+  // Queues `batch` in the room `slot` holds (an empty slot reserves it
+  // first, as ReserveAsync does) and returns without waiting. `written`,
+  // when given, runs exactly once with the group's Status on the thread
+  // that led the group (the committer, or a synchronous committer),
+  // right after the group's write returned; it must be short, must not
+  // block and must not call into the pipeline. `done` runs exactly once
+  // after `written`, on the notifier thread, with the same Status. After
+  // Close, both run at once on the calling thread with an IOError saying
+  // the pipeline is closed and nothing was written. Neither may throw;
+  // while `done` runs, later callbacks wait (writes and `written` hooks do
+  // not). `done` may call Commit, ReserveAsync and CommitAsync (which then
+  // never wait for room), not Close.
+  void CommitAsync(rocksdb::WriteBatch&& batch, AsyncSlot slot, DoneFn written,
+                   DoneFn done);
+  // CommitAsync without a `written` hook, reserving its room first.
+  void CommitAsync(rocksdb::WriteBatch&& batch, DoneFn done) {
+    CommitAsync(std::move(batch), AsyncSlot(), nullptr, std::move(done));
+  }
 
   // Refuses later CommitAsync calls, commits everything already queued,
   // runs every pending callback and joins both threads. Synchronous Commit
@@ -128,19 +166,26 @@ class GroupCommit {
   // The notifier thread: runs the callbacks of completed async commits.
   void NotifierLoop();
   bool OnNotifierThread() const;
+  // Waits for room (unless on the notifier thread or closed) and takes it.
+  // Requires mu_ held through `lock`.
+  void TakeRoom(std::unique_lock<std::mutex>& lock);
+  // Gives back the room of a slot never handed over, or of a refused
+  // commit. Requires mu_ held.
+  void GiveBackRoom();
 
   const WriteFn write_;
   const GroupCommitOptions options_;
 
   mutable std::mutex mu_;
-  std::deque<Writer*> queue_;           // guarded by mu_; front leads
-  size_t queued_ops_ = 0;               // guarded by mu_: records in queue_
-  size_t queued_bytes_ = 0;             // guarded by mu_: bytes in queue_
-  bool delaying_ = false;               // guarded by mu_: a leader waits
-  std::condition_variable delay_cv_;    // a delaying leader waits here
-  std::vector<AsyncWriter*> completed_;  // guarded by mu_: callbacks to run
-  size_t async_in_flight_ = 0;          // guarded by mu_
-  std::condition_variable room_cv_;     // CommitAsync waits for room here
+  std::deque<Writer*> queue_;             // guarded by mu_; front leads
+  size_t queued_ops_ = 0;                 // guarded by mu_: records in queue_
+  size_t queued_bytes_ = 0;               // guarded by mu_: bytes in queue_
+  bool delaying_ = false;                 // guarded by mu_: a leader waits
+  std::condition_variable delay_cv_;      // a delaying leader waits here
+  std::vector<AsyncWriter*> completed_;   // guarded by mu_: callbacks to run
+  size_t async_in_flight_ = 0;            // guarded by mu_: slots + queued
+                                          // + awaiting their callback
+  std::condition_variable room_cv_;       // TakeRoom waits for room here
   std::condition_variable committer_cv_;  // front is async, or closed_
   std::condition_variable notifier_cv_;   // completed_ filled, or closed_
   bool closed_ = false;                 // guarded by mu_

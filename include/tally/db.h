@@ -105,9 +105,13 @@ class Db {
   // notifier thread (inline, before IncrementAsync returns, when the
   // increment is refused up front or Options::sync is false). One thread
   // can keep many durable increments in flight; they share fsyncs
-  // (docs/durability.md). `done` may call into the Db again, except
-  // DeleteCounter (which waits for async commits, whose callbacks wait for
-  // `done`). NotSupported for counters with an outbox.
+  // (docs/durability.md). `done` runs holding no lock of tally's, so it may
+  // call any method of this Db, CreateCounter and DeleteCounter included;
+  // it must not throw or destroy the Db. On the notifier thread, later
+  // callbacks wait while `done` runs (commits do not), and an
+  // IncrementAsync from `done` never waits for room. With many increments
+  // in flight (65536 with sync), IncrementAsync waits for room before it
+  // does anything else. NotSupported for counters with an outbox.
   virtual void IncrementAsync(std::string_view counter, int64_t delta,
                               IncrementCallback done,
                               const IncrementOptions& options = {}) = 0;

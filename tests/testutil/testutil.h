@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -50,6 +52,14 @@ class TempDir {
 // Opens (creating) a database at `path`, failing the test on error.
 std::unique_ptr<Db> OpenOrDie(const std::string& path,
                               const Options& options = Options());
+
+// Runs `body` on a thread of its own and waits for it up to `bound`: a hang
+// detector for tests of deadlocks, not a timing assertion (pick a bound far
+// beyond any run, sanitizers included). On a hang it reports `what` as a
+// test failure and ends the process with status 1 at once: the hung thread
+// can be neither joined nor abandoned safely (it uses the test's objects).
+void FinishesOrDie(const std::string& what, std::chrono::seconds bound,
+                   const std::function<void()>& body);
 
 // A clock tests move by hand. Thread-safe, as Clock requires: the engine's
 // background threads (the roll-up worker) read it while a test advances it.

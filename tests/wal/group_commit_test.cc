@@ -409,5 +409,50 @@ TEST_F(GroupCommitTest, NotDurablePipelineWritesDirectly) {
   EXPECT_EQ(pipeline_->GroupStats().groups, 0u);
 }
 
+// Item 2: a `written` hook runs on the thread that wrote its group, before
+// the callbacks, so it never waits for an earlier callback: here the first
+// callback returns only once the second commit's hook has run. A reserved
+// slot is counted as in flight until its commit's callback returns, and
+// given back when never used.
+TEST_F(GroupCommitTest, Item02_WrittenHooksDoNotWaitForCallbacks) {
+  wal::GroupCommitOptions g;
+  g.max_async_in_flight = 2;
+  MakePipeline(g);
+  Latch second_written(1);
+  Latch both_done(2);
+  std::vector<std::string> order;  // guarded by the notifier's ordering
+  {
+    wal::CommitPipeline::AsyncSlot unused = pipeline_->ReserveAsync();
+  }  // given back: the two below get room without waiting
+  rocksdb::WriteBatch a;
+  ASSERT_TRUE(a.Put("a", "v").ok());
+  pipeline_->CommitAsync(
+      std::move(a), pipeline_->ReserveAsync(),
+      [&](const Status& s) { EXPECT_OK(s); },
+      [&](const Status& s) {
+        EXPECT_OK(s);
+        second_written.Wait();
+        order.push_back("a");
+        both_done.CountDown();
+      });
+  rocksdb::WriteBatch b;
+  ASSERT_TRUE(b.Put("b", "v").ok());
+  pipeline_->CommitAsync(
+      std::move(b), pipeline_->ReserveAsync(),
+      [&](const Status& s) {
+        EXPECT_OK(s);
+        second_written.CountDown();
+      },
+      [&](const Status& s) {
+        EXPECT_OK(s);
+        order.push_back("b");
+        both_done.CountDown();
+      });
+  both_done.Wait();
+  EXPECT_EQ(order, (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(Visible("a"));
+  EXPECT_TRUE(Visible("b"));
+}
+
 }  // namespace
 }  // namespace tally
