@@ -21,6 +21,55 @@ bool DecodeBucketShardKey(std::string_view key, uint64_t* counter_id,
   return true;
 }
 
+std::string DecimalString(ShardSum v) {
+  const bool negative = v < 0;
+  // The magnitude, also of the most negative value.
+  unsigned __int128 u = negative ? ~static_cast<unsigned __int128>(v) + 1
+                                 : static_cast<unsigned __int128>(v);
+  std::string out;
+  do {
+    out.push_back(static_cast<char>('0' + static_cast<int>(u % 10)));
+    u /= 10;
+  } while (u != 0);
+  if (negative) out.push_back('-');
+  return std::string(out.rbegin(), out.rend());
+}
+
+ShardValue DecodeShardValue(std::string_view bytes, ShardSum* v) {
+  if (bytes.size() == static_cast<size_t>(kValueBytes)) {
+    int64_t x;
+    DecodeInt64(bytes, &x);
+    if (x == kOverflowedValue) return ShardValue::kOverflowed;
+    *v = x;
+    return ShardValue::kExact;
+  }
+  if (bytes.size() != static_cast<size_t>(kWideValueBytes)) {
+    return ShardValue::kMalformed;
+  }
+  unsigned __int128 u = 0;
+  for (int i = kWideValueBytes - 1; i >= 0; --i) {
+    u = (u << 8) | static_cast<uint8_t>(bytes[i]);
+  }
+  *v = static_cast<ShardSum>(u);
+  return ShardValue::kExact;
+}
+
+void EncodeShardValue(ShardSum v, std::string* out) {
+  if (v > kOverflowedValue && v <= std::numeric_limits<int64_t>::max()) {
+    char buf[kValueBytes];
+    EncodeInt64(static_cast<int64_t>(v), buf);
+    out->assign(buf, kValueBytes);
+    return;
+  }
+  char buf[kWideValueBytes];
+  auto u = static_cast<unsigned __int128>(v);
+  for (int i = 0; i < kWideValueBytes; ++i) {
+    buf[i] = static_cast<char>(u & 0xff);
+    u >>= 8;
+  }
+  out->assign(buf, kWideValueBytes);
+}
+
 void EncodeMarkerKey(uint64_t counter_id, std::string_view event_id,
                      std::string* out) {
   out->resize(kCounterIdBytes + event_id.size());

@@ -58,6 +58,44 @@ inline bool DecodeInt64(std::string_view bytes, int64_t* v) {
   return true;
 }
 
+// A shard's exact value: wider than int64 so that any order of merges keeps
+// every intermediate sum (docs/format.md, "wide shard values").
+using ShardSum = __int128;
+
+// The exact sum of shard values, in 128 bits plus a carry word, so the
+// order of the additions never matters (a sum may leave 128 bits and come
+// back). Fits() when the total lies within 128 bits; value() is then it.
+class ExactSum {
+ public:
+  void Add(ShardSum v) {
+    const auto u = static_cast<unsigned __int128>(v);
+    const unsigned __int128 lo = lo_ + u;
+    if (lo < lo_) ++hi_;  // carry out of the low word
+    if (v < 0) --hi_;     // v's high word is all ones
+    lo_ = lo;
+  }
+  bool Fits() const { return hi_ == ((lo_ >> 127) != 0 ? -1 : 0); }
+  ShardSum value() const { return static_cast<ShardSum>(lo_); }
+
+ private:
+  unsigned __int128 lo_ = 0;
+  int64_t hi_ = 0;  // moves by at most 1 per Add: cannot overflow
+};
+
+// Decimal digits of `v` (std::to_string stops at 64 bits).
+std::string DecimalString(ShardSum v);
+
+// A stored shard value or merge operand, decoded.
+enum class ShardValue {
+  kExact,       // *v holds the value (8 bytes, or 16 for a wide sum)
+  kOverflowed,  // i64le(INT64_MIN): the sticky overflowed state
+  kMalformed,   // neither 8 nor 16 bytes: the corrupt state
+};
+ShardValue DecodeShardValue(std::string_view bytes, ShardSum* v);
+// The stored form of an exact sum: i64le when it lies in
+// [INT64_MIN+1, INT64_MAX], else i128le. Replaces *out.
+void EncodeShardValue(ShardSum v, std::string* out);
+
 // shards CF key: counter id (8, BE) + shard index (4, BE).
 inline void EncodeShardKey(uint64_t counter_id, uint32_t shard,
                            char out[kShardKeyBytes]) {

@@ -177,14 +177,14 @@ class DbImpl final : public Db {
   // Visits every stored shard of a counter (shard index, value) from one
   // consistent view, checking each key and value.
   Status ScanShards(const CounterInfo& c, const rocksdb::ReadOptions& ro,
-                    const std::function<void(uint32_t, int64_t)>& visit);
+                    const std::function<void(uint32_t, ShardSum)>& visit);
   // Visits a bucketed counter's retained buckets starting in
   // [from_bucket, to_bucket) (bucket start, shard index, value), in time
   // order, from one consistent view.
   Status ScanBuckets(
       const CounterInfo& c, const rocksdb::ReadOptions& ro,
       int64_t from_bucket, int64_t to_bucket,
-      const std::function<void(int64_t, uint32_t, int64_t)>& visit);
+      const std::function<void(int64_t, uint32_t, ShardSum)>& visit);
   // The exact sum of a counter's shards as `ro` sees them.
   Status SumShards(const CounterInfo& c, const rocksdb::ReadOptions& ro,
                    int64_t* sum);

@@ -46,6 +46,9 @@ inline constexpr int kShardKeyBytes = kCounterIdBytes + 4;
 // A bucketed counter's shard key adds the bucket's start (format 2).
 inline constexpr int kBucketShardKeyBytes = kCounterIdBytes + 8 + 4;
 inline constexpr int kValueBytes = 8;
+// A shard value whose exact sum lies outside int64 ("wide shard values",
+// docs/format.md): i128le, 16 bytes. Written by the merge operator only.
+inline constexpr int kWideValueBytes = 16;
 
 }  // namespace tally::engine
 

@@ -7,38 +7,30 @@
 namespace tally::engine {
 namespace {
 
-using Wide = __int128;
-
-bool FitsShard(Wide v) {
-  return v > static_cast<Wide>(kOverflowedValue) &&
-         v <= static_cast<Wide>(std::numeric_limits<int64_t>::max());
-}
-
-void PutInt64(int64_t v, std::string* out) {
-  char buf[kValueBytes];
-  EncodeInt64(v, buf);
-  out->assign(buf, kValueBytes);
-}
-
 std::string_view View(const rocksdb::Slice& s) { return {s.data(), s.size()}; }
 
 class Int64AddOperator final : public rocksdb::MergeOperator {
  public:
+  // The name is not persisted; the value format is docs/format.md's.
   const char* Name() const override { return "tally.Int64Add.v1"; }
 
   bool FullMergeV2(const MergeOperationInput& in,
                    MergeOperationOutput* out) const override {
-    Wide sum = 0;
+    ExactSum sum;
     bool overflowed = false;
     bool malformed = false;
     auto add = [&](const rocksdb::Slice& s) {
-      int64_t v;
-      if (!DecodeInt64(View(s), &v)) {
-        malformed = true;
-      } else if (v == kOverflowedValue) {
-        overflowed = true;
-      } else {
-        sum += v;
+      ShardSum v;
+      switch (DecodeShardValue(View(s), &v)) {
+        case ShardValue::kMalformed:
+          malformed = true;
+          break;
+        case ShardValue::kOverflowed:
+          overflowed = true;
+          break;
+        case ShardValue::kExact:
+          sum.Add(v);
+          break;
       }
     };
     if (in.existing_value != nullptr) add(*in.existing_value);
@@ -48,10 +40,12 @@ class Int64AddOperator final : public rocksdb::MergeOperator {
       // Corruption is data: keep the key readable-as-corrupt instead of
       // failing the compaction (see the header comment).
       out->new_value.clear();
-    } else if (overflowed || !FitsShard(sum)) {
-      PutInt64(kOverflowedValue, &out->new_value);
+    } else if (overflowed || !sum.Fits()) {
+      char buf[kValueBytes];
+      EncodeInt64(kOverflowedValue, buf);
+      out->new_value.assign(buf, kValueBytes);
     } else {
-      PutInt64(static_cast<int64_t>(sum), &out->new_value);
+      EncodeShardValue(sum.value(), &out->new_value);
     }
     return true;
   }
@@ -60,14 +54,16 @@ class Int64AddOperator final : public rocksdb::MergeOperator {
                          const std::deque<rocksdb::Slice>& operands,
                          std::string* new_value,
                          rocksdb::Logger* /*logger*/) const override {
-    Wide sum = 0;
+    ExactSum sum;
     for (const rocksdb::Slice& op : operands) {
-      int64_t v;
-      if (!DecodeInt64(View(op), &v) || v == kOverflowedValue) return false;
-      sum += v;
+      ShardSum v;
+      if (DecodeShardValue(View(op), &v) != ShardValue::kExact) {
+        return false;  // kept as they are; the full merge decides
+      }
+      sum.Add(v);
     }
-    if (!FitsShard(sum)) return false;
-    PutInt64(static_cast<int64_t>(sum), new_value);
+    if (!sum.Fits()) return false;
+    EncodeShardValue(sum.value(), new_value);
     return true;
   }
 };

@@ -19,22 +19,26 @@ namespace {
 Status BadValue(const CounterInfo& c, std::string_view key, size_t size) {
   return Status::Corruption("shard value at key " + HexKey(key) +
                             " of counter " + Quote(c.name) + " is malformed (" +
-                            std::to_string(size) + " bytes, expected 8)");
+                            std::to_string(size) + " bytes, expected 8 or 16)");
 }
 
 Status Overflowed(const CounterInfo& c, uint32_t shard) {
   return Status::OutOfRange("counter " + Quote(c.name) + " shard " +
                             std::to_string(shard) +
-                            " overflowed int64; its value is unknown");
+                            " overflowed; its value is unknown");
 }
 
-Status NarrowSum(const CounterInfo& c, __int128 sum, int64_t* out) {
-  if (sum < std::numeric_limits<int64_t>::min() ||
-      sum > std::numeric_limits<int64_t>::max()) {
-    return Status::OutOfRange("counter " + Quote(c.name) +
-                              ": the sum of its shards is beyond int64");
+Status SumBeyond(const CounterInfo& c) {
+  return Status::OutOfRange("counter " + Quote(c.name) +
+                            ": the sum of its shards is beyond int64");
+}
+
+Status NarrowSum(const CounterInfo& c, const ExactSum& sum, int64_t* out) {
+  if (!sum.Fits() || sum.value() < std::numeric_limits<int64_t>::min() ||
+      sum.value() > std::numeric_limits<int64_t>::max()) {
+    return SumBeyond(c);
   }
-  *out = static_cast<int64_t>(sum);
+  *out = static_cast<int64_t>(sum.value());
   return Status::OK();
 }
 
@@ -47,9 +51,15 @@ constexpr uint32_t kMultiGetMaxShards = 64;
 
 // A stored shard value, decoded and checked.
 Status CheckShardValue(const CounterInfo& c, std::string_view key,
-                       std::string_view value, uint32_t shard, int64_t* v) {
-  if (!DecodeInt64(value, v)) return BadValue(c, key, value.size());
-  if (*v == kOverflowedValue) return Overflowed(c, shard);
+                       std::string_view value, uint32_t shard, ShardSum* v) {
+  switch (DecodeShardValue(value, v)) {
+    case ShardValue::kMalformed:
+      return BadValue(c, key, value.size());
+    case ShardValue::kOverflowed:
+      return Overflowed(c, shard);
+    case ShardValue::kExact:
+      break;
+  }
   return Status::OK();
 }
 
@@ -58,7 +68,7 @@ Status CheckShardValue(const CounterInfo& c, std::string_view key,
 Status DbImpl::ScanBuckets(
     const CounterInfo& c, const rocksdb::ReadOptions& ro, int64_t from_bucket,
     int64_t to_bucket,
-    const std::function<void(int64_t, uint32_t, int64_t)>& visit) {
+    const std::function<void(int64_t, uint32_t, ShardSum)>& visit) {
   const int64_t width = BucketWidthMs(c.bucket);
   const int64_t now = clock_->NowMillis();
   CounterRange range(c.id, ro);
@@ -77,7 +87,7 @@ Status DbImpl::ScanBuckets(
     }
     if (bucket >= to_bucket) break;
     if (BucketExpired(bucket, width, c.retention_ms, now)) continue;
-    int64_t v;
+    ShardSum v;
     Status s = CheckShardValue(c, key, it->value().ToStringView(), shard, &v);
     if (!s.ok()) return s;
     visit(bucket, shard, v);
@@ -85,18 +95,18 @@ Status DbImpl::ScanBuckets(
   return wal::FromRocks(it->status(), "scan buckets");
 }
 
-Status DbImpl::ScanShards(const CounterInfo& c, const rocksdb::ReadOptions& ro,
-                          const std::function<void(uint32_t, int64_t)>& visit) {
+Status DbImpl::ScanShards(
+    const CounterInfo& c, const rocksdb::ReadOptions& ro,
+    const std::function<void(uint32_t, ShardSum)>& visit) {
   if (c.bucket != BucketWidth::kNone) {
     // Every retained bucket's shards, each added to its shard index.
-    return ScanBuckets(c, ro, 0, std::numeric_limits<int64_t>::max(),
-                       [&](int64_t, uint32_t shard, int64_t v) {
-                         visit(shard, v);
-                       });
+    return ScanBuckets(
+        c, ro, 0, std::numeric_limits<int64_t>::max(),
+        [&](int64_t, uint32_t shard, ShardSum v) { visit(shard, v); });
   }
   auto check = [&](std::string_view key, std::string_view value,
                    uint32_t shard) -> Status {
-    int64_t v;
+    ShardSum v;
     Status s = CheckShardValue(c, key, value, shard, &v);
     if (s.ok()) visit(shard, v);
     return s;
@@ -156,8 +166,8 @@ Status DbImpl::ScanShards(const CounterInfo& c, const rocksdb::ReadOptions& ro,
 
 Status DbImpl::SumShards(const CounterInfo& c, const rocksdb::ReadOptions& ro,
                          int64_t* out) {
-  __int128 sum = 0;
-  Status s = ScanShards(c, ro, [&](uint32_t, int64_t v) { sum += v; });
+  ExactSum sum;
+  Status s = ScanShards(c, ro, [&](uint32_t, ShardSum v) { sum.Add(v); });
   if (!s.ok()) return s;
   return NarrowSum(c, sum, out);
 }
@@ -187,12 +197,12 @@ Result<int64_t> DbImpl::ReadRange(std::string_view counter, int64_t from_ms,
   ro.verify_checksums = options.verify_checksums;
   // The buckets overlapping [from, to): from the one holding from_ms to the
   // one holding to_ms - 1.
-  __int128 sum = 0;
+  ExactSum sum;
   s = ScanBuckets(*c, ro, BucketStart(from_ms, width),
                   BucketStart(to_ms - 1, width) + 1,
-                  [&](int64_t, uint32_t, int64_t v) { sum += v; });
+                  [&](int64_t, uint32_t, ShardSum v) { sum.Add(v); });
   if (!s.ok()) return s;
-  int64_t out;
+  int64_t out = 0;
   s = NarrowSum(*c, sum, &out);
   if (!s.ok()) return s;
   return out;
@@ -216,12 +226,12 @@ Result<std::vector<int64_t>> DbImpl::ShardCounts(std::string_view counter,
   Catalog::Reader catalog(catalog_.get());
   const CounterInfo* c = catalog.Find(counter);
   if (c == nullptr) return CounterNotFound(counter);
-  std::vector<__int128> sums(c->shards, 0);
+  std::vector<ExactSum> sums(c->shards);
   rocksdb::ReadOptions ro;
   ro.verify_checksums = options.verify_checksums;
   // A bucketed counter's shard holds one value per bucket: add them up.
-  Status s = ScanShards(*c, ro,
-                        [&](uint32_t shard, int64_t v) { sums[shard] += v; });
+  Status s = ScanShards(
+      *c, ro, [&](uint32_t shard, ShardSum v) { sums[shard].Add(v); });
   if (!s.ok()) return s;
   std::vector<int64_t> counts(c->shards, 0);
   for (uint32_t i = 0; i < c->shards; ++i) {
@@ -245,8 +255,8 @@ Result<uint64_t> DbImpl::CountEvents(std::string_view counter) {
   for (it->Seek(range.begin()); it->Valid(); it->Next()) {
     if (windowed) {
       int64_t expires_at;
-      Status s = schema::DecodeMarkerExpiry(it->value().ToStringView(),
-                                            &expires_at);
+      Status s =
+          schema::DecodeMarkerExpiry(it->value().ToStringView(), &expires_at);
       if (!s.ok()) {
         return Status::Corruption("marker " + HexKey(it->key().ToStringView()) +
                                   ": " + s.message());

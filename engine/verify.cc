@@ -20,8 +20,8 @@ namespace {
 
 struct CounterSums {
   const CounterInfo* info = nullptr;
-  __int128 shards = 0;
-  __int128 markers = 0;
+  ExactSum shards;
+  __int128 markers = 0;  // int64 deltas: 2^64 markers to leave 128 bits
   bool readable = true;  // every shard value decoded and in range
   // The counter's flags as its record in the snapshot has them (the
   // catalog's copy may be newer than the snapshot: a first plain increment
@@ -45,7 +45,9 @@ class Findings {
   VerifyReport* report_;
 };
 
-std::string Hex(const rocksdb::Slice& key) { return HexKey(key.ToStringView()); }
+std::string Hex(const rocksdb::Slice& key) {
+  return HexKey(key.ToStringView());
+}
 
 // A scan that stopped on damaged data is a finding (the message names the
 // file); any other failure ends the check with an error.
@@ -183,18 +185,23 @@ Status DbImpl::Verify(VerifyReport* report) {
                      ": shard " + std::to_string(shard) + " >= shard count " +
                      std::to_string(sums.info->shards));
       }
-      int64_t v;
-      if (!DecodeInt64(it->value().ToStringView(), &v)) {
-        findings.Add("shards: key " + Hex(key) + " of counter " + name +
-                     ": malformed value (" + std::to_string(it->value().size()) +
-                     " bytes, expected 8)");
-        sums.readable = false;
-      } else if (v == kOverflowedValue) {
-        findings.Add("shards: key " + Hex(key) + " of counter " + name +
-                     ": overflowed int64");
-        sums.readable = false;
-      } else {
-        sums.shards += v;
+      ShardSum v;
+      switch (DecodeShardValue(it->value().ToStringView(), &v)) {
+        case ShardValue::kMalformed:
+          findings.Add("shards: key " + Hex(key) + " of counter " + name +
+                       ": malformed value (" +
+                       std::to_string(it->value().size()) +
+                       " bytes, expected 8 or 16)");
+          sums.readable = false;
+          break;
+        case ShardValue::kOverflowed:
+          findings.Add("shards: key " + Hex(key) + " of counter " + name +
+                       ": overflowed (its value is unknown)");
+          sums.readable = false;
+          break;
+        case ShardValue::kExact:
+          sums.shards.Add(v);
+          break;
       }
     }
     Status scan = ScanStatus(it->status(), "shards", &findings, &scan_stopped);
@@ -252,21 +259,21 @@ Status DbImpl::Verify(VerifyReport* report) {
 
   // Cross-record invariant: shards == markers for once-only counters that
   // keep their markers and buckets forever (a dedupe window drops markers,
-  // never their counts; a retention drops buckets, never their markers). Not judged after a scan stopped on damage: its sums are partial.
+  // never their counts; a retention drops buckets, never their markers). Not
+  // judged after a scan stopped on damage: its sums are partial.
   if (scan_stopped) return Status::OK();
   for (const auto& [id, sums] : by_id) {
     const CounterInfo& c = *sums.info;
     if (!sums.record_seen || (sums.flags & kCounterFlagPlainIncrements) != 0 ||
-        !sums.readable ||
-        c.dedupe_window_ms != 0 || c.retention_ms != 0) {
+        !sums.readable || c.dedupe_window_ms != 0 || c.retention_ms != 0) {
       continue;
     }
     ++report->sums_compared;
-    if (sums.shards != sums.markers) {
+    if (!sums.shards.Fits() || sums.shards.value() != sums.markers) {
       findings.Add("counter " + Quote(c.name) + ": shard sum " +
-                   std::to_string(static_cast<long long>(sums.shards)) +
-                   " != marker delta sum " +
-                   std::to_string(static_cast<long long>(sums.markers)));
+                   (sums.shards.Fits() ? DecimalString(sums.shards.value())
+                                       : std::string("beyond 128 bits")) +
+                   " != marker delta sum " + DecimalString(sums.markers));
     }
   }
   return Status::OK();

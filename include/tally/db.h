@@ -139,8 +139,10 @@ class Db {
 
   // ---- reads ----
   // The sum of all shards, read from one consistent snapshot. OutOfRange
-  // when a shard or the sum overflowed int64; Corruption when a stored value
-  // is malformed (the message names the key).
+  // when the sum lies outside int64 (shards keep their exact sums beyond
+  // int64, so such a counter reads again once later increments bring it
+  // back; docs/format.md) or a shard is in the sticky overflowed state;
+  // Corruption when a stored value is malformed (the message names the key).
   virtual Result<int64_t> ReadExact(std::string_view counter,
                                     const ReadOptions& options = {}) = 0;
   // A bucketed counter's sum over the buckets overlapping [from_ms, to_ms)
@@ -154,7 +156,8 @@ class Db {
                                     int64_t to_ms,
                                     const ReadOptions& options = {}) = 0;
   // Each shard's value, index 0..shards-1, from one consistent snapshot (a
-  // bucketed counter's: summed over its retained buckets).
+  // bucketed counter's: summed over its retained buckets). OutOfRange when
+  // one of them lies outside int64.
   virtual Result<std::vector<int64_t>> ShardCounts(
       std::string_view counter, const ReadOptions& options = {}) = 0;
   // The number of idempotency markers the counter holds (expired ones, not

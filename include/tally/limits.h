@@ -29,8 +29,8 @@ inline constexpr size_t kMaxCounters = 1 << 20;
 inline constexpr size_t kMaxListEvents = 100000;
 // Problems one Db::Verify report keeps (the rest are only counted).
 inline constexpr size_t kMaxVerifyProblems = 1000;
-// A delta is any int64 except the minimum, which the engine reserves as the
-// stored "overflowed" state of a shard (docs/format.md).
+// A delta is any int64 except the minimum, whose 8-byte form the engine
+// reserves as the stored "overflowed" state of a shard (docs/format.md).
 inline constexpr int64_t kMinDelta = std::numeric_limits<int64_t>::min() + 1;
 inline constexpr int64_t kMaxDelta = std::numeric_limits<int64_t>::max();
 

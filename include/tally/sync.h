@@ -31,7 +31,10 @@ struct SyncOptions {
   size_t batch_entries = 1000;
   // Put each edge's increments in its own hub shard (the hash of the edge's
   // database id), so the hub's ShardCounts attribute them per device.
-  // Default: true. false: the hash of the event id picks the shard.
+  // Default: true. false: the hash of the event id picks the shard. That
+  // hub shard's partial sums may leave int64 where no edge shard did; shard
+  // values keep exact sums beyond int64, so the hub still reads what the
+  // edge reads (docs/sync.md, "Overflow on the hub").
   bool shard_by_edge = true;
   // Called after each batch is acknowledged on the edge, with the report so
   // far (progress; tests use it to stop at a chosen point). May be empty.

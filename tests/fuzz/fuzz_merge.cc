@@ -1,18 +1,20 @@
 // Fuzzes the shard merge operator (engine/merge_operator.h) through
 // RocksDB's own interface, rocksdb::MergeOperator, with a fuzzer-chosen
-// base value and operands (mostly 8 bytes, sometimes another length).
-// It checks the rules of docs/format.md against a model computed in
-// __int128, not just the absence of crashes:
+// base value and operands (mostly 8 bytes, sometimes 16-byte wide values or
+// another length). It checks the rules of docs/format.md against a model
+// computed in checked __int128, not just the absence of crashes:
 //  - FullMergeV2 never returns false (that would stop the database's
 //    writes) and never points existing_operand at an input;
-//  - any value or operand that is not 8 bytes gives the corrupt state
-//    (an empty value);
-//  - else an INT64_MIN input (the overflowed state) or a sum outside
-//    [INT64_MIN+1, INT64_MAX] gives the overflowed state, i64le(INT64_MIN);
-//  - else the result is i64le of the exact sum;
-//  - PartialMergeMulti folds only all-valid operands whose exact sum fits,
-//    and a full merge over its folded operand equals the full merge over
-//    the operands it replaced.
+//  - any value or operand that is neither 8 nor 16 bytes gives the corrupt
+//    state (an empty value);
+//  - else an 8-byte INT64_MIN input (the overflowed state) or an exact
+//    total beyond 128 bits (whatever the order) gives the overflowed state,
+//    i64le(INT64_MIN);
+//  - else the result is the exact sum: i64le when it lies in
+//    [INT64_MIN+1, INT64_MAX], else i128le;
+//  - PartialMergeMulti folds exactly the runs of exact operands whose total
+//    lies within 128 bits, into that encoding, and a full merge over its
+//    folded operand equals the full merge over the operands it replaced.
 
 #include <fuzzer/FuzzedDataProvider.h>
 #include <rocksdb/merge_operator.h>
@@ -45,12 +47,35 @@ std::string Int64Bytes(int64_t v) {
   return std::string(buf, kValueBytes);
 }
 
+std::string WideBytes(Wide v) {
+  std::string out;
+  EncodeShardValue(v, &out);
+  return out;
+}
+
+constexpr Wide kWideMax =
+    static_cast<Wide>(~static_cast<unsigned __int128>(0) >> 1);
+
 // An operand or base value: usually a well-formed 8-byte int64 biased
-// towards the edges, sometimes bytes of another length.
+// towards the edges, sometimes a wide value or bytes of another length.
 std::string ConsumeValue(FuzzedDataProvider* fdp) {
-  switch (fdp->ConsumeIntegralInRange<int>(0, 7)) {
+  switch (fdp->ConsumeIntegralInRange<int>(0, 8)) {
     case 0:
-      return fdp->ConsumeRandomLengthString(12);  // often not 8 bytes
+      return fdp->ConsumeRandomLengthString(18);  // often neither 8 nor 16
+    case 8: {
+      // 16 raw bytes, biased to the edges of 128 bits.
+      const Wide w = fdp->ConsumeBool()
+                         ? (fdp->ConsumeBool() ? kWideMax : -kWideMax - 1)
+                         : static_cast<Wide>(fdp->ConsumeIntegral<int64_t>()) *
+                               fdp->ConsumeIntegral<int64_t>();
+      char buf[kWideValueBytes];
+      auto u = static_cast<unsigned __int128>(w);
+      for (char& b : buf) {
+        b = static_cast<char>(u & 0xff);
+        u >>= 8;
+      }
+      return std::string(buf, sizeof buf);
+    }
     case 1:
       return Int64Bytes(fdp->PickValueInArray<int64_t>(
           {kMin, kMin + 1, kMax, kMax - 1, -1, 0, 1}));
@@ -65,26 +90,51 @@ std::string ConsumeValue(FuzzedDataProvider* fdp) {
 std::string Model(const std::vector<std::string>& values) {
   bool malformed = false;
   bool overflowed = false;
-  Wide sum = 0;
+  // The exact total, in 128 bits plus however many the additions need
+  // (checked against ExactSum's carry word independently: each value is
+  // split into its top and bottom 64 bits).
+  Wide top = 0;                  // sum of the values' signed top halves
+  unsigned __int128 bottom = 0;  // sum of their unsigned bottom halves
+  auto add = [&](Wide w) {
+    top += w >> 64;  // arithmetic shift: floor(w / 2^64)
+    bottom += static_cast<uint64_t>(static_cast<unsigned __int128>(w));
+  };
   for (const std::string& v : values) {
-    int64_t x;
-    if (v.size() != static_cast<size_t>(kValueBytes)) {
-      malformed = true;
-      continue;
-    }
-    FUZZ_CHECK(DecodeInt64(v, &x));
-    if (x == kMin) {
-      overflowed = true;
+    if (v.size() == static_cast<size_t>(kValueBytes)) {
+      int64_t x;
+      FUZZ_CHECK(DecodeInt64(v, &x));
+      if (x == kMin) {
+        overflowed = true;
+      } else {
+        add(x);
+      }
+    } else if (v.size() == static_cast<size_t>(kWideValueBytes)) {
+      unsigned __int128 u = 0;
+      for (int i = kWideValueBytes - 1; i >= 0; --i) {
+        u = (u << 8) | static_cast<uint8_t>(v[i]);
+      }
+      add(static_cast<Wide>(u));
     } else {
-      sum += x;
+      malformed = true;
     }
   }
   if (malformed) return std::string();
-  if (overflowed || sum <= static_cast<Wide>(kMin) ||
-      sum > static_cast<Wide>(kMax)) {
+  // total = top * 2^64 + bottom (at most 65 values: no term overflows).
+  top += static_cast<Wide>(bottom >> 64);
+  const uint64_t low = static_cast<uint64_t>(bottom);
+  // Within 128 bits iff top fits a signed 64-bit word.
+  if (overflowed || top < static_cast<Wide>(kMin) ||
+      top > static_cast<Wide>(kMax)) {
     return Int64Bytes(kOverflowedValue);
   }
-  return Int64Bytes(static_cast<int64_t>(sum));
+  const Wide sum =
+      static_cast<Wide>((static_cast<unsigned __int128>(top) << 64) | low);
+  if (sum > static_cast<Wide>(kMin) && sum <= static_cast<Wide>(kMax)) {
+    return Int64Bytes(static_cast<int64_t>(sum));
+  }
+  std::string out = WideBytes(sum);
+  FUZZ_CHECK(out.size() == static_cast<size_t>(kWideValueBytes));
+  return out;
 }
 
 std::string FullMerge(const rocksdb::MergeOperator& op,
@@ -141,25 +191,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const size_t last =
         fdp.ConsumeIntegralInRange<size_t>(first + 2, operands.size());
     std::deque<rocksdb::Slice> run;
-    bool foldable = true;
-    Wide sum = 0;
+    std::vector<std::string> run_values;
     for (size_t i = first; i < last; ++i) {
       run.emplace_back(operands[i]);
-      int64_t v;
-      if (!DecodeInt64(operands[i], &v) || v == kOverflowedValue) {
-        foldable = false;
-      } else {
-        sum += v;
-      }
+      run_values.push_back(operands[i]);
     }
-    foldable = foldable && sum > static_cast<Wide>(kOverflowedValue) &&
-               sum <= static_cast<Wide>(std::numeric_limits<int64_t>::max());
+    // Foldable: every operand exact and the sum within 128 bits, i.e. the
+    // model neither corrupt nor overflowed; the fold is the model's value.
+    const std::string expected = Model(run_values);
+    const bool foldable =
+        !expected.empty() && expected != Int64Bytes(kOverflowedValue);
     std::string folded = "stale";
     const bool ok =
         op->PartialMergeMulti(rocksdb::Slice("k"), run, &folded, nullptr);
     FUZZ_CHECK(ok == foldable);
     if (ok) {
-      FUZZ_CHECK(folded == Int64Bytes(static_cast<int64_t>(sum)));
+      FUZZ_CHECK(folded == expected);
       // Replacing the run by its fold changes no full merge.
       std::vector<std::string> replaced(operands.begin(),
                                         operands.begin() + first);
