@@ -106,6 +106,10 @@ class Catalog {
 
   const schema::HeaderRecord& header() const { return header_; }
 
+  // Commits `wb` durably, adding the header raised to format `version` when
+  // it is below (a record using a newer format feature goes with the raise).
+  Status CommitRaisingFormat(uint32_t version, rocksdb::WriteBatch* wb);
+
   // The meta key and value of `entry` with kCounterFlagPlainIncrements set,
   // for the write path to add to a batch.
   static void FlaggedRecord(const CounterInfo& entry, std::string* key,
