@@ -43,13 +43,13 @@ class BucketRetentionFilter final : public rocksdb::CompactionFilter {
 class BucketRetentionFilterFactory final
     : public rocksdb::CompactionFilterFactory {
  public:
-  BucketRetentionFilterFactory(const Clock* clock,
+  BucketRetentionFilterFactory(std::shared_ptr<const EngineClock> clock,
                                std::shared_ptr<RetentionRules> rules)
-      : clock_(clock), rules_(std::move(rules)) {}
+      : clock_(std::move(clock)), rules_(std::move(rules)) {}
 
   std::unique_ptr<rocksdb::CompactionFilter> CreateCompactionFilter(
       const rocksdb::CompactionFilter::Context& /*context*/) override {
-    return std::make_unique<BucketRetentionFilter>(clock_->NowMillis(),
+    return std::make_unique<BucketRetentionFilter>(clock_->Durable(),
                                                    rules_->Snapshot());
   }
 
@@ -58,16 +58,16 @@ class BucketRetentionFilterFactory final
   }
 
  private:
-  const Clock* const clock_;
+  const std::shared_ptr<const EngineClock> clock_;
   const std::shared_ptr<RetentionRules> rules_;
 };
 
 }  // namespace
 
 std::shared_ptr<rocksdb::CompactionFilterFactory>
-NewBucketRetentionFilterFactory(const Clock* clock,
+NewBucketRetentionFilterFactory(std::shared_ptr<const EngineClock> clock,
                                 std::shared_ptr<RetentionRules> rules) {
-  return std::make_shared<BucketRetentionFilterFactory>(clock,
+  return std::make_shared<BucketRetentionFilterFactory>(std::move(clock),
                                                         std::move(rules));
 }
 

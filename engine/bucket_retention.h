@@ -3,7 +3,7 @@
 // catalog keeps current for it.
 //
 // Ownership: the catalog and the filter factory share the RetentionRules
-// (shared_ptr); the factory keeps `clock`, which must outlive the database.
+// (shared_ptr); the factory shares the engine clock.
 // Thread safety: Replace and Find may be called from any thread; RocksDB
 // calls the factory and its filters from its background threads.
 
@@ -17,7 +17,7 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "tally/options.h"
+#include "engine/engine_clock.h"
 
 namespace tally::engine {
 
@@ -46,12 +46,13 @@ class RetentionRules {
   std::shared_ptr<const Map> rules_ = std::make_shared<const Map>();
 };
 
-// Filters for the shards column family: each compaction reads the clock and
+// Filters for the shards column family: each compaction reads the engine
+// clock's durable mark (EngineClock::Durable, as the marker filter does) and
 // the rules once, and drops every value and merge operand of a bucket past
-// its counter's retention (engine/buckets.h, BucketExpired). Keys of
-// counters without a rule, and plain shard keys, are kept.
+// its counter's retention at that time (engine/buckets.h, BucketExpired).
+// Keys of counters without a rule, and plain shard keys, are kept.
 std::shared_ptr<rocksdb::CompactionFilterFactory>
-NewBucketRetentionFilterFactory(const Clock* clock,
+NewBucketRetentionFilterFactory(std::shared_ptr<const EngineClock> clock,
                                 std::shared_ptr<RetentionRules> rules);
 
 }  // namespace tally::engine

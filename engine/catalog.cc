@@ -144,7 +144,9 @@ Status Catalog::LoadLocked(const std::string& path, bool read_only) {
   }
   for (it->Next(); it->Valid(); it->Next()) {
     const rocksdb::Slice key = it->key();
-    if (key == rocksdb::Slice(kOutboxAckedKey)) continue;  // DbImpl reads it
+    // DbImpl reads these.
+    if (key == rocksdb::Slice(kOutboxAckedKey)) continue;
+    if (key == rocksdb::Slice(kTimeMarkKey)) continue;
     if (key.empty() || key[0] != kCounterKeyTag) {
       return Status::Corruption("database " + path + ": unknown meta key " +
                                 HexKey(key.ToStringView()));
@@ -227,6 +229,21 @@ Status Catalog::Create(std::string_view name, const CounterSpec& spec,
   by_name_.emplace(view, std::move(entry));
   if (info.retention_ms != 0) PublishRetention();
   return Status::OK();
+}
+
+Status Catalog::CommitRaisingFormat(uint32_t version, rocksdb::WriteBatch* wb) {
+  ExclusiveGuard guard(&lock_);
+  schema::HeaderRecord next = header_;
+  if (next.format_version < version) {
+    next.format_version = version;
+    std::string value;
+    schema::EncodeHeader(next, &value);
+    rocksdb::Status rs = wb->Put(meta_, kHeaderKey, value);
+    if (!rs.ok()) return wal::FromRocks(rs, "raise the format version");
+  }
+  Status s = commit_->CommitDurable(wb);
+  if (s.ok()) header_ = std::move(next);
+  return s;
 }
 
 Status Catalog::Delete(std::string_view name,

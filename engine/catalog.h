@@ -125,6 +125,9 @@ class Catalog {
                 const std::string& path);
   // Whether a thread holds the catalog exclusively or waits to (tests).
   bool WriterPending() { return lock_.WriterPending(); }
+  // Commits `wb` durably, adding the header raised to format `version` when
+  // it is below (a record using a newer format feature goes with the raise).
+  Status CommitRaisingFormat(uint32_t version, rocksdb::WriteBatch* wb);
 
   // The meta key and value of `entry` with kCounterFlagPlainIncrements set,
   // for the write path to add to a batch.

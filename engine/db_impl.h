@@ -11,21 +11,21 @@
 #include <rocksdb/db.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "engine/async_commits.h"
 #include "engine/bucket_retention.h"
 #include "engine/buckets.h"
 #include "engine/catalog.h"
 #include "engine/coding.h"
+#include "engine/engine_clock.h"
 #include "engine/event_locks.h"
-#include "engine/async_commits.h"
 #include "engine/outbox_sequencer.h"
+#include "engine/periodic_task.h"
 #include "engine/rocksdb_options.h"
 #include "engine/writer_files.h"
 #include "tally/db.h"
@@ -194,8 +194,13 @@ class DbImpl final : public Db {
   // counter was skipped).
   Status RollupOne(const Catalog::Entry& c, bool force,
                    RollupRecord* written = nullptr);
-  // The roll-up worker's loop.
-  void RollupLoop();
+  // Loads the time mark from meta into clock_ (both kinds of open and
+  // Refresh).
+  Status LoadTimeMark();
+  // Persists clock_'s now as the time mark (a synced meta write) when it is
+  // past the durable one, then records it durable; serialised by
+  // time_mark_mu_. Writers only: at open, by the tick, before Compact.
+  Status AdvanceTimeMark();
   // The outbox's last stored (or acknowledged) seq and acknowledged cursor.
   Status ReadOutboxCursors(uint64_t* last_seq, uint64_t* acked_through);
   // Starts the sequencer from them (writers, at open).
@@ -207,7 +212,12 @@ class DbImpl final : public Db {
 
   const Options options_;
   const std::string path_;
-  const Clock* const clock_;
+  // The engine's monotone time (engine/engine_clock.h), shared with the
+  // compaction filters; clock_ is the same object.
+  const std::shared_ptr<EngineClock> engine_clock_;
+  EngineClock* const clock_;
+  std::mutex time_mark_mu_;
+  bool time_mark_stored_ = false;  // guarded by time_mark_mu_
 
   std::string secondary_dir_;  // read-only: the instance's own directory
   RocksOptions reader_options_;  // read-only: to open a fresh instance
@@ -240,12 +250,10 @@ class DbImpl final : public Db {
   Counters stats_;
   AsyncCommits async_;
 
-  // The roll-up worker (Options::rollup_interval_ms); stopped and joined
-  // before the database closes.
-  std::thread rollup_thread_;
-  std::mutex rollup_mu_;
-  std::condition_variable rollup_cv_;
-  bool rollup_stop_ = false;  // guarded by rollup_mu_
+  // The roll-up worker (Options::rollup_interval_ms) and the time-mark
+  // tick (kTimeMarkIntervalMs); both stopped before the database closes.
+  PeriodicTask rollup_task_;
+  PeriodicTask time_mark_task_;
 };
 
 }  // namespace tally::engine

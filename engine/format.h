@@ -14,9 +14,13 @@ namespace tally::engine {
 // database whose header carries a larger version is refused at open.
 // A new database is written as version 1; creating its first counter with a
 // dedupe window or time buckets (format 2 features an older tally would
-// misread) raises the header to 2 in the same write.
-inline constexpr uint32_t kFormatVersion = 2;
+// misread) raises the header to 2 in the same write. The first time mark
+// (kTimeMarkKey) raises it to kTimeMarkFormatVersion in its own write: a
+// format-2 tally would refuse the unknown meta key as Corruption, and with
+// the bump it says "upgrade tally" instead.
+inline constexpr uint32_t kFormatVersion = 3;
 inline constexpr uint32_t kBaseFormatVersion = 1;
+inline constexpr uint32_t kTimeMarkFormatVersion = 3;
 // CounterMeta.schema_version written for new counters.
 inline constexpr uint32_t kCounterSchemaVersion = 1;
 
@@ -31,7 +35,13 @@ inline constexpr char kHeaderKey[] = "\x01";
 inline constexpr char kCounterKeyTag = '\x02';
 // The outbox's acknowledged cursor: u64be(seq), 8 bytes (format 2).
 inline constexpr char kOutboxAckedKey[] = "\x03";
-
+// The engine's time high-water mark (engine/engine_clock.h): i64 ms since
+// the Unix epoch as u64be, 8 bytes (format 3, kTimeMarkFormatVersion).
+inline constexpr char kTimeMarkKey[] = "\x04";
+// How often a writer persists the mark (a synced meta write when its time
+// moved); also done at open and before Db::Compact. Compaction filters use
+// the durable mark, so expired data is dropped up to this much later.
+inline constexpr int64_t kTimeMarkIntervalMs = 60'000;
 // CounterMeta.flags bits: tally::kCounterFlagPlainIncrements (types.h),
 // set in the same WriteBatch as a counter's first plain increment; from then
 // on Verify no longer compares its shard sum with its markers' deltas.

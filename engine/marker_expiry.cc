@@ -28,24 +28,25 @@ class MarkerExpiryFilter final : public rocksdb::CompactionFilter {
 class MarkerExpiryFilterFactory final
     : public rocksdb::CompactionFilterFactory {
  public:
-  explicit MarkerExpiryFilterFactory(const Clock* clock) : clock_(clock) {}
+  explicit MarkerExpiryFilterFactory(std::shared_ptr<const EngineClock> clock)
+      : clock_(std::move(clock)) {}
 
   std::unique_ptr<rocksdb::CompactionFilter> CreateCompactionFilter(
       const rocksdb::CompactionFilter::Context& /*context*/) override {
-    return std::make_unique<MarkerExpiryFilter>(clock_->NowMillis());
+    return std::make_unique<MarkerExpiryFilter>(clock_->Durable());
   }
 
   const char* Name() const override { return "tally.MarkerExpiryFilterFactory"; }
 
  private:
-  const Clock* const clock_;
+  const std::shared_ptr<const EngineClock> clock_;
 };
 
 }  // namespace
 
 std::shared_ptr<rocksdb::CompactionFilterFactory> NewMarkerExpiryFilterFactory(
-    const Clock* clock) {
-  return std::make_shared<MarkerExpiryFilterFactory>(clock);
+    std::shared_ptr<const EngineClock> clock) {
+  return std::make_shared<MarkerExpiryFilterFactory>(std::move(clock));
 }
 
 }  // namespace tally::engine

@@ -4,7 +4,7 @@
 //
 // Thread safety: MarkerExpired is a pure function; the factory and its
 // filters are called by RocksDB's background threads concurrently and only
-// read the clock (Clock::NowMillis must be thread-safe, as Options says).
+// read the engine clock's durable mark.
 
 #ifndef TALLY_ENGINE_MARKER_EXPIRY_H_
 #define TALLY_ENGINE_MARKER_EXPIRY_H_
@@ -14,22 +14,24 @@
 #include <cstdint>
 #include <memory>
 
-#include "tally/options.h"
+#include "engine/engine_clock.h"
 
 namespace tally::engine {
 
-// True when a marker with this expiry (0: never) has expired at `now_ms`.
-// Readers treat an expired marker as gone before compaction drops it.
+// True when a marker with this expiry (0: never) has expired at `now_ms`
+// (strictly after expires_at). Readers treat an expired marker as gone
+// before compaction drops it; the write path still answers a found one.
 inline bool MarkerExpired(int64_t expires_at_ms, int64_t now_ms) {
   return expires_at_ms != 0 && expires_at_ms < now_ms;
 }
 
-// Filters for the events column family: each compaction reads the clock once
-// and drops every marker expired at that time. A marker that fails to decode
-// is kept (Verify reports it). Ownership: the factory keeps `clock`, which
-// must outlive the database.
+// Filters for the events column family: each compaction reads the engine
+// clock's durable mark once (EngineClock::Durable, never its now: a drop is
+// irreversible, and only a durable time is sure to stay <= the engine's now
+// after a crash and a backward clock step) and drops every marker expired
+// at that time. A marker that fails to decode is kept (Verify reports it).
 std::shared_ptr<rocksdb::CompactionFilterFactory> NewMarkerExpiryFilterFactory(
-    const Clock* clock);
+    std::shared_ptr<const EngineClock> clock);
 
 }  // namespace tally::engine
 

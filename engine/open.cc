@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <vector>
@@ -109,7 +110,9 @@ bool IsLockError(const rocksdb::Status& rs) {
 DbImpl::DbImpl(const Options& options, std::string path)
     : options_(options),
       path_(std::move(path)),
-      clock_(options.clock != nullptr ? options.clock : Clock::System()),
+      engine_clock_(std::make_shared<EngineClock>(
+          options.clock != nullptr ? options.clock : Clock::System())),
+      clock_(engine_clock_.get()),
       event_locks_(options.event_lock_stripes) {}
 
 Status DbImpl::OpenWriter(const RocksOptions& ro) {
@@ -134,7 +137,7 @@ Status DbImpl::Init() {
   Status s = CheckPath(checked, path_);
   if (!s.ok()) return s;
 
-  RocksOptions ro = MakeRocksOptions(checked, retention_);
+  RocksOptions ro = MakeRocksOptions(checked, retention_, engine_clock_);
   env_ = ro.env;
   s = options_.read_only ? OpenReader(std::move(ro)) : OpenWriter(ro);
   if (!s.ok()) return s;
@@ -149,26 +152,29 @@ Status DbImpl::Init() {
                                        rollups_, commit_.get(), clock_,
                                        retention_.get());
   s = catalog_->Load(path_, options_.read_only);
+  if (s.ok()) s = LoadTimeMark();
+  if (!s.ok() || options_.read_only) return s;
+  s = LoadOutbox();
+  // The mark is persisted at open, so a crash after a clock step back never
+  // resumes below a time this process judged anything by.
+  if (s.ok()) s = AdvanceTimeMark();
   if (!s.ok()) return s;
-  if (!options_.read_only) {
-    s = LoadOutbox();
-    if (!s.ok()) return s;
+  if (options_.rollup_interval_ms > 0) {
+    // A failing pass (a latched write error, an overflowed counter) is
+    // retried next interval; ReadCached shows the growing lag meanwhile.
+    rollup_task_.Start(std::chrono::milliseconds(options_.rollup_interval_ms),
+                       [this] { RollupNow(std::string_view()).IgnoreError(); });
   }
-  if (!options_.read_only && options_.rollup_interval_ms > 0) {
-    rollup_thread_ = std::thread([this] { RollupLoop(); });
-  }
+  // A failed tick (a latched write error) leaves the durable mark where it
+  // was: compaction filters then drop less, never more.
+  time_mark_task_.Start(std::chrono::milliseconds(kTimeMarkIntervalMs),
+                        [this] { AdvanceTimeMark().IgnoreError(); });
   return Status::OK();
 }
 
 DbImpl::~DbImpl() {
-  if (rollup_thread_.joinable()) {
-    {
-      std::lock_guard<std::mutex> lock(rollup_mu_);
-      rollup_stop_ = true;
-    }
-    rollup_cv_.notify_all();
-    rollup_thread_.join();
-  }
+  rollup_task_.Stop();
+  time_mark_task_.Stop();
   // Async commits still queued go in (and call back) while the DB is open.
   if (commit_ != nullptr) commit_->Close();
   if (db_ != nullptr) {

@@ -175,7 +175,7 @@ Status DbImpl::Refresh() {
     if (!s.ok()) return s;
     if (!raced) {
       reader_at_point_ = true;
-      return Status::OK();
+      return LoadTimeMark();
     }
     // The writer changed its version during the catch-up: this instance
     // may now mix points. Replace it.
@@ -192,8 +192,9 @@ Status DbImpl::Refresh() {
       },
       path_);
   CloseSecondary(&fresh);  // the old instance, no longer read
-  if (s.ok()) reader_at_point_ = true;
-  return s;
+  if (!s.ok()) return s;
+  reader_at_point_ = true;
+  return LoadTimeMark();
 }
 
 }  // namespace tally::engine

@@ -47,7 +47,8 @@ int CacheShardBits(size_t capacity) {
 }  // namespace
 
 RocksOptions MakeRocksOptions(const Options& options,
-                              std::shared_ptr<RetentionRules> retention) {
+                              std::shared_ptr<RetentionRules> retention,
+                              std::shared_ptr<const EngineClock> clock) {
   RocksOptions r;
   if (options.env == nullptr) {
     r.db.env = DefaultPrivateEnv();
@@ -86,11 +87,9 @@ RocksOptions MakeRocksOptions(const Options& options,
   // one prefix scan.
   shards.prefix_extractor.reset(
       rocksdb::NewFixedPrefixTransform(kCounterIdBytes));
-  const Clock* clock =
-      options.clock != nullptr ? options.clock : Clock::System();
   // Bucketed counters: compaction drops buckets past their retention, and
   // every shard file is compacted at least once per expiry_sweep_seconds.
-  if (retention != nullptr) {
+  if (retention != nullptr && clock != nullptr) {
     shards.compaction_filter_factory =
         NewBucketRetentionFilterFactory(clock, std::move(retention));
   }
@@ -109,7 +108,10 @@ RocksOptions MakeRocksOptions(const Options& options,
   events.optimize_filters_for_hits = false;
   // Dedupe windows: compaction drops expired markers, and every marker file
   // is compacted at least once per expiry_sweep_seconds.
-  events.compaction_filter_factory = NewMarkerExpiryFilterFactory(clock);
+  if (clock != nullptr) {
+    events.compaction_filter_factory =
+        NewMarkerExpiryFilterFactory(std::move(clock));
+  }
   if (options.expiry_sweep_seconds != 0) {
     events.periodic_compaction_seconds = options.expiry_sweep_seconds;
   }

@@ -15,6 +15,7 @@
 
 namespace tally::engine {
 
+class EngineClock;
 class RetentionRules;
 
 // Index of each family in RocksOptions::families and in the handle vector
@@ -37,12 +38,15 @@ struct RocksOptions {
   std::vector<rocksdb::ColumnFamilyDescriptor> families;  // by Family
 };
 
-// `retention`, when given, gets the shards family's bucket-retention
-// compaction filter (the engine passes its catalog's rules; tools and tests
-// that open a database raw leave it out and keep every bucket).
+// `clock` (the engine's, engine/engine_clock.h), when given, gets the
+// events family's marker-expiry compaction filter and, with `retention`, the
+// shards family's bucket-retention filter (the engine passes its catalog's
+// rules). Tools and tests that open a database raw leave them out: their
+// compactions keep every marker and bucket, since only the engine knows a
+// durable time to judge expiry by.
 RocksOptions MakeRocksOptions(
-    const Options& options,
-    std::shared_ptr<RetentionRules> retention = nullptr);
+    const Options& options, std::shared_ptr<RetentionRules> retention = nullptr,
+    std::shared_ptr<const EngineClock> clock = nullptr);
 
 }  // namespace tally::engine
 

@@ -12,7 +12,6 @@
 #include <rocksdb/db.h>
 
 #include <algorithm>
-#include <chrono>
 #include <string>
 #include <vector>
 
@@ -127,19 +126,6 @@ Result<CachedValue> DbImpl::ReadCached(std::string_view counter) {
     out.lag_increments = c->applied.load(std::memory_order_relaxed) - at;
   }
   return out;
-}
-
-void DbImpl::RollupLoop() {
-  const auto interval = std::chrono::milliseconds(options_.rollup_interval_ms);
-  std::unique_lock<std::mutex> lock(rollup_mu_);
-  while (
-      !rollup_cv_.wait_for(lock, interval, [this] { return rollup_stop_; })) {
-    lock.unlock();
-    // A failing pass (a latched write error, an overflowed counter) is
-    // retried next interval; ReadCached shows the growing lag meanwhile.
-    RollupNow(std::string_view()).IgnoreError();
-    lock.lock();
-  }
 }
 
 }  // namespace tally::engine

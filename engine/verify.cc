@@ -135,6 +135,14 @@ Status DbImpl::Verify(VerifyReport* report) {
         }
         continue;
       }
+      if (key == rocksdb::Slice(kTimeMarkKey)) {
+        if (it->value().size() != 8) {
+          findings.Add("meta: time mark: malformed value (" +
+                       std::to_string(it->value().size()) +
+                       " bytes, expected 8)");
+        }
+        continue;
+      }
       schema::CounterRecord rec;
       Status s = schema::DecodeCounter(it->value().ToStringView(), &rec);
       if (!s.ok()) {

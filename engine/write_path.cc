@@ -4,11 +4,14 @@
 // Cost of one plain increment: a shared catalog lock, one hash lookup, one
 // RocksDB Write of a 12-byte key and an 8-byte operand from a reused
 // thread-local WriteBatch (no allocation once warm). A once-increment adds a
-// clock read, a stripe mutex, one marker Get (bloom filters answer most
-// misses) and the marker Put in the same WriteBatch. Bucketed counters use a
-// 20-byte key and read the clock; outbox counters add one entry Put and two
-// short sequencer mutex sections; with Options::sync the commit goes through
-// the group commit (wal/group_commit.h). IncrementAsync with Options::sync
+// stripe mutex, one marker Get (bloom filters answer most misses) and, for a
+// new event, a clock read (after the Get) and the marker Put in the same
+// WriteBatch. Bucketed counters use a 20-byte key and read the clock; outbox
+// counters add one entry Put and two short sequencer mutex sections; with
+// Options::sync the commit goes through the group commit
+// (wal/group_commit.h). A clock read is the engine clock's
+// (engine/engine_clock.h): Options::clock plus one atomic load, and a
+// compare-and-swap when the time moved. IncrementAsync with Options::sync
 // adds a room reservation and the AsyncCommits count (three short mutex
 // sections), its own WriteBatch and the queued commit with its two
 // callbacks (the `written` hook is one small allocation: it keeps the
@@ -68,29 +71,38 @@ Outcome CompareDelta(int64_t stored, int64_t delta) {
   return stored == delta ? Outcome::kDuplicate : Outcome::kConflict;
 }
 
-// The dedupe-window rule (docs/design.md, "Dedupe windows"). On a counter
-// with a window, a once-increment must carry its event time: only the time
-// an event happened, the same in every copy, lets the engine tell a late
-// redelivery (whose marker may be gone) from a new event. An event older
-// than now - window is outside it. Otherwise *expires_at gets its marker's
-// expiry: the later of the event time and now, plus the window (0 for
-// counters that keep markers forever). A marker has expired once the clock
-// passes expires_at; an accepted event time t has t + window >= now, so the
-// marker of any event the rule still accepts has not expired.
-Status CheckWindow(const CounterInfo& c, int64_t event_time_ms, int64_t now,
-                   bool* outside, int64_t* expires_at) {
+// The dedupe-window rule (docs/design.md, "Dedupe windows"), in two parts.
+// RequireEventTime checks the call itself, before the marker lookup: on a
+// counter with a window a once-increment must carry its event time, since
+// only the time an event happened, the same in every copy, lets the engine
+// tell a late redelivery (whose marker may be gone) from a new event.
+Status RequireEventTime(const CounterInfo& c, int64_t event_time_ms) {
+  if (c.dedupe_window_ms == 0 || event_time_ms != kEventTimeNow) {
+    return Status::OK();
+  }
+  return Status::InvalidArgument("counter " + Quote(c.name) +
+                                 " has a dedupe window of " +
+                                 std::to_string(c.dedupe_window_ms) +
+                                 " ms: a once-increment needs its event time");
+}
+
+// CheckWindow judges an event whose marker was not found, by `now` read
+// after that lookup (a found marker answers whatever time the call claims).
+// An event older than now - window is outside it. Otherwise *expires_at
+// gets its marker's expiry: the later of the event time and now, plus the
+// window (0 for counters that keep markers forever). A marker has expired
+// once the engine's time passes expires_at; an accepted event time t has
+// t + window >= now, so the marker of any event the rule still accepts has
+// not expired.
+void CheckWindow(const CounterInfo& c, int64_t event_time_ms, int64_t now,
+                 bool* outside, int64_t* expires_at) {
   *outside = false;
   *expires_at = 0;
-  if (c.dedupe_window_ms == 0) return Status::OK();
-  if (event_time_ms == kEventTimeNow) {
-    return Status::InvalidArgument(
-        "counter " + Quote(c.name) + " has a dedupe window of " +
-        std::to_string(c.dedupe_window_ms) +
-        " ms: a once-increment needs its event time");
-  }
+  if (c.dedupe_window_ms == 0) return;
   *outside = event_time_ms < now - c.dedupe_window_ms;
-  if (!*outside) *expires_at = std::max(event_time_ms, now) + c.dedupe_window_ms;
-  return Status::OK();
+  if (!*outside) {
+    *expires_at = std::max(event_time_ms, now) + c.dedupe_window_ms;
+  }
 }
 
 // An increment's event time: the one given, else `now`.
@@ -353,28 +365,22 @@ Result<IncrementResult> DbImpl::IncrementOnce(std::string_view counter,
   const Catalog::Entry* c = catalog.Find(counter);
   if (c == nullptr) return Reject(CounterNotFound(counter));
 
+  // The call's own arguments are checked whatever the marker says.
   const uint64_t hash = StableHash(event_id);
   const bool pinned = !options.affinity_key.empty();
   uint32_t shard = 0;
-  const int64_t now = clock_->NowMillis();
-  bool outside = false;
-  int64_t expires_at = 0;
-  int64_t bucket = kNoBucket;
   s = OnceShard(*c, hash, options.affinity_key, &shard);
-  if (s.ok()) {
-    s = CheckWindow(*c, options.event_time_ms, now, &outside, &expires_at);
-  }
-  if (s.ok()) s = ShardTarget::BucketOf(*c, options.event_time_ms, now, &bucket);
+  if (s.ok()) s = RequireEventTime(*c, options.event_time_ms);
   if (!s.ok()) return Reject(std::move(s));
-  if (outside) {
-    stats_.outside_window.fetch_add(1, std::memory_order_relaxed);
-    return IncrementResult{Outcome::kOutsideWindow, shard};
-  }
   Scratch& scratch = ThreadScratch();
   EncodeMarkerKey(c->id, event_id, &scratch.marker_key);
 
   // Check and write under one stripe: a concurrent copy of this event waits
-  // here and then finds the marker.
+  // here and then finds the marker. The marker is looked up first: found,
+  // it answers (with the shard it holds) whatever time the call claims; not
+  // found, the clock is read only now, after the lookup, so a marker
+  // compaction dropped before it was judged expired at a time no later than
+  // this one (docs/design.md, "Dedupe windows").
   EventLocks::Guard guard(&event_locks_, event_locks_.StripeOf(c->id, hash));
   rocksdb::ReadOptions ro;
   rocksdb::PinnableSlice found;
@@ -382,7 +388,8 @@ Result<IncrementResult> DbImpl::IncrementOnce(std::string_view counter,
       db_->Get(ro, events_, AsSlice(scratch.marker_key), &found);
   if (rs.ok()) {
     int64_t stored;
-    s = schema::DecodeMarkerDelta(found.ToStringView(), &stored);
+    uint32_t stored_shard;
+    s = schema::DecodeMarkerDelta(found.ToStringView(), &stored, &stored_shard);
     if (!s.ok()) {
       return Status::Corruption("marker " + HexKey(scratch.marker_key) +
                                 " of counter " + Quote(c->name) + ": " +
@@ -391,9 +398,20 @@ Result<IncrementResult> DbImpl::IncrementOnce(std::string_view counter,
     const Outcome outcome = CompareDelta(stored, delta);
     (outcome == Outcome::kDuplicate ? stats_.duplicates : stats_.conflicts)
         .fetch_add(1, std::memory_order_relaxed);
-    return IncrementResult{outcome, shard};
+    return IncrementResult{outcome, stored_shard};
   }
   if (!rs.IsNotFound()) return wal::FromRocks(rs, "read marker");
+  const int64_t now = clock_->NowMillis();
+  bool outside = false;
+  int64_t expires_at = 0;
+  int64_t bucket = kNoBucket;
+  CheckWindow(*c, options.event_time_ms, now, &outside, &expires_at);
+  s = ShardTarget::BucketOf(*c, options.event_time_ms, now, &bucket);
+  if (!s.ok()) return Reject(std::move(s));
+  if (outside) {
+    stats_.outside_window.fetch_add(1, std::memory_order_relaxed);
+    return IncrementResult{Outcome::kOutsideWindow, shard};
+  }
   OutboxRun outbox(&outbox_seq_);
   if (c->outbox) {
     s = outbox.Reserve(1, options_.outbox_max_entries);
@@ -432,18 +450,22 @@ struct Planned {
   uint32_t shard = 0;
   int64_t bucket = kNoBucket;
   int64_t delta = 0;
-  // Once-ops only: index into the unique marker list (SIZE_MAX for an op
-  // outside its counter's dedupe window, which gets no marker).
+  // Once-ops only: index into the unique marker list.
   size_t marker = SIZE_MAX;
 };
 
-// One distinct (counter, event id) of a batch: the first op that carries it
-// decides; later copies compare their delta with the winner's.
+// One distinct (counter, event id) of a batch. A stored marker answers
+// every copy; else the first copy the window and retention accept writes
+// it (the winner), and later copies compare their delta with the winner's,
+// as if the copies had come one after another.
 struct Marker {
   std::string key;
-  size_t first_op = 0;
   uint32_t stripe = 0;
-  int64_t expires_at = 0;  // the first op's (CheckWindow)
+  bool stored = false;
+  int64_t delta = 0;   // stored: the marker's; else the winner's
+  uint32_t shard = 0;  // likewise
+  size_t winner = SIZE_MAX;
+  int64_t expires_at = 0;  // the winner's (CheckWindow)
 };
 
 // A (counter, bucket, shard) group of applied deltas, folded into one merge
@@ -485,7 +507,6 @@ Status DbImpl::Apply(const Batch& batch,
   stripes.reserve(once_ops);
   // Counter id -> the random shard this batch's unkeyed plain ops use.
   std::unordered_map<uint64_t, uint32_t> batch_shard;
-  const int64_t now = clock_->NowMillis();
 
   for (size_t i = 0; i < ops.size(); ++i) {
     const Batch::Op& op = ops[i];
@@ -500,8 +521,6 @@ Status DbImpl::Apply(const Batch& batch,
     }
     p.counter_id = p.counter->id;
     p.delta = op.delta;
-    s = ShardTarget::BucketOf(*p.counter, op.event_time_ms, now, &p.bucket);
-    if (!s.ok()) return Reject(BatchOpError(i, s));
     if (!op.once) {
       // Unkeyed plain increments of one counter share one random shard per
       // batch: still a random spread across batches, but the batch folds
@@ -517,15 +536,11 @@ Status DbImpl::Apply(const Batch& batch,
       if (op.affinity_key.empty()) batch_shard.emplace(p.counter_id, p.shard);
       continue;
     }
+    // The op's own arguments; what time decides waits for the lookup.
     const uint64_t hash = StableHash(op.event_id);
-    bool outside = false;
-    int64_t expires_at = 0;
     s = OnceShard(*p.counter, hash, op.affinity_key, &p.shard);
-    if (s.ok()) {
-      s = CheckWindow(*p.counter, op.event_time_ms, now, &outside, &expires_at);
-    }
+    if (s.ok()) s = RequireEventTime(*p.counter, op.event_time_ms);
     if (!s.ok()) return Reject(BatchOpError(i, s));
-    if (outside) continue;  // p.marker stays SIZE_MAX
     std::string key;
     EncodeMarkerKey(p.counter_id, op.event_id, &key);
     auto found = marker_index.find(key);
@@ -534,9 +549,10 @@ Status DbImpl::Apply(const Batch& batch,
       continue;
     }
     p.marker = markers.size();
-    markers.push_back(Marker{std::move(key), i,
-                             event_locks_.StripeOf(p.counter_id, hash),
-                             expires_at});
+    Marker m;
+    m.key = std::move(key);
+    m.stripe = event_locks_.StripeOf(p.counter_id, hash);
+    markers.push_back(std::move(m));
     // The map views keys owned by `markers`; reserve() above keeps those
     // strings from moving.
     marker_index.emplace(markers.back().key, p.marker);
@@ -562,49 +578,61 @@ Status DbImpl::Apply(const Batch& batch,
     db_->MultiGet(rocksdb::ReadOptions(), events_, n, keys.data(),
                   values.data(), statuses.data(), /*sorted_input=*/true);
   }
-  // The delta each marker holds (stored, or set by its first op here).
-  std::vector<int64_t> winner(n);
-  std::vector<bool> stored(n, false);
   for (size_t j = 0; j < n; ++j) {
-    const size_t m = order[j];
+    Marker& m = markers[order[j]];
     if (statuses[j].ok()) {
-      Status s = schema::DecodeMarkerDelta(values[j].ToStringView(), &winner[m]);
+      Status s = schema::DecodeMarkerDelta(values[j].ToStringView(), &m.delta,
+                                           &m.shard);
       if (!s.ok()) {
-        return Status::Corruption("marker " + HexKey(markers[m].key) + ": " +
+        return Status::Corruption("marker " + HexKey(m.key) + ": " +
                                   s.message());
       }
-      stored[m] = true;
+      m.stored = true;
     } else if (!statuses[j].IsNotFound()) {
       return wal::FromRocks(statuses[j], "read marker");
-    } else {
-      winner[m] = ops[markers[m].first_op].delta;
     }
   }
 
-  // 3. Decide each op's outcome; fold applied deltas per (counter, shard).
+  // 3. Read the clock, after the lookup (as IncrementOnce does), and decide
+  // each op's outcome in op order; fold applied deltas per (counter,
+  // bucket, shard). Time judges only plain ops and events with no marker.
+  const int64_t now = clock_->NowMillis();
   results->resize(ops.size());
   std::vector<Fold> folds;
   folds.reserve(ops.size());
   uint64_t applied = 0, duplicates = 0, conflicts = 0, outside = 0;
   for (size_t i = 0; i < ops.size(); ++i) {
-    const Planned& p = plan[i];
+    Planned& p = plan[i];
     IncrementResult& r = (*results)[i];
     r.shard = p.shard;
-    if (ops[i].once && p.marker == SIZE_MAX) {
-      r.outcome = Outcome::kOutsideWindow;
-      ++outside;
+    Marker* m = ops[i].once ? &markers[p.marker] : nullptr;
+    if (m != nullptr && (m->stored || m->winner != SIZE_MAX)) {
+      r.shard = m->shard;
+      r.outcome = CompareDelta(m->delta, p.delta);
+      ++(r.outcome == Outcome::kDuplicate ? duplicates : conflicts);
       continue;
     }
-    const bool first = !ops[i].once || (!stored[p.marker] &&
-                                        markers[p.marker].first_op == i);
-    if (first) {
-      r.outcome = Outcome::kApplied;
-      folds.push_back(Fold{p.counter_id, p.bucket, p.shard, p.delta, i});
-      ++applied;
-    } else {
-      r.outcome = CompareDelta(winner[p.marker], p.delta);
-      ++(r.outcome == Outcome::kDuplicate ? duplicates : conflicts);
+    Status s =
+        ShardTarget::BucketOf(*p.counter, ops[i].event_time_ms, now, &p.bucket);
+    if (!s.ok()) {
+      results->clear();
+      return Reject(BatchOpError(i, s));
     }
+    if (m != nullptr) {
+      bool out = false;
+      CheckWindow(*p.counter, ops[i].event_time_ms, now, &out, &m->expires_at);
+      if (out) {
+        r.outcome = Outcome::kOutsideWindow;
+        ++outside;
+        continue;
+      }
+      m->winner = i;
+      m->delta = p.delta;
+      m->shard = p.shard;
+    }
+    r.outcome = Outcome::kApplied;
+    folds.push_back(Fold{p.counter_id, p.bucket, p.shard, p.delta, i});
+    ++applied;
   }
   stats_.outside_window.fetch_add(outside, std::memory_order_relaxed);
   if (folds.empty()) {
@@ -636,12 +664,12 @@ Status DbImpl::Apply(const Batch& batch,
     if (rs.ok()) rs = AddPlainFlag(*c, &wb, &scratch.marker_value, meta_);
   }
   for (size_t j = 0; j < n && rs.ok(); ++j) {
-    const size_t m = order[j];
-    if (stored[m]) continue;
-    const size_t i = markers[m].first_op;
+    const Marker& m = markers[order[j]];
+    if (m.stored || m.winner == SIZE_MAX) continue;  // found, or all outside
+    const size_t i = m.winner;
     schema::EncodeMarker(ops[i].event_id, plan[i].counter_id, plan[i].shard,
-                         ops[i].delta, now, &scratch.marker_value,
-                         markers[m].expires_at, !ops[i].affinity_key.empty());
+                         ops[i].delta, now, &scratch.marker_value, m.expires_at,
+                         !ops[i].affinity_key.empty());
     rs = wb.Put(events_, keys[j], AsSlice(scratch.marker_value));
   }
   for (size_t f = 0; f < folds.size() && rs.ok();) {

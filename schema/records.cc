@@ -168,10 +168,12 @@ Status DecodeOutbox(std::string_view bytes, OutboxRecord* rec) {
   return Status::OK();
 }
 
-Status DecodeMarkerDelta(std::string_view bytes, int64_t* delta) {
+Status DecodeMarkerDelta(std::string_view bytes, int64_t* delta,
+                         uint32_t* shard) {
   const EventMarker* m = VerifiedMarker(bytes);
   if (m == nullptr) return Status::Corruption(Describe("event marker", bytes));
   *delta = m->delta();
+  if (shard != nullptr) *shard = m->shard();
   return Status::OK();
 }
 

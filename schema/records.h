@@ -75,9 +75,10 @@ Status DecodeHeader(std::string_view bytes, HeaderRecord* rec);
 Status DecodeCounter(std::string_view bytes, CounterRecord* rec);
 Status DecodeMarker(std::string_view bytes, MarkerRecord* rec);
 Status DecodeOutbox(std::string_view bytes, OutboxRecord* rec);
-// Verifies a marker and returns only its delta: what a duplicate check needs,
-// without copying the event id.
-Status DecodeMarkerDelta(std::string_view bytes, int64_t* delta);
+// Verifies a marker and returns only its delta and, when `shard` is given,
+// its shard: what a duplicate check needs, without copying the event id.
+Status DecodeMarkerDelta(std::string_view bytes, int64_t* delta,
+                         uint32_t* shard = nullptr);
 // Verifies a marker and returns only its expiry (0: never): what the
 // expired-marker compaction filter needs.
 Status DecodeMarkerExpiry(std::string_view bytes, int64_t* expires_at_ms);

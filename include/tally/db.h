@@ -59,8 +59,8 @@ struct OnceOptions {
   int64_t event_time_ms = kEventTimeNow;
   // Empty (default): the shard is the hash of the event id. Else the hash
   // of this key picks it ("pinned"; SyncOutbox puts each edge's increments
-  // in its own hub shard). A redelivery needs the same key to land on the
-  // same shard; its outcome comes from the marker either way.
+  // in its own hub shard). A redelivery's outcome and reported shard come
+  // from the marker, with or without the key (a key given is still checked).
   std::string_view affinity_key;
 };
 
@@ -119,9 +119,12 @@ class Db {
   // Adds `delta` once per (counter, event_id): kApplied the first time,
   // kDuplicate for a redelivery with the same delta, kConflict (nothing
   // changes) for one with another delta. Marker and shard operand are
-  // committed in one atomic write. On a counter with a dedupe window, an
-  // event older than the window is kOutsideWindow (not counted); a marker
-  // found, even one past its expiry, still answers kDuplicate/kConflict.
+  // committed in one atomic write. The marker is looked up first: found,
+  // even past its expiry, it answers kDuplicate/kConflict with the shard it
+  // holds, whatever time the call claims (also into a bucket past
+  // retention). Only a new event is judged by time: on a counter with a
+  // dedupe window one older than the window is kOutsideWindow (not
+  // counted); one into a bucket past retention is InvalidArgument.
   virtual Result<IncrementResult> IncrementOnce(
       std::string_view counter, std::string_view event_id, int64_t delta,
       const OnceOptions& options = {}) = 0;
@@ -130,7 +133,11 @@ class Db {
   // one entry per operation, in order. The batch is validated whole first:
   // one bad operation (unknown counter, bad id, overflowing sum) refuses the
   // batch with InvalidArgument/NotFound naming its index, and nothing is
-  // written. Copies of one (counter, event_id) inside a batch count once.
+  // written. Copies of one (counter, event_id) inside a batch count once,
+  // decided as if the ops came one after another (the first copy accepted
+  // counts; later ones are duplicates or conflicts of it, with its shard); a
+  // stored marker answers as in IncrementOnce. A new event or a plain
+  // increment into a bucket past retention refuses the batch.
   // Plain increments without an affinity key under the random policy all go
   // to one shard per (batch, counter), chosen at random: the batch then
   // folds into one merge per counter.

@@ -12,8 +12,18 @@ class Env;
 
 namespace tally {
 
-// Clock: where tally reads wall time (marker created-at, counter created-at).
-// Tests inject their own to move time without sleeping.
+// Clock: where tally reads wall time (dedupe windows, marker expiry, time
+// buckets and retention, created-at times, roll-up and outbox ages). Tests
+// inject their own to move time without sleeping.
+//
+// The clock may step backwards (NTP correcting a box that ran ahead). tally
+// never does: its time is the largest this clock has shown, persisted in the
+// database as a high-water mark (docs/design.md, "Time"), and compaction
+// drops expired markers and buckets only by a mark already on disk. After a
+// backward step tally keeps its time until the clock catches up, so what it
+// judged expired while the clock was ahead stays expired: a redelivery whose
+// marker was dropped is kOutsideWindow, a dropped bucket stays past
+// retention. A clock far ahead by mistake holds tally's time there as long.
 //
 // Ownership: the caller owns a Clock passed in Options and keeps it alive
 // until the Db is destroyed. Thread safety: NowMillis() is called from many

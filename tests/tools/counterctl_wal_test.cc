@@ -105,25 +105,28 @@ TEST_F(CounterctlWal, DumpDecodesEveryWriteTheApiMakes) {
       "batch seq=1 ops=1\n"
       "  header put format_version=1 next_counter_id=1\n"
       "batch seq=2 ops=2\n"
-      "  header put format_version=1 next_counter_id=2\n"
-      "  counter-meta put name=orders id=1 shards=4 flags=0\n"
+      "  time-mark put at=" + created + "\n"
+      "  header put format_version=3 next_counter_id=1\n"
       "batch seq=4 ops=2\n"
+      "  header put format_version=3 next_counter_id=2\n"
+      "  counter-meta put name=orders id=1 shards=4 flags=0\n"
+      "batch seq=6 ops=2\n"
       "  marker counter=orders event=ORDER:1 shard=" + sh(once_shard) +
       " delta=5 created_at=" + created + "\n"
       "  merge counter=orders shard=" + sh(once_shard) + " delta=+5\n"
-      "batch seq=6 ops=2\n"
+      "batch seq=8 ops=2\n"
       "  merge counter=orders shard=" + sh(plain_shard) + " delta=+2\n"
       "  counter-meta put name=orders id=1 shards=4 flags=1\n"
-      "batch seq=8 ops=1\n"
+      "batch seq=10 ops=1\n"
       "  merge counter=orders shard=" + sh(plain2_shard) + " delta=-3\n"
-      "batch seq=9 ops=2\n"
-      "  header put format_version=2 next_counter_id=3\n"
-      "  counter-meta put name=daily id=2 shards=2 flags=0 bucket_width=day\n"
       "batch seq=11 ops=2\n"
+      "  header put format_version=3 next_counter_id=3\n"
+      "  counter-meta put name=daily id=2 shards=2 flags=0 bucket_width=day\n"
+      "batch seq=13 ops=2\n"
       "  merge counter=daily bucket=2026-11-30T00:00:00.000Z shard=" +
       sh(daily_shard) + " delta=+2\n"
       "  counter-meta put name=daily id=2 shards=2 flags=1 bucket_width=day\n"
-      "batch seq=13 ops=4\n"
+      "batch seq=15 ops=4\n"
       "  marker counter=orders event=ORDER:2 shard=" + sh(applied[0].shard) +
       " delta=1 created_at=" + created + "\n"
       "  marker counter=daily event=ORDER:2 shard=" + sh(applied[1].shard) +
@@ -131,12 +134,12 @@ TEST_F(CounterctlWal, DumpDecodesEveryWriteTheApiMakes) {
       "  merge counter=orders shard=" + sh(applied[0].shard) + " delta=+1\n"
       "  merge counter=daily bucket=2026-11-30T00:00:00.000Z shard=" +
       sh(applied[1].shard) + " delta=+7\n"
-      "batch seq=17 ops=1\n"
-      "  rollup counter=orders value=5 as_of_seq=16 as_of=" + created + "\n"
-      "batch seq=18 ops=2\n"
-      "  header put format_version=2 next_counter_id=4\n"
+      "batch seq=19 ops=1\n"
+      "  rollup counter=orders value=5 as_of_seq=18 as_of=" + created + "\n"
+      "batch seq=20 ops=2\n"
+      "  header put format_version=3 next_counter_id=4\n"
       "  counter-meta put name=gone id=3 shards=4 flags=0\n"
-      "batch seq=20 ops=4\n"
+      "batch seq=22 ops=4\n"
       "  counter-meta delete name=gone\n"
       "  delete-range family=shards id=3\n"
       "  delete-range family=events id=3\n"
@@ -154,54 +157,59 @@ TEST_F(CounterctlWal, SinceStartsAtTheBatchHoldingIt) {
     ASSERT_NE(db, nullptr);
     CounterSpec spec;
     spec.shards = 2;
-    ASSERT_OK(db->CreateCounter("orders", spec));      // seq 2, 3
-    ASSERT_OK(db->IncrementOnce("orders", "E:1", 1));  // seq 4, 5
-    ASSERT_OK(db->IncrementOnce("orders", "E:2", 1));  // seq 6, 7
+    // The open wrote the header (seq 1) and the time mark (seq 2, 3).
+    ASSERT_OK(db->CreateCounter("orders", spec));      // seq 4, 5
+    ASSERT_OK(db->IncrementOnce("orders", "E:1", 1));  // seq 6, 7
+    ASSERT_OK(db->IncrementOnce("orders", "E:2", 1));  // seq 8, 9
   }
   const std::string all = CtlOk({"wal", "dump"});
-  ASSERT_EQ(BatchSeqs(all), (std::vector<uint64_t>{1, 2, 4, 6}));
+  ASSERT_EQ(BatchSeqs(all), (std::vector<uint64_t>{1, 2, 4, 6, 8}));
   const std::string from4 = all.substr(all.find("batch seq=4 "));
   EXPECT_EQ(CtlOk({"wal", "dump", "--since", "4"}), from4);
   EXPECT_EQ(CtlOk({"wal", "dump", "--since", "5"}), from4);
-  EXPECT_EQ(BatchSeqs(CtlOk({"wal", "dump", "--since", "7"})),
-            (std::vector<uint64_t>{6}));
+  EXPECT_EQ(BatchSeqs(CtlOk({"wal", "dump", "--since", "9"})),
+            (std::vector<uint64_t>{8}));
   EXPECT_EQ(CtlOk({"wal", "dump", "--since", "1"}), all);
 }
 
 TEST_F(CounterctlWal, SinceOlderThanTheWalIsRefusedNamingTheOldest) {
   // A writer's open flushes the WAL it recovers and deletes its files: the
   // dump then starts later, and --since an older sequence is an error
-  // naming the oldest one left, never a feed with a silent hole.
+  // naming the oldest one left, never a feed with a silent hole. A fixed
+  // clock: a later open whose time did not move writes no time mark.
+  ManualClock clock(kNow);
   {
-    std::unique_ptr<Db> db = OpenOrDie(db_);
+    std::unique_ptr<Db> db = OpenOrDie(db_, Fixed(&clock));
     ASSERT_NE(db, nullptr);
-    ASSERT_OK(db->CreateCounter("orders", CounterSpec{}));  // seq 1..3
-    ASSERT_OK(db->Increment("orders", 1));                  // seq 4, 5
+    // header seq 1, time mark 2, 3
+    ASSERT_OK(db->CreateCounter("orders", CounterSpec{}));  // seq 4, 5
+    ASSERT_OK(db->Increment("orders", 1));                  // seq 6, 7
   }
   {
-    std::unique_ptr<Db> db = OpenOrDie(db_);
+    std::unique_ptr<Db> db = OpenOrDie(db_, Fixed(&clock));
     ASSERT_NE(db, nullptr);
-    ASSERT_OK(db->Increment("orders", 2));  // seq 6
+    ASSERT_OK(db->Increment("orders", 2));  // seq 8
   }
   EXPECT_EQ(CtlOk({"wal", "dump"}),
-            "batch seq=6 ops=1\n"
+            "batch seq=8 ops=1\n"
             "  merge counter=orders shard=0 delta=+2\n");
   ProcessResult r = Ctl({"wal", "dump", "--since", "2"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
             "counterctl: NotFound: the WAL no longer holds sequence 2: the "
-            "oldest sequence it holds is 6 (WAL files are deleted once their "
+            "oldest sequence it holds is 8 (WAL files are deleted once their "
             "writes are flushed; see docs/counterctl.md, wal dump)\n");
 
-  // A third open without writes leaves an empty WAL.
-  ASSERT_NE(OpenOrDie(db_), nullptr);
+  // A third open without writes (and with the time unmoved) leaves an
+  // empty WAL.
+  ASSERT_NE(OpenOrDie(db_, Fixed(&clock)), nullptr);
   EXPECT_EQ(CtlOk({"wal", "dump"}), "");
-  r = Ctl({"wal", "dump", "--since", "6"});
+  r = Ctl({"wal", "dump", "--since", "8"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_EQ(r.err,
-            "counterctl: NotFound: the WAL no longer holds sequence 6: it "
-            "holds no batches; everything up to sequence 6 is in table files "
+            "counterctl: NotFound: the WAL no longer holds sequence 8: it "
+            "holds no batches; everything up to sequence 8 is in table files "
             "(WAL files are deleted once their writes are flushed; see "
             "docs/counterctl.md, wal dump)\n");
 }
@@ -212,7 +220,8 @@ TEST_F(CounterctlWal, BadSinceIsAUsageErrorAndBeyondTheLastAnError) {
   {
     std::unique_ptr<Db> db = OpenOrDie(db_);
     ASSERT_NE(db, nullptr);
-    ASSERT_OK(db->CreateCounter("orders", CounterSpec{}));  // seq 1..3
+    // header seq 1, time mark 2, 3
+    ASSERT_OK(db->CreateCounter("orders", CounterSpec{}));  // seq 4, 5
   }
   for (const char* bad : {"abc", "0", "12abc", "+3", "0x10", ""}) {
     ProcessResult r = Ctl({"wal", "dump", "--since", bad});
@@ -221,14 +230,14 @@ TEST_F(CounterctlWal, BadSinceIsAUsageErrorAndBeyondTheLastAnError) {
     EXPECT_EQ(r.err, std::string("counterctl: --since ") + bad +
                          ": expected an integer in 1..72057594037927935\n");
   }
-  ProcessResult r = Ctl({"wal", "dump", "--since", "4"});
+  ProcessResult r = Ctl({"wal", "dump", "--since", "6"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
-            "counterctl: InvalidArgument: --since 4 is beyond the last "
-            "sequence number written, 3\n");
-  EXPECT_EQ(CtlOk({"wal", "dump", "--since", "3"}).substr(0, 18),
-            "batch seq=2 ops=2\n");
+            "counterctl: InvalidArgument: --since 6 is beyond the last "
+            "sequence number written, 5\n");
+  EXPECT_EQ(CtlOk({"wal", "dump", "--since", "5"}).substr(0, 18),
+            "batch seq=4 ops=2\n");
   r = Ctl({"wal"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err,
@@ -247,7 +256,7 @@ TEST_F(CounterctlWal, JsonIsOneObjectPerBatch) {
     ASSERT_NE(db, nullptr);
     CounterSpec daily;
     daily.bucket = BucketWidth::kDay;
-    ASSERT_OK(db->CreateCounter("daily", daily));  // seq 2, 3
+    ASSERT_OK(db->CreateCounter("daily", daily));  // seq 4, 5
     OnceOptions at;
     at.event_time_ms = kNow;
     ASSERT_OK(db->IncrementOnce("daily", "E:1", 4, at));
@@ -264,17 +273,20 @@ TEST_F(CounterctlWal, JsonIsOneObjectPerBatch) {
     ASSERT_FALSE(doc.is_discarded()) << line;
     batches.push_back(doc);
   }
-  ASSERT_EQ(batches.size(), 6u) << r.out;
+  ASSERT_EQ(batches.size(), 7u) << r.out;
   EXPECT_EQ(batches[0]["seq"], 1);
   EXPECT_EQ(batches[0]["count"], 1);
   EXPECT_EQ(batches[0]["ops"][0]["op"], "header");
-  const json& meta = batches[1]["ops"][1];
+  const json& mark = batches[1]["ops"][0];
+  EXPECT_EQ(mark["op"], "time-mark");
+  EXPECT_EQ(mark["at_ms"], kNow);
+  const json& meta = batches[2]["ops"][1];
   EXPECT_EQ(meta["op"], "counter-meta");
   EXPECT_EQ(meta["action"], "put");
   EXPECT_EQ(meta["name"], "daily");
   EXPECT_EQ(meta["bucket_width"], "day");
-  const json& once = batches[2];
-  EXPECT_EQ(once["seq"], 4);
+  const json& once = batches[3];
+  EXPECT_EQ(once["seq"], 6);
   EXPECT_EQ(once["count"], 2);
   ASSERT_EQ(once["ops"].size(), 2u);
   const json& marker = once["ops"][0];
@@ -292,20 +304,20 @@ TEST_F(CounterctlWal, JsonIsOneObjectPerBatch) {
   EXPECT_EQ(merge["shard"], marker["shard"]);
   EXPECT_EQ(merge["delta"], 4);
   // The deleted counter is no longer in the catalog: id only.
-  const json& gone_merge = batches[4]["ops"][1];
+  const json& gone_merge = batches[5]["ops"][1];
   EXPECT_EQ(gone_merge["op"], "merge");
   EXPECT_TRUE(gone_merge["counter"].is_null());
   EXPECT_EQ(gone_merge["counter_id"], 2);
-  const json& del = batches[5]["ops"];
+  const json& del = batches[6]["ops"];
   ASSERT_EQ(del.size(), 4u);
   EXPECT_EQ(del[0]["action"], "delete");
   EXPECT_EQ(del[1]["op"], "delete-range");
   EXPECT_EQ(del[1]["family"], "shards");
   EXPECT_EQ(del[1]["counter_id"], 2);
 
-  r = Ctl({"wal", "dump", "--json", "--since", "5"});
+  r = Ctl({"wal", "dump", "--json", "--since", "7"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(json::parse(Lines(r.out).at(0))["seq"], 4);
+  EXPECT_EQ(json::parse(Lines(r.out).at(0))["seq"], 6);
 }
 
 TEST_F(CounterctlWal, DumpsWhileAWriterHoldsTheDatabase) {
@@ -321,9 +333,9 @@ TEST_F(CounterctlWal, DumpsWhileAWriterHoldsTheDatabase) {
             std::string::npos)
       << out;
   ASSERT_OK(db->Increment("orders", -1));
-  out = CtlOk({"wal", "dump", "--since", "6"});
+  out = CtlOk({"wal", "dump", "--since", "8"});
   EXPECT_EQ(out,
-            "batch seq=6 ops=1\n  merge counter=orders shard=0 delta=-1\n");
+            "batch seq=8 ops=1\n  merge counter=orders shard=0 delta=-1\n");
 }
 
 // ---- the decoder, on hand-built batches ----
@@ -423,11 +435,15 @@ TEST_F(WalDecodeTest, DecodesEveryFamilysKeysAndValues) {
       wb.Put(&rollups_, Prefix(1), std::string(rollup, sizeof rollup)).ok());
   ASSERT_TRUE(wb.DeleteRange(&shards_, Prefix(1), Prefix(2)).ok());
   ASSERT_TRUE(wb.DeleteRange(&events_, Prefix(1), Prefix(3)).ok());
+  char mark[8];
+  engine::EncodeFixed64BE(static_cast<uint64_t>(kNow), mark);
+  ASSERT_TRUE(
+      wb.Put(&meta_, engine::kTimeMarkKey, rocksdb::Slice(mark, 8)).ok());
   ASSERT_TRUE(wb.PutLogData("hi").ok());
 
   counterctl::WalBatch b = counterctl::DecodeWalBatch(42, wb, names_);
   EXPECT_EQ(b.seq, 42u);
-  EXPECT_EQ(b.count, 12u);  // log data takes no sequence number
+  EXPECT_EQ(b.count, 13u);  // log data takes no sequence number
   const std::vector<std::string> want = {
       "merge counter=orders shard=3 delta=+5",
       "merge counter=orders bucket=2026-11-30T00:00:00.000Z shard=1 delta=-2",
@@ -445,12 +461,13 @@ TEST_F(WalDecodeTest, DecodesEveryFamilysKeysAndValues) {
       "delete-range family=shards counter=orders",
       "delete-range family=events begin=0000000000000001 "
       "end=0000000000000003",
+      "time-mark put at=2026-11-30T10:00:00.000Z",
       "log-data blob=6869",
   };
   EXPECT_EQ(Texts(b), want);
   const json j = counterctl::WalBatchJson(b);
   EXPECT_EQ(j["seq"], 42);
-  EXPECT_EQ(j["count"], 12);
+  EXPECT_EQ(j["count"], 13);
   EXPECT_EQ(j["ops"][0], (json{{"op", "merge"},
                                {"counter", "orders"},
                                {"counter_id", 1},
@@ -459,7 +476,7 @@ TEST_F(WalDecodeTest, DecodesEveryFamilysKeysAndValues) {
   EXPECT_TRUE(j["ops"][2]["counter"].is_null());
   EXPECT_EQ(j["ops"][2]["counter_id"], 9);
   EXPECT_EQ(counterctl::WalBatchText(b).rfind(
-                "batch seq=42 ops=12\n  merge counter=orders shard=3", 0),
+                "batch seq=42 ops=13\n  merge counter=orders shard=3", 0),
             0u);
 }
 

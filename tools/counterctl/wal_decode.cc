@@ -256,6 +256,16 @@ class Decoder : public rocksdb::WriteBatch::Handler {
                           .Done());
       return "";
     }
+    if (key == std::string_view(engine::kTimeMarkKey) && type == Type::kPut) {
+      if (value.size() != 8) return "malformed time mark";
+      ops_->push_back(
+          OpBuilder("time-mark")
+              .Word("action", "put")
+              .Time("at",
+                    static_cast<int64_t>(engine::DecodeFixed64BE(value.data())))
+              .Done());
+      return "";
+    }
     if (key.size() < 2 || key[0] != engine::kCounterKeyTag) {
       return "unknown meta key";
     }
