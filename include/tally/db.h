@@ -188,8 +188,11 @@ class Db {
   // overflowed); every marker decodes, matches its key and sits on the
   // shard its event id hashes to; and for each counter that never had a
   // plain increment, the sum of its shards equals the sum of its markers'
-  // deltas. Findings go to `report` (report->ok() when none); the Status is
-  // an error only when the check itself could not run (I/O).
+  // deltas (judged by the counter's flags as the snapshot has them). A
+  // read-only Db checks its current point (see Refresh). Findings go to
+  // `report` (report->ok() when none); the Status is an error only when the
+  // check itself could not run (I/O; Busy on a read-only Db whose last
+  // Refresh failed mid-way).
   virtual Status Verify(VerifyReport* report) = 0;
 
   // ---- outbox: the change feed of counters with CounterSpec::outbox ----
@@ -207,8 +210,16 @@ class Db {
   virtual Result<std::string> DatabaseId() = 0;
 
   // Read-only databases: catch up with the writer (new counters, deletes,
-  // increments) so later reads see a more recent consistent point. A
-  // writer's Db is always current: OK, nothing to do.
+  // increments) so later reads see a more recent consistent point: one
+  // point of the writer's history in every column family (each committed
+  // batch whole or absent), never older than the previous one. Reads in
+  // progress finish first; no read sees a Refresh half way. Busy when the
+  // writer deleted write-ahead logs during each of several attempts (it
+  // flushes faster than an open completes): the previous point is kept,
+  // unless the failed catch-up had moved it, in which case reads are not
+  // known to be one point (Verify returns Busy) until a Refresh succeeds
+  // (docs/design.md, readers in other processes). A writer's Db is always
+  // current: OK, nothing to do.
   virtual Status Refresh() = 0;
 
   // Markers of a counter, in event-id byte order (see ListEventsOptions).

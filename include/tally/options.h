@@ -47,7 +47,9 @@ struct Options {
   // Open for reading only, also while another process holds the database
   // open for writing (a RocksDB secondary instance: it takes no lock and
   // replays the writer's WAL). Reads see the database as of Open or of the
-  // last Db::Refresh(); every write returns NotSupported. Default: false.
+  // last Db::Refresh(), one point across column families (see Refresh);
+  // every write returns NotSupported; Open returns Busy if the writer
+  // deleted WAL files during each of several attempts. Default: false.
   // Costs a private temporary directory for the instance's own logs, and
   // keeps every SST file open (RocksDB requires max_open_files=-1).
   bool read_only = false;

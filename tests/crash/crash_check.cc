@@ -5,11 +5,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "crash/workload.h"
 #include "engine/coding.h"
@@ -52,6 +54,61 @@ bool AwaitProgress(int fd, int want) {
   }
   return true;
 }
+
+// A read-only Db beside the live writer (issue 12, item 1): refreshes and
+// runs Verify in a loop until stopped; every finding is a violation. Busy
+// (the writer deleted logs during each attempt to reach one point) is not:
+// it is the documented refusal, and the next round tries again.
+class BesideReader {
+ public:
+  explicit BesideReader(const std::string& path)
+      : thread_([this, path] { Run(path); }) {}
+  ~BesideReader() { Stop(); }
+  void Stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  // After Stop().
+  const std::vector<std::string>& problems() const { return problems_; }
+  uint64_t points() const { return points_; }
+
+ private:
+  void Run(const std::string& path) {
+    Options o;
+    o.read_only = true;
+    std::unique_ptr<Db> db;
+    while (!stop_ && db == nullptr) {
+      Status s = Db::Open(o, path, &db);
+      // Not yet created, or no header yet: the writer has only started.
+      if (!s.ok() && !s.IsNotFound() && !s.IsBusy() && !s.IsInvalidArgument()) {
+        problems_.push_back("read-only open: " + s.ToString());
+        return;
+      }
+    }
+    while (!stop_) {
+      Status s = db->Refresh();
+      if (s.IsBusy()) continue;
+      VerifyReport report;
+      if (s.ok()) s = db->Verify(&report);
+      if (s.IsBusy()) continue;
+      if (!s.ok()) {
+        problems_.push_back("read-only refresh/verify: " + s.ToString());
+        return;
+      }
+      ++points_;
+      if (!report.ok()) {
+        problems_.push_back("read-only verify beside the writer: " +
+                            report.problems.front());
+        return;
+      }
+    }
+  }
+
+  std::atomic<bool> stop_{false};
+  std::vector<std::string> problems_;  // written by the thread only
+  uint64_t points_ = 0;                // likewise
+  std::thread thread_;                 // last: starts after the fields
+};
 
 class Checker {
  public:
@@ -257,7 +314,15 @@ CrashReport RunCrashCycles(const CrashConfig& config) {
       break;
     }
     const int wait_for = 1 + static_cast<int>(rng() % config.max_progress);
-    const bool progressed = AwaitProgress(fd, wait_for);
+    // The first progress byte: the database and its counters exist.
+    bool progressed = AwaitProgress(fd, 1);
+    {
+      BesideReader reader(db);
+      if (progressed) progressed = AwaitProgress(fd, wait_for);
+      reader.Stop();
+      for (const std::string& p : reader.problems()) checker.Violation(p);
+      report.reader_points += reader.points();
+    }
     ::kill(pid, SIGKILL);
     int status = 0;
     ::waitpid(pid, &status, 0);

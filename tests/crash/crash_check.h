@@ -15,6 +15,9 @@
 //   - each counter's roll-up lies between 0 and its exact value (deltas are
 //     positive), and equals it after a RollupNow.
 // After the last cycle every acknowledged once-increment is checked again.
+// While the writer runs, a read-only Db beside it refreshes and runs Verify
+// in a loop (every refreshed point must be one point across families:
+// issue 12, item 1); any finding is a violation.
 
 #ifndef TALLY_TESTS_CRASH_CRASH_CHECK_H_
 #define TALLY_TESTS_CRASH_CRASH_CHECK_H_
@@ -38,6 +41,7 @@ struct CrashReport {
   int cycles = 0;
   uint64_t checks = 0;           // invariant checks passed
   uint64_t acknowledged = 0;     // acknowledged calls checked
+  uint64_t reader_points = 0;    // points a read-only reader verified live
   std::vector<std::string> violations;  // empty when everything held
 };
 

@@ -61,9 +61,11 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
   const tally::crash::CrashReport r = tally::crash::RunCrashCycles(config);
   std::printf("cycles run: %d, invariant checks passed: %llu, acknowledged "
-              "calls checked: %llu, violations: %zu\n",
+              "calls checked: %llu, read-only points verified beside the "
+              "writer: %llu, violations: %zu\n",
               r.cycles, static_cast<unsigned long long>(r.checks),
               static_cast<unsigned long long>(r.acknowledged),
+              static_cast<unsigned long long>(r.reader_points),
               r.violations.size());
   for (const std::string& v : r.violations) {
     std::printf("VIOLATION %s\n", v.c_str());

@@ -26,6 +26,9 @@ void RunQuick(bool sync) {
   EXPECT_EQ(report.cycles, config.cycles);
   EXPECT_GT(report.acknowledged, 0u);
   EXPECT_GT(report.checks, report.acknowledged);
+  EXPECT_GT(report.reader_points, 0u) << "the read-only reader verified";
+  ::testing::Test::RecordProperty("reader_points",
+                                  static_cast<int>(report.reader_points));
   ::testing::Test::RecordProperty("cycles", report.cycles);
   ::testing::Test::RecordProperty("invariant_checks",
                                   static_cast<int>(report.checks));

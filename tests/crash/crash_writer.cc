@@ -192,6 +192,9 @@ int main(int argc, char** argv) {
   tally::Options options;
   options.sync = sync;
   options.rollup_interval_ms = 5;
+  // Small write buffers: the families flush often, which is what the
+  // driver's read-only reader must see through (issue 12, item 1).
+  options.write_buffer_bytes = 256 << 10;
   std::unique_ptr<tally::Db> db;
   tally::Status s = tally::Db::Open(options, argv[1], &db);
   if (!s.ok()) Die("open", s);

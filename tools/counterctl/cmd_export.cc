@@ -1,7 +1,9 @@
 // export FILE [--json]: every counter with its non-zero shard values and
 // its markers as JSON Lines (format in docs/counterctl.md), for `import`.
 // The database is opened read-only (so this runs while an app holds it)
-// and is not refreshed during the run, so the file is one consistent point.
+// and is not refreshed during the run, so the file is one consistent point
+// (the engine keeps a read-only instance at one point across families;
+// export still checks it, see ExportTo).
 // FILE - writes to stdout (no summary then); otherwise a failure removes
 // the half-written file.
 
@@ -71,7 +73,14 @@ int ExportTo(tally::Db* db, std::ostream& out, bool show_progress,
     ++totals->counters;
     tally::Result<std::vector<int64_t>> shards = db->ShardCounts(c.name);
     if (!shards.ok()) return Fail(shards.status());
+    // Shards and markers must agree where Db::Verify compares them (no plain
+    // increment, markers kept forever): an import would otherwise recount
+    // redelivered events, or lose them.
+    const bool judged = (c.flags & tally::kCounterFlagPlainIncrements) == 0 &&
+                        c.dedupe_window_ms == 0;
+    __int128 shard_sum = 0, marker_sum = 0;
     for (size_t i = 0; i < shards->size(); ++i) {
+      shard_sum += (*shards)[i];
       if ((*shards)[i] == 0) continue;
       if (!WriteRecord(out, Record{{"type", "shard"},
                                  {"counter", c.name},
@@ -98,9 +107,16 @@ int ExportTo(tally::Db* db, std::ostream& out, bool show_progress,
         if (m.pinned) marker["pinned"] = true;
         if (!WriteRecord(out, marker)) return kExitError;
         ++totals->markers;
+        marker_sum += m.delta;
       }
       if (markers->size() < page.limit) break;
       page.start_after = markers->back().event_id;
+    }
+    if (judged && shard_sum != marker_sum) {
+      return Fail(tally::Status::Busy(
+          "counter \"" + Printable(c.name) +
+          "\": its shards and markers were read at different points (shard "
+          "sum != marker delta sum); nothing was exported: retry"));
     }
   }
   out.flush();
