@@ -105,6 +105,9 @@ class Catalog {
   std::vector<CounterInfo> List();
 
   const schema::HeaderRecord& header() const { return header_; }
+  // Raises the header's format version to `version` (synced) unless it is
+  // there already: before the first record that needs it is written.
+  Status RequireFormat(uint32_t version);
 
   // The meta key and value of `entry` with kCounterFlagPlainIncrements set,
   // for the write path to add to a batch.

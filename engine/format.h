@@ -14,9 +14,14 @@ namespace tally::engine {
 // database whose header carries a larger version is refused at open.
 // A new database is written as version 1; creating its first counter with a
 // dedupe window or time buckets (format 2 features an older tally would
-// misread) raises the header to 2 in the same write.
-inline constexpr uint32_t kFormatVersion = 2;
+// misread) raises the header to 2 in the same write. Outbox identity
+// (format 3: entries carry their origin and settled watermark, the outbox
+// holds a settled record at key u64be(0)) raises it to 3 when an outbox
+// counter is created, or at a writer's open of a database that has one.
+inline constexpr uint32_t kFormatVersion = 3;
 inline constexpr uint32_t kBaseFormatVersion = 1;
+inline constexpr uint32_t kFormatWindows = 2;
+inline constexpr uint32_t kFormatOutboxIdentity = 3;
 // CounterMeta.schema_version written for new counters.
 inline constexpr uint32_t kCounterSchemaVersion = 1;
 
@@ -31,6 +36,10 @@ inline constexpr char kHeaderKey[] = "\x01";
 inline constexpr char kCounterKeyTag = '\x02';
 // The outbox's acknowledged cursor: u64be(seq), 8 bytes (format 2).
 inline constexpr char kOutboxAckedKey[] = "\x03";
+// outbox CF: entries at u64be(seq), seq >= 1; at u64be(0) the recorded
+// settled watermark, u64be(seq), 8 bytes (format 3): every seq <= it is
+// committed or dead.
+inline constexpr uint64_t kOutboxSettledSeq = 0;
 
 // CounterMeta.flags bits: tally::kCounterFlagPlainIncrements (types.h),
 // set in the same WriteBatch as a counter's first plain increment; from then
