@@ -12,7 +12,7 @@
 //    sync of an AckOutbox, so the cut falls after the hub's commit and
 //    before the edge's acknowledgement);
 //  - across processes: with a sync log (the constructor's `sync_log`), every
-//    WAL creation and successful sync appends "NAME SIZE\n" to that file;
+//    WAL creation and successful sync appends "SIZE PATH\n" to that file;
 //    after the writer is SIGKILLed, a checker reads it (ReadSyncLog) and
 //    copies with CopyAfterPowerCut.
 //
@@ -39,8 +39,12 @@
 
 namespace tally::test {
 
-// WAL file name (no directory) -> bytes a sync made durable.
+// WAL file (absolute, normalised path) -> bytes a sync made durable.
 using SyncedSizes = std::map<std::string, uint64_t>;
+
+inline std::string NormalPath(const std::string& path) {
+  return std::filesystem::absolute(path).lexically_normal().string();
+}
 
 // Copies the regular files of `src` into `dst` (created), each WAL named in
 // `synced` truncated to its synced size. Returns false (with *error) on an
@@ -63,7 +67,7 @@ inline bool CopyAfterPowerCut(const std::string& src, const std::string& dst,
       *error = "copy " + e.path().string() + ": " + ec.message();
       return false;
     }
-    auto it = synced.find(name);
+    auto it = synced.find(NormalPath(e.path().string()));
     if (it != synced.end() && fs::file_size(to) > it->second) {
       fs::resize_file(to, it->second, ec);
       if (ec) {
@@ -85,10 +89,14 @@ inline SyncedSizes ReadSyncLog(const std::string& path) {
   std::ifstream in(path);
   std::string line;
   while (std::getline(in, line)) {
+    // "SIZE PATH": the path last, so it may hold spaces.
     std::istringstream fields(line);
-    std::string name;
     uint64_t size = 0;
-    if (fields >> name >> size) out[name] = size;  // a torn last line: skipped
+    std::string path;
+    if (fields >> size && std::getline(fields >> std::ws, path) &&
+        !path.empty()) {
+      out[path] = size;  // a torn last line is skipped
+    }
   }
   return out;
 }
@@ -111,7 +119,7 @@ class PowerCutFs : public rocksdb::FileSystemWrapper {
   // a power cut at that moment would leave it.
   void CutBeforeNextSync(const std::string& src, const std::string& dst) {
     std::lock_guard<std::mutex> lock(mu_);
-    cut_src_ = std::filesystem::absolute(src).lexically_normal().string();
+    cut_src_ = NormalPath(src);
     cut_dst_ = dst;
     cut_done_ = false;
   }
@@ -127,9 +135,7 @@ class PowerCutFs : public rocksdb::FileSystemWrapper {
   SyncedSizes Synced() const {
     std::lock_guard<std::mutex> lock(mu_);
     SyncedSizes out;
-    for (const auto& [path, wal] : wals_) {
-      out[std::filesystem::path(path).filename().string()] = wal->synced;
-    }
+    for (const auto& [path, wal] : wals_) out[path] = wal->synced;
     return out;
   }
 
@@ -140,7 +146,7 @@ class PowerCutFs : public rocksdb::FileSystemWrapper {
     rocksdb::IOStatus s = target()->NewWritableFile(f, o, r, d);
     if (s.ok() && IsWal(f)) {
       auto wal = std::make_shared<Wal>();
-      wal->path = std::filesystem::absolute(f).lexically_normal().string();
+      wal->path = NormalPath(f);
       {
         std::lock_guard<std::mutex> lock(mu_);
         wals_[wal->path] = wal;
@@ -164,8 +170,7 @@ class PowerCutFs : public rocksdb::FileSystemWrapper {
 
   void Log(const std::string& path, uint64_t size) {
     if (log_fd_ < 0) return;
-    const std::string line = std::filesystem::path(path).filename().string() +
-                             " " + std::to_string(size) + "\n";
+    const std::string line = std::to_string(size) + " " + path + "\n";
     // One short write(2) per line; O_APPEND keeps lines whole.
     if (::write(log_fd_, line.data(), line.size()) < 0) std::abort();
   }
@@ -178,9 +183,7 @@ class PowerCutFs : public rocksdb::FileSystemWrapper {
       return;
     }
     SyncedSizes synced;
-    for (const auto& [path, w] : wals_) {
-      synced[std::filesystem::path(path).filename().string()] = w->synced;
-    }
+    for (const auto& [path, w] : wals_) synced[path] = w->synced;
     if (!CopyAfterPowerCut(cut_src_, cut_dst_, synced, &cut_error_) &&
         cut_error_.empty()) {
       cut_error_ = "copy failed";

@@ -119,32 +119,35 @@ TEST_F(CounterctlExportOutbox, Item03_AnEntryThatCannotBeCarriedIsRefused) {
       "{\"type\":\"shard\",\"counter\":\"orders\",\"shard\":0,\"value\":3}\n";
   // An entry of a counter without an outbox: the line is named, nothing
   // is written.
-  const std::string no_outbox = WriteFile(
-      "no-outbox.jsonl",
-      header + "{\"type\":\"outbox\",\"counter\":\"quiet\",\"delta\":3,"
-               "\"time_ms\":5,\"origin\":\"" +
-          origin + "\",\"origin_seq\":1}\n");
+  const std::string no_outbox =
+      WriteFile("no-outbox.jsonl",
+                header +
+                    "{\"type\":\"outbox\",\"counter\":\"quiet\",\"delta\":3,"
+                    "\"time_ms\":5,\"origin\":\"" +
+                    origin + "\",\"origin_seq\":1}\n");
   ProcessResult r = CtlOn(tmp_.Sub("a"), {"import", no_outbox});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("line 5: counter \"quiet\" has no outbox"),
             std::string::npos)
       << r.err;
   // The same identity twice.
-  const std::string entry = "{\"type\":\"outbox\",\"counter\":\"orders\","
-                            "\"delta\":3,\"time_ms\":5,\"origin\":\"" +
-                            origin + "\",\"origin_seq\":1}\n";
-  r = CtlOn(tmp_.Sub("b"), {"import", WriteFile("twice.jsonl",
-                                               header + entry + entry)});
+  const std::string entry =
+      "{\"type\":\"outbox\",\"counter\":\"orders\","
+      "\"delta\":3,\"time_ms\":5,\"origin\":\"" +
+      origin + "\",\"origin_seq\":1}\n";
+  r = CtlOn(tmp_.Sub("b"),
+            {"import", WriteFile("twice.jsonl", header + entry + entry)});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("line 6: outbox entry " + origin + "/1 appears twice"),
             std::string::npos)
       << r.err;
   // An origin that is not an identity: the engine refuses, the counter is
   // not left behind half imported.
-  const std::string bad = WriteFile(
-      "bad-origin.jsonl",
-      header + "{\"type\":\"outbox\",\"counter\":\"orders\",\"delta\":3,"
-               "\"time_ms\":5,\"origin\":\"edge-1\",\"origin_seq\":1}\n");
+  const std::string bad =
+      WriteFile("bad-origin.jsonl",
+                header +
+                    "{\"type\":\"outbox\",\"counter\":\"orders\",\"delta\":3,"
+                    "\"time_ms\":5,\"origin\":\"edge-1\",\"origin_seq\":1}\n");
   r = CtlOn(tmp_.Sub("c"), {"import", bad});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("counter \"orders\" not imported"), std::string::npos)
