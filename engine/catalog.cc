@@ -3,26 +3,18 @@
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
-#include <random>
 
 #include "engine/buckets.h"
 #include "engine/coding.h"
 #include "engine/counter_range.h"
 #include "engine/format.h"
+#include "engine/random_id.h"
 #include "engine/validate.h"
 #include "tally/limits.h"
 #include "wal/rocks_status.h"
 
 namespace tally::engine {
 namespace {
-
-std::string RandomDbId() {
-  std::random_device rd;
-  static const char kHex[] = "0123456789abcdef";
-  std::string id;
-  for (int i = 0; i < 32; ++i) id.push_back(kHex[rd() & 0xf]);
-  return id;
-}
 
 // The format-1 fields of a counter record decode as in format 1; the
 // format-2 fields default to 0 (no window, no buckets) in older records.
@@ -89,13 +81,28 @@ void Catalog::PublishRetention() {
 
 Status Catalog::WriteFreshHeader() {
   header_ = schema::HeaderRecord{kBaseFormatVersion, kFirstCounterId,
-                                 clock_->NowMillis(), RandomDbId()};
+                                 clock_->NowMillis(), RandomHexId()};
   std::string value;
   schema::EncodeHeader(header_, &value);
   rocksdb::WriteBatch wb;
   rocksdb::Status rs = wb.Put(meta_, kHeaderKey, value);
   if (!rs.ok()) return wal::FromRocks(rs, "write database header");
   return commit_->CommitDurable(&wb);
+}
+
+Status Catalog::RequireFormat(uint32_t version) {
+  ExclusiveGuard guard(&lock_);
+  if (header_.format_version >= version) return Status::OK();
+  schema::HeaderRecord next = header_;
+  next.format_version = version;
+  std::string value;
+  schema::EncodeHeader(next, &value);
+  rocksdb::WriteBatch wb;
+  rocksdb::Status rs = wb.Put(meta_, kHeaderKey, value);
+  if (!rs.ok()) return wal::FromRocks(rs, "raise the format version");
+  Status s = commit_->CommitDurable(&wb);
+  if (s.ok()) header_ = std::move(next);
+  return s;
 }
 
 Status Catalog::Load(const std::string& path, bool read_only) {
@@ -206,9 +213,11 @@ Status Catalog::Create(std::string_view name, const CounterSpec& spec,
 
   schema::HeaderRecord next = header_;
   next.next_counter_id = info.id + 1;
-  if (spec.dedupe_window_ms != 0 || spec.bucket != BucketWidth::kNone ||
-      spec.outbox) {
-    next.format_version = std::max(next.format_version, kFormatVersion);
+  if (spec.dedupe_window_ms != 0 || spec.bucket != BucketWidth::kNone) {
+    next.format_version = std::max(next.format_version, kFormatWindows);
+  }
+  if (spec.outbox) {
+    next.format_version = std::max(next.format_version, kFormatOutboxIdentity);
   }
   std::string header_value, counter_value;
   schema::EncodeHeader(next, &header_value);

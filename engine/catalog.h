@@ -109,6 +109,9 @@ class Catalog {
   std::vector<CounterInfo> List();
 
   const schema::HeaderRecord& header() const { return header_; }
+  // Raises the header's format version to `version` (synced) unless it is
+  // there already: before the first record that needs it is written.
+  Status RequireFormat(uint32_t version);
 
   // The RocksDB instance the catalog reads and writes through.
   struct Binding {

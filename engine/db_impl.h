@@ -82,6 +82,7 @@ class DbImpl final : public Db {
                           int64_t value) override;
   Status ImportMarkers(std::string_view counter,
                        const std::vector<MarkerInfo>& markers) override;
+  Status ImportOutbox(const std::vector<OutboxEntry>& entries) override;
   Result<std::vector<OutboxEntry>> ReadOutbox(uint64_t after_seq,
                                               size_t limit) override;
   Status AckOutbox(uint64_t through_seq) override;
@@ -99,6 +100,12 @@ class DbImpl final : public Db {
   }
   // engine/test_hooks.h.
   bool CatalogWriterPending() { return catalog_->WriterPending(); }
+  // The outbox's seq allocator (OutboxRun; tests set its hook).
+  OutboxSequencer* outbox_sequencer() { return &outbox_seq_; }
+  // A reserved run's commit failed (OutboxRun): records the watermark past
+  // its dead seqs, best effort (a failure here is the database failing,
+  // and the next open records it).
+  void OutboxRunFailed();
 
  private:
   struct Counters {
@@ -201,12 +208,21 @@ class DbImpl final : public Db {
   // past the durable one, then records it durable; serialised by
   // time_mark_mu_. Writers only: at open, by the tick, before Compact.
   Status AdvanceTimeMark();
-  // The outbox's last stored (or acknowledged) seq and acknowledged cursor.
-  Status ReadOutboxCursors(uint64_t* last_seq, uint64_t* acked_through);
-  // Starts the sequencer from them (writers, at open).
+  // The outbox's last stored or acknowledged seq, its acknowledged cursor
+  // and its recorded settled watermark (outbox key u64be(0)), as `ro` and
+  // `it` (an outbox iterator) see them.
+  Status ReadOutboxCursors(const rocksdb::ReadOptions& ro,
+                           rocksdb::Iterator* it, uint64_t* last_seq,
+                           uint64_t* acked_through, uint64_t* settled);
+  // Starts the sequencer from them and makes this open's outbox origin
+  // (writers, at open); records the settled watermark when entries exist.
   Status LoadOutbox();
-  // Appends the outbox entry `seq` of an applied increment to `wb`.
-  Status AddOutboxEntry(rocksdb::WriteBatch* wb, uint64_t seq,
+  // Writes the sequencer's watermark as the outbox's recorded settled
+  // watermark (serialised, so the stored value only grows).
+  Status RecordOutboxSettled();
+  // Appends the outbox entry `seq` of an applied increment to `wb`;
+  // `settled`: the watermark before its run.
+  Status AddOutboxEntry(rocksdb::WriteBatch* wb, uint64_t seq, uint64_t settled,
                         const CounterInfo& c, std::string_view event_id,
                         int64_t delta, int64_t time_ms, std::string* scratch);
 
@@ -239,6 +255,10 @@ class DbImpl final : public Db {
   rocksdb::ColumnFamilyHandle* rollups_ = nullptr;  // null: an old read-only db
   rocksdb::ColumnFamilyHandle* outbox_ = nullptr;   // null: an old read-only db
   OutboxSequencer outbox_seq_;
+  // This read-write open's writer incarnation: the origin of every entry it
+  // writes (docs/sync.md). Set once at open.
+  std::string outbox_origin_;
+  std::mutex outbox_settled_mu_;  // serialises RecordOutboxSettled
 
   std::unique_ptr<wal::CommitPipeline> commit_;
   // Bucket retention rules, kept by the catalog, read by the shards

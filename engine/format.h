@@ -14,12 +14,18 @@ namespace tally::engine {
 // database whose header carries a larger version is refused at open.
 // A new database is written as version 1; creating its first counter with a
 // dedupe window or time buckets (format 2 features an older tally would
-// misread) raises the header to 2 in the same write. The first time mark
-// (kTimeMarkKey) raises it to kTimeMarkFormatVersion in its own write: a
-// format-2 tally would refuse the unknown meta key as Corruption, and with
-// the bump it says "upgrade tally" instead.
+// misread) raises the header to 2 in the same write. Format 3 has two
+// features, each raising the header to 3 in the write that first uses it:
+// outbox identity (entries carry their origin and settled watermark, the
+// outbox holds a settled record at key u64be(0)), raised when an outbox
+// counter is created or at a writer's open of a database that has one; and
+// the time mark (kTimeMarkKey), raised by the first mark: a format-2 tally
+// would refuse the unknown meta key as Corruption, and with the bump it says
+// "upgrade tally" instead.
 inline constexpr uint32_t kFormatVersion = 3;
 inline constexpr uint32_t kBaseFormatVersion = 1;
+inline constexpr uint32_t kFormatWindows = 2;
+inline constexpr uint32_t kFormatOutboxIdentity = 3;
 inline constexpr uint32_t kTimeMarkFormatVersion = 3;
 // CounterMeta.schema_version written for new counters.
 inline constexpr uint32_t kCounterSchemaVersion = 1;
@@ -42,6 +48,11 @@ inline constexpr char kTimeMarkKey[] = "\x04";
 // moved); also done at open and before Db::Compact. Compaction filters use
 // the durable mark, so expired data is dropped up to this much later.
 inline constexpr int64_t kTimeMarkIntervalMs = 60'000;
+// outbox CF: entries at u64be(seq), seq >= 1; at u64be(0) the recorded
+// settled watermark, u64be(seq), 8 bytes (format 3): every seq <= it is
+// committed or dead.
+inline constexpr uint64_t kOutboxSettledSeq = 0;
+
 // CounterMeta.flags bits: tally::kCounterFlagPlainIncrements (types.h),
 // set in the same WriteBatch as a counter's first plain increment; from then
 // on Verify no longer compares its shard sum with its markers' deltas.

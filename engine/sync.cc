@@ -12,8 +12,10 @@
 namespace tally {
 namespace {
 
-std::string HubEventId(const std::string& edge_id, uint64_t seq) {
-  return edge_id + "/" + std::to_string(seq);
+// The entry's identity: unique across databases, copies and power cuts
+// (tally/types.h, OutboxEntry::origin).
+std::string HubEventId(const OutboxEntry& e) {
+  return e.origin + "/" + std::to_string(e.origin_seq);
 }
 
 // The hub's answer to one entry: applied or duplicate, else the error that
@@ -67,8 +69,7 @@ Status SyncOutbox(Db* edge, Db* hub, const SyncOptions& options,
     if (entries->empty()) break;
     batch.Clear();
     for (const OutboxEntry& e : *entries) {
-      batch.AddOnce(e.counter, HubEventId(*edge_id, e.seq), e.delta, e.time_ms,
-                    affinity);
+      batch.AddOnce(e.counter, HubEventId(e), e.delta, e.time_ms, affinity);
     }
     Status s = hub->Apply(batch, &results);
     if (!s.ok()) {

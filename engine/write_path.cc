@@ -26,7 +26,7 @@
 #include "engine/buckets.h"
 #include "engine/coding.h"
 #include "engine/db_impl.h"
-#include "engine/outbox_sequencer.h"
+#include "engine/outbox_run.h"
 #include "engine/shard_picker.h"
 #include "engine/validate.h"
 #include "schema/records.h"
@@ -151,29 +151,6 @@ class ShardTarget {
   size_t size_;
 };
 
-// The outbox seqs one write reserved, released once its commit settled.
-class OutboxRun {
- public:
-  explicit OutboxRun(OutboxSequencer* seq) : seq_(seq) {}
-  OutboxRun(const OutboxRun&) = delete;
-  OutboxRun& operator=(const OutboxRun&) = delete;
-  ~OutboxRun() {
-    if (n_ > 0) seq_->Release(first_);
-  }
-  Status Reserve(uint64_t n, uint64_t cap) {
-    if (n == 0) return Status::OK();
-    Status s = seq_->Reserve(n, cap, &first_);
-    if (s.ok()) n_ = n;
-    return s;
-  }
-  uint64_t first() const { return first_; }
-
- private:
-  OutboxSequencer* const seq_;
-  uint64_t first_ = 0;
-  uint64_t n_ = 0;
-};
-
 // Reads the clock only for plain increments that need it (buckets, outbox).
 int64_t NowIfNeeded(const CounterInfo& c, const Clock* clock) {
   return c.bucket == BucketWidth::kNone && !c.outbox ? 0 : clock->NowMillis();
@@ -264,7 +241,7 @@ Result<IncrementResult> DbImpl::Increment(std::string_view counter,
   PlainPlan plan;
   Status s = PreparePlain(catalog, counter, delta, options, &c, &plan);
   if (!s.ok()) return s;
-  OutboxRun outbox(&outbox_seq_);
+  OutboxRun outbox(this);
   if (c->outbox) {
     s = outbox.Reserve(1, options_.outbox_max_entries);
     if (!s.ok()) return s;
@@ -275,12 +252,13 @@ Result<IncrementResult> DbImpl::Increment(std::string_view counter,
   s = AddPlainMerge(*c, plan, delta, &scratch.batch, &scratch.marker_value,
                     &first_plain);
   if (s.ok() && c->outbox) {
-    s = AddOutboxEntry(&scratch.batch, outbox.first(), *c, {}, delta,
-                       EventTimeOr(options.event_time_ms, plan.now),
+    s = AddOutboxEntry(&scratch.batch, outbox.first(), outbox.settled(), *c, {},
+                       delta, EventTimeOr(options.event_time_ms, plan.now),
                        &scratch.marker_value);
   }
   if (s.ok()) s = commit_->Commit(&scratch.batch);
   if (!s.ok()) return s;
+  outbox.Committed();
   Applied(*c, first_plain, 1);
   return IncrementResult{Outcome::kApplied, plan.shard};
 }
@@ -412,13 +390,13 @@ Result<IncrementResult> DbImpl::IncrementOnce(std::string_view counter,
     stats_.outside_window.fetch_add(1, std::memory_order_relaxed);
     return IncrementResult{Outcome::kOutsideWindow, shard};
   }
-  OutboxRun outbox(&outbox_seq_);
+  OutboxRun outbox(this);
   if (c->outbox) {
     s = outbox.Reserve(1, options_.outbox_max_entries);
     if (s.ok()) {
-      s = AddOutboxEntry(&scratch.batch, outbox.first(), *c, event_id, delta,
-                         EventTimeOr(options.event_time_ms, now),
-                         &scratch.marker_value);
+      s = AddOutboxEntry(
+          &scratch.batch, outbox.first(), outbox.settled(), *c, event_id, delta,
+          EventTimeOr(options.event_time_ms, now), &scratch.marker_value);
     }
     if (!s.ok()) return s;
   }
@@ -437,6 +415,7 @@ Result<IncrementResult> DbImpl::IncrementOnce(std::string_view counter,
   if (!rs.ok()) return wal::FromRocks(rs, "increment once");
   s = commit_->Commit(&scratch.batch);
   if (!s.ok()) return s;
+  outbox.Committed();
   Applied(*c, /*first_plain=*/false, 1);
   return IncrementResult{Outcome::kApplied, shard};
 }
@@ -697,7 +676,7 @@ Status DbImpl::Apply(const Batch& batch,
     f = g;
   }
   if (!rs.ok()) return wal::FromRocks(rs, "build batch");
-  OutboxRun outbox(&outbox_seq_);
+  OutboxRun outbox(this);
   {
     uint64_t entries = 0;
     for (const Fold& f : folds) entries += plan[f.op].counter->outbox ? 1 : 0;
@@ -712,11 +691,11 @@ Status DbImpl::Apply(const Batch& batch,
       if (!p.counter->outbox || (*results)[i].outcome != Outcome::kApplied) {
         continue;
       }
-      s = AddOutboxEntry(&wb, seq++, *p.counter,
-                         ops[i].once ? std::string_view(ops[i].event_id)
-                                     : std::string_view(),
-                         p.delta, EventTimeOr(ops[i].event_time_ms, now),
-                         &scratch.marker_value);
+      s = AddOutboxEntry(
+          &wb, seq++, outbox.settled(), *p.counter,
+          ops[i].once ? std::string_view(ops[i].event_id) : std::string_view(),
+          p.delta, EventTimeOr(ops[i].event_time_ms, now),
+          &scratch.marker_value);
       if (!s.ok()) {
         results->clear();
         return s;
@@ -728,6 +707,7 @@ Status DbImpl::Apply(const Batch& batch,
     results->clear();
     return s;
   }
+  outbox.Committed();
   for (const Catalog::Entry* c : first_plain) {
     c->plain_recorded.store(true, std::memory_order_release);
   }

@@ -98,15 +98,19 @@ void EncodeMarker(std::string_view event_id, uint64_t counter_id,
   Finish(fbb, out);
 }
 
-void EncodeOutbox(uint64_t seq, std::string_view counter,
-                  std::string_view event_id, int64_t delta, int64_t time_ms,
-                  std::string* out) {
+void EncodeOutbox(const OutboxFields& f, std::string* out) {
   thread_local flatbuffers::FlatBufferBuilder fbb(512);
   fbb.Clear();
-  auto name = fbb.CreateString(counter.data(), counter.size());
-  flatbuffers::Offset<flatbuffers::String> id;
-  if (!event_id.empty()) id = fbb.CreateString(event_id.data(), event_id.size());
-  auto root = CreateOutboxEntry(fbb, seq, name, id, delta, time_ms);
+  auto name = fbb.CreateString(f.counter.data(), f.counter.size());
+  flatbuffers::Offset<flatbuffers::String> id, origin;
+  if (!f.event_id.empty()) {
+    id = fbb.CreateString(f.event_id.data(), f.event_id.size());
+  }
+  if (!f.origin.empty()) {
+    origin = fbb.CreateString(f.origin.data(), f.origin.size());
+  }
+  auto root = CreateOutboxEntry(fbb, f.seq, name, id, f.delta, f.time_ms,
+                                origin, f.origin_seq, f.settled);
   fbb.Finish(root, kOutboxId);
   Finish(fbb, out);
 }
@@ -165,6 +169,9 @@ Status DecodeOutbox(std::string_view bytes, OutboxRecord* rec) {
   rec->event_id = e->event_id() == nullptr ? std::string() : e->event_id()->str();
   rec->delta = e->delta();
   rec->time_ms = e->time_ms();
+  rec->origin = e->origin() == nullptr ? std::string() : e->origin()->str();
+  rec->origin_seq = e->origin_seq();
+  rec->settled = e->settled();
   return Status::OK();
 }
 

@@ -54,6 +54,21 @@ struct OutboxRecord {
   std::string event_id;  // empty for a plain increment
   int64_t delta = 0;
   int64_t time_ms = 0;
+  std::string origin;       // format 3; empty in older entries
+  uint64_t origin_seq = 0;  // format 3; 0: seq
+  uint64_t settled = 0;     // format 3; the writer's watermark at reservation
+};
+
+// What EncodeOutbox writes: views, so the hot path copies nothing twice.
+struct OutboxFields {
+  uint64_t seq = 0;
+  std::string_view counter;
+  std::string_view event_id;
+  int64_t delta = 0;
+  int64_t time_ms = 0;
+  std::string_view origin;
+  uint64_t origin_seq = 0;  // 0: seq
+  uint64_t settled = 0;
 };
 
 // Encode* replace *out with the record's bytes.
@@ -67,9 +82,7 @@ void EncodeMarker(std::string_view event_id, uint64_t counter_id,
                   bool pinned = false);
 // Hot path too (one per increment of an outbox counter): reuses a
 // thread-local builder.
-void EncodeOutbox(uint64_t seq, std::string_view counter,
-                  std::string_view event_id, int64_t delta, int64_t time_ms,
-                  std::string* out);
+void EncodeOutbox(const OutboxFields& fields, std::string* out);
 
 Status DecodeHeader(std::string_view bytes, HeaderRecord* rec);
 Status DecodeCounter(std::string_view bytes, CounterRecord* rec);

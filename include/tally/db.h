@@ -197,8 +197,13 @@ class Db {
 
   // ---- outbox: the change feed of counters with CounterSpec::outbox ----
   // Entries with seq > after_seq, in seq order, at most `limit`
-  // (1..kMaxOutboxRead). A writer returns only entries whose seq and every
-  // smaller one are settled, so reading never skips one still committing.
+  // (1..kMaxOutboxRead), never skipping one still committing: a writer
+  // returns only entries whose seq and every smaller one are settled; a
+  // read-only instance returns them while their seqs follow on, stepping
+  // over a missing seq only when its view proves it dead (an entry reserved
+  // after it settled, the recorded watermark or the acknowledged cursor).
+  // A failed commit's seqs are proven dead by the writer's next entry, or
+  // at once, or at its next open (docs/sync.md).
   virtual Result<std::vector<OutboxEntry>> ReadOutbox(uint64_t after_seq,
                                                       size_t limit) = 0;
   // Deletes every entry with seq <= through_seq (durably). Idempotent;
@@ -206,7 +211,8 @@ class Db {
   virtual Status AckOutbox(uint64_t through_seq) = 0;
   virtual Result<OutboxStatus> GetOutboxStatus() = 0;
   // The database's id: 32 hex characters, random at creation, copied by
-  // checkpoints and backups.
+  // checkpoints and backups (and so shared by copies: SyncOutbox uses it
+  // only for per-device hub shards; entry identities are the origins).
   virtual Result<std::string> DatabaseId() = 0;
 
   // Read-only databases: catch up with the writer (new counters, deletes,
@@ -262,6 +268,16 @@ class Db {
   // marker is malformed, is not on its event id's shard, or already exists.
   virtual Status ImportMarkers(std::string_view counter,
                                const std::vector<MarkerInfo>& markers) = 0;
+  // Restores exported outbox entries (at most kMaxBatchOps, one synced
+  // atomic write) with their identity, origin and origin_seq, so a hub
+  // dedupes any that another copy already synced; `seq` is ignored: they
+  // take this database's next seqs, in the given order, and count against
+  // Options::outbox_max_entries. Each counter must exist with
+  // CounterSpec::outbox (their deltas are in its imported shard values,
+  // nothing is counted again). InvalidArgument names the first bad entry
+  // (no outbox, bad delta or event id, malformed identity, one identity
+  // twice); nothing is written then.
+  virtual Status ImportOutbox(const std::vector<OutboxEntry>& entries) = 0;
 
   virtual EngineStats GetStats() const = 0;
   // Engine counters plus memory, disk and throttling figures from RocksDB.

@@ -2,12 +2,17 @@
 // exactly once (docs/sync.md).
 //
 // Each unacknowledged outbox entry of the edge becomes a once-increment on
-// the hub's counter of the same name, with event id "<edge db id>/<seq>",
-// the entry's delta and its time as event time; a batch of them is applied
-// in one atomic write, then acknowledged on the edge. A crash anywhere
-// (SIGKILL, power loss with Options::sync on the hub) followed by another
-// SyncOutbox never loses or doubles an increment: entries the hub already
-// holds come back as duplicates and are acknowledged again.
+// the hub's counter of the same name, with event id "<origin>/<origin_seq>"
+// (the entry's identity, OutboxEntry in tally/types.h), the entry's delta
+// and its time as event time; a batch of them is applied in one atomic
+// write, then acknowledged on the edge. A crash anywhere (SIGKILL, power
+// loss with Options::sync on the hub, power loss on a sync=false edge)
+// followed by another SyncOutbox never loses or doubles an entry: entries
+// the hub already holds come back as duplicates and are acknowledged again,
+// and entries written after a reopen, or by a copy of the edge (checkpoint,
+// restored backup, a directory copy), have a new origin, so they never
+// collide with ones the hub holds. (Power loss on a sync=false edge still
+// loses the edge's own unsynced increments with their entries.)
 //
 // Thread safety: SyncOutbox may run while other threads use both databases;
 // two syncs of the same edge must not run at once (the second would only

@@ -143,11 +143,22 @@ struct MarkerInfo {
 // One outbox entry (Db::ReadOutbox): an applied increment of a counter with
 // CounterSpec::outbox, in commit order.
 struct OutboxEntry {
-  uint64_t seq = 0;       // 1, 2, ...; never reused, also after acknowledgement
+  // This database's position of the entry: 1, 2, ... in reservation order,
+  // the cursor of ReadOutbox and AckOutbox. Never reused while the database
+  // keeps its entries; a power cut that loses unsynced entries of a
+  // sync=false database lets their seqs come back (with a new origin).
+  uint64_t seq = 0;
   std::string counter;
   std::string event_id;   // the once-increment's id; empty for a plain one
   int64_t delta = 0;
-  int64_t time_ms = 0;    // its event time (the clock's now when none given)
+  int64_t time_ms = 0;  // its event time (the clock's now when none given)
+  // The entry's identity, unique across databases, copies and power cuts:
+  // the writer incarnation that made it (32 hex chars, random at each
+  // read-write open; the database id for entries of format 2) and its seq
+  // there. SyncOutbox sends it to the hub as "<origin>/<origin_seq>".
+  // Kept by export/import.
+  std::string origin;
+  uint64_t origin_seq = 0;
 };
 
 // Where a database's outbox stands (Db::GetOutboxStatus).

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "crash/child_process.h"
 #include "crash/workload.h"
 #include "engine/coding.h"
 #include "engine/rocksdb_options.h"
@@ -25,34 +26,9 @@ namespace {
 // Starts the writer with its stdout on a pipe; returns its pid.
 pid_t StartWriter(const CrashConfig& c, const std::string& db,
                   const std::string& log, uint64_t seed, int* out_fd) {
-  int fds[2];
-  if (::pipe(fds) != 0) return -1;
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(fds[1], STDOUT_FILENO);
-    ::close(fds[0]);
-    ::close(fds[1]);
-    const std::string seed_arg = std::to_string(seed);
-    ::execl(c.writer.c_str(), c.writer.c_str(), db.c_str(), seed_arg.c_str(),
-            log.c_str(), c.sync ? "--sync" : static_cast<char*>(nullptr),
-            static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  ::close(fds[1]);
-  *out_fd = fds[0];
-  return pid;
-}
-
-// Reads `want` progress bytes; false if the writer exited first.
-bool AwaitProgress(int fd, int want) {
-  char buf[64];
-  int got = 0;
-  while (got < want) {
-    const ssize_t n = ::read(fd, buf, std::min<size_t>(sizeof buf, want - got));
-    if (n <= 0) return false;
-    got += static_cast<int>(n);
-  }
-  return true;
+  std::vector<std::string> argv = {c.writer, db, std::to_string(seed), log};
+  if (c.sync) argv.push_back("--sync");
+  return StartChild(argv, out_fd);
 }
 
 // A read-only Db beside the live writer (issue 12, item 1): refreshes and

@@ -244,7 +244,8 @@ TEST_F(Outbox, CutSyncIsRepairedByTheNextWithoutDoubling) {
   auto entries = edge->ReadOutbox(20, 15);
   const std::string id = *edge->DatabaseId();
   for (const OutboxEntry& e : *entries) {
-    pre.AddOnce("c", id + "/" + std::to_string(e.seq), e.delta, e.time_ms, id);
+    pre.AddOnce("c", e.origin + "/" + std::to_string(e.origin_seq), e.delta,
+                e.time_ms, id);
   }
   std::vector<IncrementResult> results;
   ASSERT_OK(hub->Apply(pre, &results));

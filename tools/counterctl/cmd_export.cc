@@ -1,5 +1,6 @@
 // export FILE [--json]: every counter with its non-zero shard values and
-// its markers as JSON Lines (format in docs/counterctl.md), for `import`.
+// its markers, then the unsynced outbox entries, as JSON Lines (format in
+// docs/counterctl.md), for `import`.
 // The database is opened read-only (so this runs while an app holds it)
 // and is not refreshed during the run, so the file is one consistent point
 // (the engine keeps a read-only instance at one point across families;
@@ -26,6 +27,7 @@ struct Totals {
   uint64_t counters = 0;
   uint64_t shards = 0;
   uint64_t markers = 0;
+  uint64_t outbox = 0;
 };
 
 // Writes one record; invalid UTF-8 (only a damaged database has it) is an
@@ -41,6 +43,41 @@ bool WriteRecord(std::ostream& out, const Record& record) {
     return false;
   }
   return true;
+}
+
+// The unsynced outbox entries, in seq order, with their identity. Refuses
+// (nothing exported) when the view holds an entry it cannot return yet: one
+// behind a seq still committing (or whose failure is not recorded yet).
+int ExportOutbox(tally::Db* db, std::ostream& out, Totals* totals) {
+  tally::Result<tally::OutboxStatus> status = db->GetOutboxStatus();
+  if (!status.ok()) return Fail(status.status());
+  uint64_t cursor = status->acked_through;
+  for (;;) {
+    tally::Result<std::vector<tally::OutboxEntry>> entries =
+        db->ReadOutbox(cursor, tally::kMaxOutboxRead);
+    if (!entries.ok()) return Fail(entries.status());
+    if (entries->empty()) break;
+    for (const tally::OutboxEntry& e : *entries) {
+      Record rec{{"type", "outbox"}, {"counter", e.counter}};
+      if (!e.event_id.empty()) rec["event_id"] = e.event_id;
+      rec["delta"] = e.delta;
+      rec["time_ms"] = e.time_ms;
+      rec["origin"] = e.origin;
+      rec["origin_seq"] = e.origin_seq;
+      if (!WriteRecord(out, rec)) return kExitError;
+      ++totals->outbox;
+    }
+    cursor = entries->back().seq;
+  }
+  if (status->last_seq > cursor) {
+    return Fail(tally::Status::Busy(
+        "the outbox holds entries up to seq " +
+        std::to_string(status->last_seq) + " but only those through " +
+        std::to_string(cursor) +
+        " are settled (a write is still committing); nothing was exported: "
+        "retry"));
+  }
+  return kExitOk;
 }
 
 int ExportTo(tally::Db* db, std::ostream& out, bool show_progress,
@@ -119,6 +156,8 @@ int ExportTo(tally::Db* db, std::ostream& out, bool show_progress,
           "sum != marker delta sum); nothing was exported: retry"));
     }
   }
+  const int code = ExportOutbox(db, out, totals);
+  if (code != kExitOk) return code;
   out.flush();
   if (!out) {
     PrintError("write failed");
@@ -155,11 +194,16 @@ int RunExport(const GlobalArgs& global, const ExportArgs& args) {
     PrintJson(Json{{"file", args.file},
                    {"counters", totals.counters},
                    {"shards", totals.shards},
-                   {"markers", totals.markers}});
+                   {"markers", totals.markers},
+                   {"outbox", totals.outbox}});
   } else {
     std::cout << "exported " << totals.counters << " counters, "
               << totals.shards << " shard values, " << totals.markers
-              << " markers to " << Printable(args.file) << "\n";
+              << " markers";
+    if (totals.outbox != 0) {
+      std::cout << ", " << totals.outbox << " outbox entries";
+    }
+    std::cout << " to " << Printable(args.file) << "\n";
   }
   return kExitOk;
 }

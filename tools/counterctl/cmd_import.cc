@@ -6,7 +6,8 @@
 // then counters whose name exists are skipped whole and listed.
 //
 // Each counter is written with Db::ImportCounter, ImportMarkers (batches of
-// kImportMarkerBatch) and ImportShardValue. If the engine refuses part of
+// kImportMarkerBatch), ImportOutbox (its unsynced outbox entries, with their
+// identity) and ImportShardValue. If the engine refuses part of
 // a counter (a marker not on its event id's shard), that counter is
 // deleted again, the error is reported and the import stops (exit 1);
 // counters imported before it stay.
@@ -37,13 +38,15 @@ struct CounterPlan {
   tally::CounterInfo info;
   std::vector<std::pair<uint32_t, int64_t>> shards;
   std::vector<tally::MarkerInfo> markers;
+  std::vector<tally::OutboxEntry> outbox;  // unsynced entries, in seq order
   std::set<uint32_t> seen_shards;
   std::set<std::string> seen_events;
 };
 
 struct Plan {
   std::vector<CounterPlan> counters;
-  std::map<std::string, size_t> index;  // name -> counters[i]
+  std::map<std::string, size_t> index;                    // name -> counters[i]
+  std::set<std::pair<std::string, uint64_t>> outbox_ids;  // origin, seq
 };
 
 // Reads an integer field in [min, max]; sets *error when it is missing,
@@ -129,6 +132,49 @@ bool AcceptedInt64(const char* key, int64_t v, std::string* error) {
   return false;
 }
 
+// An outbox record: an unsynced entry of an outbox counter exported
+// before it, with its identity (origin, origin_seq), which must be unique.
+bool AddOutboxRecord(const Json& rec, Plan* plan, std::string* error) {
+  tally::OutboxEntry e;
+  if (!OnlyKeys(rec,
+                {"type", "counter", "event_id", "delta", "time_ms", "origin",
+                 "origin_seq"},
+                error) ||
+      !GetString(rec, "counter", &e.counter, error) ||
+      (rec.contains("event_id") &&
+       !GetString(rec, "event_id", &e.event_id, error)) ||
+      !GetInt(rec, "delta", &e.delta, error) ||
+      !GetInt(rec, "time_ms", &e.time_ms, error) ||
+      !GetString(rec, "origin", &e.origin, error) ||
+      !GetInt(rec, "origin_seq", &e.origin_seq, error)) {
+    return false;
+  }
+  if (!AcceptedInt64("delta", e.delta, error)) return false;
+  const auto found = plan->index.find(e.counter);
+  if (found == plan->index.end()) {
+    *error = "counter \"" + Printable(e.counter) +
+             "\" has no counter record before this line";
+    return false;
+  }
+  CounterPlan& c = plan->counters[found->second];
+  if (!c.info.outbox) {
+    *error = "counter \"" + Printable(e.counter) +
+             "\" has no outbox (\"outbox\":true) but an outbox record";
+    return false;
+  }
+  if (e.origin_seq == 0) {
+    *error = "\"origin_seq\" must be >= 1";
+    return false;
+  }
+  if (!plan->outbox_ids.emplace(e.origin, e.origin_seq).second) {
+    *error = "outbox entry " + Printable(e.origin) + "/" +
+             std::to_string(e.origin_seq) + " appears twice";
+    return false;
+  }
+  c.outbox.push_back(std::move(e));
+  return true;
+}
+
 // Adds one record (line 2 onwards) to the plan.
 bool AddRecord(const Json& rec, Plan* plan, std::string* error) {
   std::string type;
@@ -176,6 +222,7 @@ bool AddRecord(const Json& rec, Plan* plan, std::string* error) {
     plan->counters.push_back(std::move(c));
     return true;
   }
+  if (type == "outbox") return AddOutboxRecord(rec, plan, error);
   if (type != "shard" && type != "marker") {
     *error = "unknown type \"" + Printable(type) + "\"";
     return false;
@@ -274,9 +321,17 @@ tally::Status WriteCounter(tally::Db* db, const CounterPlan& c,
   *created = true;
   for (size_t i = 0; i < c.markers.size(); i += kImportMarkerBatch) {
     const size_t end = std::min(c.markers.size(), i + kImportMarkerBatch);
-    s = db->ImportMarkers(c.info.name, std::vector<tally::MarkerInfo>(
-                                           c.markers.begin() + i,
-                                           c.markers.begin() + end));
+    s = db->ImportMarkers(
+        c.info.name, std::vector<tally::MarkerInfo>(c.markers.begin() + i,
+                                                    c.markers.begin() + end));
+    if (!s.ok()) return s;
+  }
+  // The unsynced outbox entries, with their identity (their deltas are in
+  // the shard values, so this counts nothing).
+  for (size_t i = 0; i < c.outbox.size(); i += tally::kMaxBatchOps) {
+    const size_t end = std::min(c.outbox.size(), i + tally::kMaxBatchOps);
+    s = db->ImportOutbox(std::vector<tally::OutboxEntry>(
+        c.outbox.begin() + i, c.outbox.begin() + end));
     if (!s.ok()) return s;
   }
   for (const auto& [shard, value] : c.shards) {
@@ -317,7 +372,7 @@ int RunImport(const GlobalArgs& global, const ImportArgs& args) {
   std::set<std::string> taken;
   for (const tally::CounterInfo& c : *existing) taken.insert(c.name);
 
-  uint64_t counters = 0, shards = 0, markers = 0, skipped = 0;
+  uint64_t counters = 0, shards = 0, markers = 0, outbox = 0, skipped = 0;
   Progress progress("import: counters", plan.counters.size());
   for (const CounterPlan& c : plan.counters) {
     progress.Update(counters + skipped);
@@ -340,11 +395,13 @@ int RunImport(const GlobalArgs& global, const ImportArgs& args) {
     ++counters;
     shards += c.shards.size();
     markers += c.markers.size();
+    outbox += c.outbox.size();
   }
   progress.Finish();
   std::cout << "imported " << counters << " counters, " << shards
-            << " shard values, " << markers << " markers; skipped " << skipped
-            << "\n";
+            << " shard values, " << markers << " markers";
+  if (outbox != 0) std::cout << ", " << outbox << " outbox entries";
+  std::cout << "; skipped " << skipped << "\n";
   return kExitOk;
 }
 

@@ -1,0 +1,185 @@
+// A read-only reader of the outbox (counterctl outbox list --after SEQ, an
+// app's reader process) never skips an entry: commits finish out of order,
+// so a later seq can be visible while an earlier one is still committing;
+// the reader stops before a missing seq until its view proves it settled
+// (docs/sync.md, "No skipped entries").
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "engine/db_impl.h"
+#include "reliability/fault_fs.h"
+#include "tally/db.h"
+#include "testutil/testutil.h"
+
+namespace tally {
+namespace {
+
+CounterSpec WithOutbox(uint32_t shards) {
+  CounterSpec spec;
+  spec.shards = shards;
+  spec.outbox = true;
+  return spec;
+}
+
+Options ReadOnly() {
+  Options o;
+  o.read_only = true;
+  return o;
+}
+
+std::vector<uint64_t> Seqs(Db* reader, uint64_t after) {
+  EXPECT_OK(reader->Refresh());
+  auto entries = reader->ReadOutbox(after, 1000);
+  EXPECT_OK(entries);
+  std::vector<uint64_t> seqs;
+  if (entries.ok()) {
+    for (const OutboxEntry& e : *entries) seqs.push_back(e.seq);
+  }
+  return seqs;
+}
+
+// Holds the writer thread that reserves seq `held` between its reservation
+// and its commit, until Release().
+class ReservationGate {
+ public:
+  explicit ReservationGate(Db* writer, uint64_t held) : held_(held) {
+    static_cast<engine::DbImpl*>(writer)
+        ->outbox_sequencer()
+        ->SetAfterReserveForTest([this](uint64_t first) { Hold(first); });
+  }
+  void WaitUntilHeld() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return holding_; });
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  void Hold(uint64_t first) {
+    if (first != held_) return;
+    std::unique_lock<std::mutex> lock(mu_);
+    holding_ = true;
+    cv_.notify_all();
+    cv_.wait(lock, [this] { return released_; });
+  }
+  const uint64_t held_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool holding_ = false, released_ = false;
+};
+
+TEST(OutboxReadOnly, Item09_NeverReturnsASeqPastOneStillCommitting) {
+  test::TempDir dir;
+  auto writer = test::OpenOrDie(dir.path());
+  ASSERT_OK(writer->CreateCounter("c", WithOutbox(2)));
+  auto reader = test::OpenOrDie(dir.path(), ReadOnly());
+  ReservationGate gate(writer.get(), /*held=*/1);
+  std::thread first([&] { ASSERT_OK(writer->Increment("c", 1)); });
+  gate.WaitUntilHeld();
+  // Seq 2 commits while seq 1 is reserved and not committed.
+  ASSERT_OK(writer->Increment("c", 2));
+  EXPECT_EQ(Seqs(reader.get(), 0), std::vector<uint64_t>{})
+      << "seq 2 returned while seq 1 was still committing";
+  gate.Release();
+  first.join();
+  EXPECT_EQ(Seqs(reader.get(), 0), (std::vector<uint64_t>{1, 2}));
+  EXPECT_EQ(Seqs(reader.get(), 1), std::vector<uint64_t>{2});
+}
+
+// A commit that fails leaves its seq dead; an entry reserved while it was in
+// flight cannot prove that. The reader must not wait forever: the writer
+// proves it (at the latest at its next open).
+TEST(OutboxReadOnly, Item09_NotHeldForeverBehindAFailedCommit) {
+  test::TempDir dir;
+  auto fs = std::make_shared<test::FaultFs>();
+  std::unique_ptr<rocksdb::Env> env = rocksdb::NewCompositeEnv(fs);
+  Options wo;
+  wo.env = env.get();
+  wo.rollup_interval_ms = 0;
+  auto writer = test::OpenOrDie(dir.path(), wo);
+  ASSERT_OK(writer->CreateCounter("c", WithOutbox(2)));
+  ASSERT_OK(writer->Increment("c", 1));  // seq 1
+  auto reader = test::OpenOrDie(dir.path(), ReadOnly());
+  {
+    ReservationGate gate(writer.get(), /*held=*/2);
+    std::thread failing([&] {
+      EXPECT_FALSE(writer->Increment("c", 10).ok());  // seq 2: fails
+    });
+    gate.WaitUntilHeld();
+    ASSERT_OK(writer->Increment("c", 3));  // seq 3, reserved beside seq 2
+    fs->Inject(test::Fault::kWriteError, ".log");
+    gate.Release();
+    failing.join();
+    fs->Heal();
+  }
+  // Seq 3 was reserved while seq 2 was in flight: alone it proves nothing.
+  EXPECT_EQ(Seqs(reader.get(), 0), std::vector<uint64_t>{1});
+  writer.reset();
+  writer = test::OpenOrDie(dir.path(), wo);  // every seq settled now
+  EXPECT_EQ(Seqs(reader.get(), 1), std::vector<uint64_t>{3});
+  ASSERT_OK(writer->Increment("c", 4));  // seq 4, never 2 or 3 again
+  EXPECT_EQ(Seqs(reader.get(), 3), std::vector<uint64_t>{4});
+}
+
+// The reproduction, bounded: 3 writer threads (plain increments and
+// batches, which reserve runs), a read-only reader paging with Refresh and
+// ReadOutbox(after cursor). Every seq must come exactly once, in order.
+TEST(OutboxReadOnly, Item09_PagingReaderBesideThreeWritersSkipsNothing) {
+  test::TempDir dir;
+  Options wo;
+  wo.rollup_interval_ms = 0;
+  auto writer = test::OpenOrDie(dir.path(), wo);
+  ASSERT_OK(writer->CreateCounter("c", WithOutbox(8)));
+  auto reader = test::OpenOrDie(dir.path(), ReadOnly());
+  constexpr int kThreads = 3, kCalls = 1500;
+  std::atomic<int> done{0};
+  std::vector<std::thread> writers;
+  for (int t = 0; t < kThreads; ++t) {
+    writers.emplace_back([&, t] {
+      std::vector<IncrementResult> results;
+      for (int i = 0; i < kCalls; ++i) {
+        if (i % 4 == 0) {
+          Batch b;
+          b.Add("c", 1);
+          b.AddOnce("c", std::to_string(t) + ":" + std::to_string(i), 1);
+          b.Add("c", 1);
+          ASSERT_OK(writer->Apply(b, &results));
+        } else {
+          ASSERT_OK(writer->Increment("c", 1));
+        }
+      }
+      done.fetch_add(1);
+    });
+  }
+  uint64_t cursor = 0, skipped = 0, entries = 0;
+  for (;;) {
+    const bool writers_done = done.load() == kThreads;
+    ASSERT_OK(reader->Refresh());
+    auto page = reader->ReadOutbox(cursor, 200);
+    ASSERT_OK(page);
+    for (const OutboxEntry& e : *page) {
+      if (e.seq != cursor + 1) skipped += e.seq - cursor - 1;
+      cursor = e.seq;
+      ++entries;
+    }
+    if (writers_done && page->empty()) break;
+  }
+  for (auto& w : writers) w.join();
+  ::testing::Test::RecordProperty("skipped", static_cast<int>(skipped));
+  EXPECT_EQ(skipped, 0u);
+  const uint64_t expected = kThreads * (kCalls / 4 * 3 + kCalls / 4 * 3);
+  EXPECT_EQ(entries, expected);
+  EXPECT_EQ(cursor, expected);
+}
+
+}  // namespace
+}  // namespace tally
