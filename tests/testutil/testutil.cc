@@ -1,8 +1,12 @@
 #include "testutil/testutil.h"
 
+#include <rocksdb/env.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <vector>
+
+#include "reliability/fault_fs.h"
 
 namespace tally::test {
 
@@ -30,6 +34,53 @@ std::unique_ptr<Db> OpenOrDie(const std::string& path, const Options& options) {
   Status s = Db::Open(options, path, &db);
   EXPECT_TRUE(s.ok()) << "open " << path << ": " << s.ToString();
   return db;
+}
+
+CounterImport ExportedCounter(Db* from, const CounterInfo& c,
+                              size_t page_size) {
+  CounterImport im;
+  im.info = c;
+  auto shards = from->ShardCounts(c.name);
+  EXPECT_OK(shards);
+  if (shards.ok()) im.shard_values = *shards;
+  ListEventsOptions page;
+  page.limit = page_size;
+  for (;;) {
+    auto markers = from->ListEvents(c.name, page);
+    EXPECT_OK(markers);
+    if (!markers.ok()) break;
+    im.markers.insert(im.markers.end(), markers->begin(), markers->end());
+    if (markers->size() < page.limit) break;
+    page.start_after = markers->back().event_id;
+  }
+  return im;
+}
+
+Status ImportMissing(Db* from, Db* to) {
+  auto counters = from->ListCounters();
+  if (!counters.ok()) return counters.status();
+  for (const CounterInfo& c : *counters) {
+    if (to->DescribeCounter(c.name).ok()) continue;
+    Status s = to->ImportCounter(ExportedCounter(from, c));
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+bool ImportCutAfter(Db* from, const std::string& path, int cut) {
+  auto fs = std::make_shared<FaultFs>();
+  std::unique_ptr<rocksdb::Env> env = rocksdb::NewCompositeEnv(fs);
+  Options faulty;
+  faulty.env = env.get();
+  std::unique_ptr<Db> db = OpenOrDie(path, faulty);
+  if (db == nullptr) return false;
+  fs->InjectAfter(Fault::kWriteError, cut, ".log");
+  Status s = ImportMissing(from, db.get());
+  const bool completed = fs->injected() == 0;
+  if (completed) {
+    EXPECT_OK(s);
+  }
+  return completed;
 }
 
 }  // namespace tally::test

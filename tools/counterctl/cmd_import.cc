@@ -5,13 +5,12 @@
 // missing). It must hold no counter, unless --merge skip-existing is given:
 // then counters whose name exists are skipped whole and listed.
 //
-// Each counter is written with Db::ImportCounter, ImportMarkers (batches of
-// kImportMarkerBatch) and ImportShardValue. If the engine refuses part of
-// a counter (a marker not on its event id's shard), that counter is
-// deleted again, the error is reported and the import stops (exit 1);
-// counters imported before it stay.
+// Each counter is written with one Db::ImportCounter call, which makes it
+// appear whole or not at all (also across a kill: a rerun imports it again).
+// If the engine refuses a counter (a marker not on its event id's shard),
+// the error is reported and the import stops (exit 1); counters imported
+// before it stay.
 
-#include <algorithm>
 #include <cstdint>
 #include <fstream>
 #include <iostream>
@@ -31,12 +30,9 @@
 namespace counterctl {
 namespace {
 
-inline constexpr size_t kImportMarkerBatch = 10000;
-
 struct CounterPlan {
-  tally::CounterInfo info;
-  std::vector<std::pair<uint32_t, int64_t>> shards;
-  std::vector<tally::MarkerInfo> markers;
+  tally::CounterImport import;  // shard_values: empty until a shard record
+  size_t shard_records = 0;     // non-zero shard values
   std::set<uint32_t> seen_shards;
   std::set<std::string> seen_events;
 };
@@ -141,38 +137,39 @@ bool AddRecord(const Json& rec, Plan* plan, std::string* error) {
     }
     CounterPlan c;
     std::string policy;
-    if (!GetString(rec, "name", &c.info.name, error) ||
-        !GetInt(rec, "shards", &c.info.shards, error) ||
+    if (!GetString(rec, "name", &c.import.info.name, error) ||
+        !GetInt(rec, "shards", &c.import.info.shards, error) ||
         !GetString(rec, "policy", &policy, error) ||
-        !GetInt(rec, "created_at_ms", &c.info.created_at_ms, error) ||
-        !GetInt(rec, "flags", &c.info.flags, error) ||
-        !GetOptionalInt(rec, "dedupe_window_ms", &c.info.dedupe_window_ms,
-                        error) ||
-        !GetOptionalBool(rec, "outbox", &c.info.outbox, error)) {
+        !GetInt(rec, "created_at_ms", &c.import.info.created_at_ms, error) ||
+        !GetInt(rec, "flags", &c.import.info.flags, error) ||
+        !GetOptionalInt(rec, "dedupe_window_ms",
+                        &c.import.info.dedupe_window_ms, error) ||
+        !GetOptionalBool(rec, "outbox", &c.import.info.outbox, error)) {
       return false;
     }
-    if ((c.info.flags & ~tally::kCounterFlagPlainIncrements) != 0) {
-      *error = "\"flags\" " + std::to_string(c.info.flags) +
+    if ((c.import.info.flags & ~tally::kCounterFlagPlainIncrements) != 0) {
+      *error = "\"flags\" " + std::to_string(c.import.info.flags) +
                " sets reserved bits (only bit 0, plain increments, is defined)";
       return false;
     }
-    if (c.info.shards < 1 || c.info.shards > tally::kMaxShards) {
+    if (c.import.info.shards < 1 || c.import.info.shards > tally::kMaxShards) {
       *error = "\"shards\" must be 1.." + std::to_string(tally::kMaxShards);
       return false;
     }
     if (policy == "random") {
-      c.info.policy = tally::ShardPolicy::kRandom;
+      c.import.info.policy = tally::ShardPolicy::kRandom;
     } else if (policy == "affinity") {
-      c.info.policy = tally::ShardPolicy::kAffinity;
+      c.import.info.policy = tally::ShardPolicy::kAffinity;
     } else {
       *error = "\"policy\" must be random or affinity";
       return false;
     }
-    if (plan->index.count(c.info.name) != 0) {
-      *error = "counter \"" + Printable(c.info.name) + "\" appears twice";
+    if (plan->index.count(c.import.info.name) != 0) {
+      *error =
+          "counter \"" + Printable(c.import.info.name) + "\" appears twice";
       return false;
     }
-    plan->index[c.info.name] = plan->counters.size();
+    plan->index[c.import.info.name] = plan->counters.size();
     plan->counters.push_back(std::move(c));
     return true;
   }
@@ -191,9 +188,9 @@ bool AddRecord(const Json& rec, Plan* plan, std::string* error) {
   CounterPlan& c = plan->counters[found->second];
   uint32_t shard = 0;
   if (!GetInt(rec, "shard", &shard, error)) return false;
-  if (shard >= c.info.shards) {
+  if (shard >= c.import.info.shards) {
     *error = "\"shard\" " + std::to_string(shard) + " >= shards " +
-             std::to_string(c.info.shards);
+             std::to_string(c.import.info.shards);
     return false;
   }
   if (type == "shard") {
@@ -207,7 +204,11 @@ bool AddRecord(const Json& rec, Plan* plan, std::string* error) {
       *error = "shard " + std::to_string(shard) + " appears twice";
       return false;
     }
-    if (value != 0) c.shards.emplace_back(shard, value);
+    if (value != 0) {
+      c.import.shard_values.resize(c.import.info.shards);
+      c.import.shard_values[shard] = value;
+      ++c.shard_records;
+    }
     return true;
   }
   tally::MarkerInfo m;
@@ -227,7 +228,7 @@ bool AddRecord(const Json& rec, Plan* plan, std::string* error) {
     *error = "event \"" + Printable(m.event_id) + "\" appears twice";
     return false;
   }
-  c.markers.push_back(std::move(m));
+  c.import.markers.push_back(std::move(m));
   return true;
 }
 
@@ -262,28 +263,6 @@ bool ReadPlan(std::istream& in, Plan* plan) {
     return false;
   }
   return true;
-}
-
-// *created says whether the counter record was written (so a failure
-// after it should delete the counter again).
-tally::Status WriteCounter(tally::Db* db, const CounterPlan& c,
-                           bool* created) {
-  *created = false;
-  tally::Status s = db->ImportCounter(c.info);
-  if (!s.ok()) return s;
-  *created = true;
-  for (size_t i = 0; i < c.markers.size(); i += kImportMarkerBatch) {
-    const size_t end = std::min(c.markers.size(), i + kImportMarkerBatch);
-    s = db->ImportMarkers(c.info.name, std::vector<tally::MarkerInfo>(
-                                           c.markers.begin() + i,
-                                           c.markers.begin() + end));
-    if (!s.ok()) return s;
-  }
-  for (const auto& [shard, value] : c.shards) {
-    s = db->ImportShardValue(c.info.name, shard, value);
-    if (!s.ok()) return s;
-  }
-  return tally::Status::OK();
 }
 
 }  // namespace
@@ -321,25 +300,22 @@ int RunImport(const GlobalArgs& global, const ImportArgs& args) {
   Progress progress("import: counters", plan.counters.size());
   for (const CounterPlan& c : plan.counters) {
     progress.Update(counters + skipped);
-    if (taken.count(c.info.name) != 0) {
+    if (taken.count(c.import.info.name) != 0) {
       progress.Finish();
-      std::cout << "skipped " << Printable(c.info.name) << " (exists)\n";
+      std::cout << "skipped " << Printable(c.import.info.name) << " (exists)\n";
       ++skipped;
       continue;
     }
-    bool created = false;
-    s = WriteCounter(db.get(), c, &created);
+    s = db->ImportCounter(c.import);
     if (!s.ok()) {
       progress.Finish();
-      // Leave no half-imported counter behind.
-      if (created) (void)db->DeleteCounter(c.info.name);
-      PrintError("counter \"" + Printable(c.info.name) +
+      PrintError("counter \"" + Printable(c.import.info.name) +
                  "\" not imported: " + s.ToString());
       return kExitError;
     }
     ++counters;
-    shards += c.shards.size();
-    markers += c.markers.size();
+    shards += c.shard_records;
+    markers += c.import.markers.size();
   }
   progress.Finish();
   std::cout << "imported " << counters << " counters, " << shards
