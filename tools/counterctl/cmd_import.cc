@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "json_line.h"
 #include "json_output.h"
 #include "progress.h"
 #include "tally/limits.h"
@@ -239,8 +240,10 @@ bool ReadPlan(std::istream& in, Plan* plan) {
   while (std::getline(in, line)) {
     ++number;
     std::string error;
-    const Json rec = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (rec.is_discarded() || !rec.is_object()) {
+    Json rec;
+    if (!ParseJsonLine(line, &rec, &error)) {
+      if (rec.is_discarded()) error = "not a JSON object";  // not JSON at all
+    } else if (!rec.is_object()) {
       error = "not a JSON object";
     } else if (number == 1) {
       if (rec != Json{{"tally_export", 1}}) {
