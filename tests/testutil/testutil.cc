@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "reliability/fault_fs.h"
+#include "testutil/exported.h"
 
 namespace tally::test {
 
@@ -39,20 +40,7 @@ std::unique_ptr<Db> OpenOrDie(const std::string& path, const Options& options) {
 CounterImport ExportedCounter(Db* from, const CounterInfo& c,
                               size_t page_size) {
   CounterImport im;
-  im.info = c;
-  auto shards = from->ShardCounts(c.name);
-  EXPECT_OK(shards);
-  if (shards.ok()) im.shard_values = *shards;
-  ListEventsOptions page;
-  page.limit = page_size;
-  for (;;) {
-    auto markers = from->ListEvents(c.name, page);
-    EXPECT_OK(markers);
-    if (!markers.ok()) break;
-    im.markers.insert(im.markers.end(), markers->begin(), markers->end());
-    if (markers->size() < page.limit) break;
-    page.start_after = markers->back().event_id;
-  }
+  EXPECT_OK(ReadExported(from, c, page_size, &im));
   return im;
 }
 
