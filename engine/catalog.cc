@@ -91,18 +91,8 @@ Status Catalog::WriteFreshHeader() {
 }
 
 Status Catalog::RequireFormat(uint32_t version) {
-  ExclusiveGuard guard(&lock_);
-  if (header_.format_version >= version) return Status::OK();
-  schema::HeaderRecord next = header_;
-  next.format_version = version;
-  std::string value;
-  schema::EncodeHeader(next, &value);
   rocksdb::WriteBatch wb;
-  rocksdb::Status rs = wb.Put(meta_, kHeaderKey, value);
-  if (!rs.ok()) return wal::FromRocks(rs, "raise the format version");
-  Status s = commit_->CommitDurable(&wb);
-  if (s.ok()) header_ = std::move(next);
-  return s;
+  return CommitRaisingFormat(version, &wb);
 }
 
 Status Catalog::Load(const std::string& path, bool read_only) {
@@ -149,11 +139,17 @@ Status Catalog::LoadLocked(const std::string& path, bool read_only) {
         std::to_string(header_.format_version) + "; this build of tally reads " +
         "versions up to " + std::to_string(kFormatVersion) + ": upgrade tally");
   }
+  std::vector<uint64_t> unfinished_imports;
   for (it->Next(); it->Valid(); it->Next()) {
     const rocksdb::Slice key = it->key();
     // DbImpl reads these.
     if (key == rocksdb::Slice(kOutboxAckedKey)) continue;
     if (key == rocksdb::Slice(kTimeMarkKey)) continue;
+    uint64_t import_id = 0;
+    if (DecodeImportMetaKey(key.ToStringView(), &import_id)) {
+      unfinished_imports.push_back(import_id);
+      continue;
+    }
     if (key.empty() || key[0] != kCounterKeyTag) {
       return Status::Corruption("database " + path + ": unknown meta key " +
                                 HexKey(key.ToStringView()));
@@ -176,31 +172,21 @@ Status Catalog::LoadLocked(const std::string& path, bool read_only) {
     by_name_.emplace(view, std::move(entry));
   }
   PublishRetention();
-  return wal::FromRocks(it->status(), "read meta");
+  s = wal::FromRocks(it->status(), "read meta");
+  // An import that died before its counter record: its counter never
+  // appeared; drop what it wrote. (A read-only open leaves it to the writer.)
+  if (s.ok() && !read_only && !unfinished_imports.empty()) {
+    s = DropImports(unfinished_imports);
+  }
+  return s;
 }
 
-Status Catalog::Create(std::string_view name, const CounterSpec& spec) {
-  return Create(name, spec, clock_->NowMillis(), 0);
-}
-
-Status Catalog::Create(std::string_view name, const CounterSpec& spec,
-                       int64_t created_at_ms, uint32_t flags) {
-  Status s = ValidateCounterName(name);
-  if (s.ok()) s = ValidateSpec(spec);
-  if (!s.ok()) return s;
-
-  ExclusiveGuard guard(&lock_);
-  if (by_name_.count(name) != 0) {
-    return Status::AlreadyExists("counter " + Quote(name) + " already exists");
-  }
-  if (by_name_.size() >= kMaxCounters) {
-    return Status::InvalidArgument("the database holds " +
-                                   std::to_string(by_name_.size()) +
-                                   " counters, the limit (kMaxCounters)");
-  }
+// The counter `info` describes, as created now.
+CounterInfo NewInfo(std::string_view name, uint64_t id, const CounterSpec& spec,
+                    int64_t created_at_ms, uint32_t flags) {
   CounterInfo info;
   info.name = std::string(name);
-  info.id = header_.next_counter_id;
+  info.id = id;
   info.shards = spec.shards;
   info.policy = spec.policy;
   info.schema_version = kCounterSchemaVersion;
@@ -210,26 +196,41 @@ Status Catalog::Create(std::string_view name, const CounterSpec& spec,
   info.bucket = spec.bucket;
   info.retention_ms = spec.retention_ms;
   info.outbox = spec.outbox;
+  return info;
+}
 
-  schema::HeaderRecord next = header_;
-  next.next_counter_id = info.id + 1;
-  if (spec.dedupe_window_ms != 0 || spec.bucket != BucketWidth::kNone) {
+Status Catalog::CheckNewCounter(std::string_view name,
+                                const CounterSpec& spec) const {
+  Status s = ValidateCounterName(name);
+  if (s.ok()) s = ValidateSpec(spec);
+  if (!s.ok()) return s;
+  if (by_name_.count(name) != 0) {
+    return Status::AlreadyExists("counter " + Quote(name) + " already exists");
+  }
+  if (by_name_.size() >= kMaxCounters) {
+    return Status::InvalidArgument("the database holds " +
+                                   std::to_string(by_name_.size()) +
+                                   " counters, the limit (kMaxCounters)");
+  }
+  return Status::OK();
+}
+
+Status Catalog::CommitCounter(const CounterInfo& info,
+                              schema::HeaderRecord next,
+                              rocksdb::WriteBatch* wb) {
+  if (info.dedupe_window_ms != 0 || info.bucket != BucketWidth::kNone) {
     next.format_version = std::max(next.format_version, kFormatWindows);
   }
-  if (spec.outbox) {
+  if (info.outbox) {
     next.format_version = std::max(next.format_version, kFormatOutboxIdentity);
   }
   std::string header_value, counter_value;
   schema::EncodeHeader(next, &header_value);
   schema::EncodeCounter(RecordOf(info), &counter_value);
-
-  // The id allocation and the counter record commit together: a crash can
-  // never hand one id to two counters.
-  rocksdb::WriteBatch wb;
-  rocksdb::Status rs = wb.Put(meta_, kHeaderKey, header_value);
-  if (rs.ok()) rs = wb.Put(meta_, CounterMetaKey(name), counter_value);
+  rocksdb::Status rs = wb->Put(meta_, kHeaderKey, header_value);
+  if (rs.ok()) rs = wb->Put(meta_, CounterMetaKey(info.name), counter_value);
   if (!rs.ok()) return wal::FromRocks(rs, "create counter");
-  s = commit_->CommitDurable(&wb);
+  Status s = commit_->CommitDurable(wb);
   if (!s.ok()) return s;
 
   header_ = std::move(next);
@@ -243,6 +244,7 @@ Status Catalog::Create(std::string_view name, const CounterSpec& spec,
 Status Catalog::CommitRaisingFormat(uint32_t version, rocksdb::WriteBatch* wb) {
   ExclusiveGuard guard(&lock_);
   schema::HeaderRecord next = header_;
+  if (next.format_version >= version && wb->Count() == 0) return Status::OK();
   if (next.format_version < version) {
     next.format_version = version;
     std::string value;
@@ -253,6 +255,70 @@ Status Catalog::CommitRaisingFormat(uint32_t version, rocksdb::WriteBatch* wb) {
   Status s = commit_->CommitDurable(wb);
   if (s.ok()) header_ = std::move(next);
   return s;
+}
+
+Status Catalog::Create(std::string_view name, const CounterSpec& spec) {
+  ExclusiveGuard guard(&lock_);
+  Status s = CheckNewCounter(name, spec);
+  if (!s.ok()) return s;
+  const CounterInfo info =
+      NewInfo(name, header_.next_counter_id, spec, clock_->NowMillis(), 0);
+  schema::HeaderRecord next = header_;
+  next.next_counter_id = info.id + 1;
+  // The id allocation and the counter record commit together: a crash can
+  // never hand one id to two counters.
+  rocksdb::WriteBatch wb;
+  return CommitCounter(info, std::move(next), &wb);
+}
+
+Result<uint64_t> Catalog::BeginImport(std::string_view name,
+                                      const CounterSpec& spec) {
+  ExclusiveGuard guard(&lock_);
+  Status s = CheckNewCounter(name, spec);
+  if (!s.ok()) return s;
+  const uint64_t id = header_.next_counter_id;
+  schema::HeaderRecord next = header_;
+  next.next_counter_id = id + 1;
+  std::string header_value;
+  schema::EncodeHeader(next, &header_value);
+  // The note commits with the allocation, and before any key of the id: a
+  // crash leaves no key of the id without its note.
+  rocksdb::WriteBatch wb;
+  rocksdb::Status rs = wb.Put(meta_, kHeaderKey, header_value);
+  if (rs.ok()) rs = wb.Put(meta_, ImportMetaKey(id), name);
+  if (!rs.ok()) return wal::FromRocks(rs, "begin import");
+  s = commit_->Commit(&wb);
+  if (!s.ok()) return s;
+  header_ = std::move(next);
+  return id;
+}
+
+Status Catalog::FinishImport(uint64_t id, std::string_view name,
+                             const CounterSpec& spec, int64_t created_at_ms,
+                             uint32_t flags) {
+  ExclusiveGuard guard(&lock_);
+  Status s = CheckNewCounter(name, spec);
+  if (!s.ok()) return s;
+  rocksdb::WriteBatch wb;
+  rocksdb::Status rs = wb.Delete(meta_, ImportMetaKey(id));
+  if (!rs.ok()) return wal::FromRocks(rs, "finish import");
+  return CommitCounter(NewInfo(name, id, spec, created_at_ms, flags), header_,
+                       &wb);
+}
+
+Status Catalog::AbandonImport(uint64_t id) { return DropImports({id}); }
+
+Status Catalog::DropImports(const std::vector<uint64_t>& ids) {
+  rocksdb::WriteBatch wb;
+  rocksdb::Status rs;
+  for (uint64_t id : ids) {
+    const CounterRange range(id);
+    rs = wb.Delete(meta_, ImportMetaKey(id));
+    if (rs.ok()) rs = wb.DeleteRange(shards_, range.begin(), range.end());
+    if (rs.ok()) rs = wb.DeleteRange(events_, range.begin(), range.end());
+    if (!rs.ok()) return wal::FromRocks(rs, "drop unfinished import");
+  }
+  return commit_->CommitDurable(&wb);
 }
 
 Status Catalog::Delete(std::string_view name,

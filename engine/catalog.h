@@ -24,6 +24,7 @@
 #define TALLY_ENGINE_CATALOG_H_
 
 #include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
 
 #include <atomic>
 #include <functional>
@@ -98,9 +99,22 @@ class Catalog {
   };
 
   Status Create(std::string_view name, const CounterSpec& spec);
-  // Create with a given creation time and flags (imports).
-  Status Create(std::string_view name, const CounterSpec& spec,
-                int64_t created_at_ms, uint32_t flags);
+
+  // Import (DbImpl::ImportCounter) makes a counter appear whole or not at
+  // all. BeginImport checks that `name` is free, allocates the counter's id
+  // and records the unfinished import (ImportMetaKey) in the same write;
+  // the caller then writes the counter's shards and markers under that id,
+  // which no counter record names, so no read, increment or Verify sees
+  // them. FinishImport adds the counter record (with `created_at_ms` and
+  // `flags`) and drops the note in one durable write; AlreadyExists if the
+  // name was taken meanwhile (the caller then abandons the import).
+  // AbandonImport deletes every key of the id and the note. Load of a
+  // writable database abandons every import it finds noted (one that died).
+  Result<uint64_t> BeginImport(std::string_view name, const CounterSpec& spec);
+  Status FinishImport(uint64_t id, std::string_view name,
+                      const CounterSpec& spec, int64_t created_at_ms,
+                      uint32_t flags);
+  Status AbandonImport(uint64_t id);
   // `quiesce`, when given, runs once the catalog is held exclusively and
   // before anything is deleted (DbImpl waits for async commits there).
   Status Delete(std::string_view name,
@@ -140,6 +154,16 @@ class Catalog {
  private:
   Status WriteFreshHeader();
   Status LoadLocked(const std::string& path, bool read_only);  // lock_ held
+  // Name and size checks of a new counter (requires lock_ held).
+  Status CheckNewCounter(std::string_view name, const CounterSpec& spec) const;
+  // Adds the header `next` (raised to the format `info` needs) and the
+  // record of `info` to `wb`, commits it durably and installs the counter
+  // (requires lock_ held exclusively).
+  Status CommitCounter(const CounterInfo& info, schema::HeaderRecord next,
+                       rocksdb::WriteBatch* wb);
+  // One durable write deleting every key of the counters `ids` and their
+  // import notes (no lock needed: no counter record names them).
+  Status DropImports(const std::vector<uint64_t>& ids);
   // Installs the retention rules of the counters now in by_name_ (requires
   // lock_ held exclusively).
   void PublishRetention();

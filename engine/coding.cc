@@ -93,6 +93,20 @@ std::string CounterMetaKey(std::string_view name) {
   return key;
 }
 
+std::string ImportMetaKey(uint64_t id) {
+  std::string key(1 + kCounterIdBytes, kImportKeyTag);
+  EncodeFixed64BE(id, &key[1]);
+  return key;
+}
+
+bool DecodeImportMetaKey(std::string_view key, uint64_t* id) {
+  if (key.size() != 1 + kCounterIdBytes || key[0] != kImportKeyTag) {
+    return false;
+  }
+  *id = DecodeFixed64BE(key.data() + 1);
+  return true;
+}
+
 std::string HexKey(std::string_view key) {
   static const char kDigits[] = "0123456789abcdef";
   std::string out;

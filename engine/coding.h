@@ -145,6 +145,11 @@ bool DecodeRollup(std::string_view bytes, RollupRecord* r);
 // meta CF key of a counter: tag 0x02 + name bytes.
 std::string CounterMetaKey(std::string_view name);
 
+// meta CF key of an unfinished import of counter `id`: tag 0x05 (kImportKeyTag) + u64be(id).
+std::string ImportMetaKey(uint64_t id);
+// The id of an ImportMetaKey; false if `key` is not one.
+bool DecodeImportMetaKey(std::string_view key, uint64_t* id);
+
 // Printable form of a key for error messages ("0000000000000007:0003").
 std::string HexKey(std::string_view key);
 

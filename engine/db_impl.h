@@ -77,11 +77,7 @@ class DbImpl final : public Db {
   Status Checkpoint(const std::string& dir) override;
   Status Verify(VerifyReport* report) override;
   Result<BackupInfo> CreateBackup(const std::string& backup_dir) override;
-  Status ImportCounter(const CounterInfo& info) override;
-  Status ImportShardValue(std::string_view counter, uint32_t shard,
-                          int64_t value) override;
-  Status ImportMarkers(std::string_view counter,
-                       const std::vector<MarkerInfo>& markers) override;
+  Status ImportCounter(const CounterImport& counter) override;
   Status ImportOutbox(const std::vector<OutboxEntry>& entries) override;
   Result<std::vector<OutboxEntry>> ReadOutbox(uint64_t after_seq,
                                               size_t limit) override;

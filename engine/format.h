@@ -52,6 +52,14 @@ inline constexpr int64_t kTimeMarkIntervalMs = 60'000;
 // settled watermark, u64be(seq), 8 bytes (format 3): every seq <= it is
 // committed or dead.
 inline constexpr uint64_t kOutboxSettledSeq = 0;
+// An unfinished import: tag 0x05 + u64be(counter id), value the counter's
+// name. Written with the id's allocation, before the counter's shards and
+// markers; removed in the write that adds the counter record (the counter
+// then appears whole) or, for an import that died, by the next read-write
+// open with every key of that id. Not a format-version feature: an older
+// tally refuses a database holding one (unknown meta key), misreading
+// nothing.
+inline constexpr char kImportKeyTag = '\x05';
 
 // CounterMeta.flags bits: tally::kCounterFlagPlainIncrements (types.h),
 // set in the same WriteBatch as a counter's first plain increment; from then

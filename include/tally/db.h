@@ -254,20 +254,20 @@ class Db {
   virtual Result<BackupInfo> CreateBackup(const std::string& backup_dir) = 0;
 
   // ---- import (restoring an export; see counterctl export/import) ----
-  // Creates a counter as exported: name, shards, policy, created-at and the
-  // plain-increments flag of `info` (its id is ignored: a new one is
-  // allocated). AlreadyExists when the name is taken.
-  virtual Status ImportCounter(const CounterInfo& info) = 0;
-  // Adds `value` to one shard of a counter (a merge): on a freshly imported
-  // counter the shard then holds exactly the exported value.
-  virtual Status ImportShardValue(std::string_view counter, uint32_t shard,
-                                  int64_t value) = 0;
-  // Stores exported markers without counting them again (their deltas are
-  // already in the imported shard values), in one atomic write of at most
-  // kMaxBatchOps markers. Refuses the whole call, writing nothing, when a
-  // marker is malformed, is not on its event id's shard, or already exists.
-  virtual Status ImportMarkers(std::string_view counter,
-                               const std::vector<MarkerInfo>& markers) = 0;
+  // Creates a counter as exported, with its shard values and markers
+  // (see CounterImport), whole or not at all: the values and markers are
+  // written first, under a new counter id that no counter record names yet
+  // (invisible to every read, increment and Verify; several writes when
+  // there are more than kMaxBatchOps), and the counter appears, complete,
+  // in the one durable write that adds its record. A failure, or a crash,
+  // before that write leaves no counter: its partial data is removed at
+  // once, or by the next read-write open after a crash, so a rerun of the
+  // same import simply imports it again. AlreadyExists when the name is
+  // taken (also by a counter created while the import ran); InvalidArgument,
+  // writing nothing, for a malformed value or marker, a marker not on its
+  // event id's shard, or an event id given twice; NotSupported for a
+  // non-zero shard value of a bucketed counter.
+  virtual Status ImportCounter(const CounterImport& counter) = 0;
   // Restores exported outbox entries (at most kMaxBatchOps, one synced
   // atomic write) with their identity, origin and origin_seq, so a hub
   // dedupes any that another copy already synced; `seq` is ignored: they

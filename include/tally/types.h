@@ -140,6 +140,20 @@ struct MarkerInfo {
   bool pinned = false;
 };
 
+// One exported counter with its contents, for Db::ImportCounter.
+struct CounterImport {
+  // Name, shards, policy, created-at, flags, dedupe window, buckets,
+  // retention and outbox as exported; the id is ignored (a new one is
+  // allocated).
+  CounterInfo info;
+  // Shard i's value, one per shard (info.shards entries), or empty: every
+  // shard 0.
+  std::vector<int64_t> shard_values;
+  // The counter's markers, any number, in any order (their deltas are
+  // already in the shard values: they are stored, not counted again).
+  std::vector<MarkerInfo> markers;
+};
+
 // One outbox entry (Db::ReadOutbox): an applied increment of a counter with
 // CounterSpec::outbox, in commit order.
 struct OutboxEntry {

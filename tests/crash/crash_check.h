@@ -35,6 +35,8 @@ struct CrashConfig {
   bool sync = false;   // Options::sync in the writer, fsynced ack log
   uint64_t seed = 0;
   int max_progress = 120;  // kill after 1..max_progress progress bytes
+  // Import mode: kill tally_crash_writer --import (see RunImportCycles).
+  bool import = false;
 };
 
 struct CrashReport {
@@ -42,10 +44,22 @@ struct CrashReport {
   uint64_t checks = 0;           // invariant checks passed
   uint64_t acknowledged = 0;     // acknowledged calls checked
   uint64_t reader_points = 0;    // points a read-only reader verified live
+  int interrupted_imports = 0;   // import mode: kills inside an ImportCounter
   std::vector<std::string> violations;  // empty when everything held
 };
 
 CrashReport RunCrashCycles(const CrashConfig& config);
+
+// Import mode (issue 12, item 6): builds a source database of several
+// counters (once and plain increments, one with more markers than one
+// write holds), then per cycle runs tally_crash_writer --import into the
+// target and SIGKILLs it as it starts the import of a random counter (so
+// the kill lands inside that import, or just after it). After every
+// kill: each source counter the target holds equals it (value, shards,
+// marker count), Verify is clean and a redelivered exported event is a
+// duplicate that changes nothing; a complete target starts over empty. The
+// last cycle lets the import finish and checks every counter.
+CrashReport RunImportCycles(const CrashConfig& config);
 
 }  // namespace tally::crash
 

@@ -1,5 +1,5 @@
 // The crash test's long mode (like RocksDB's db_crashtest.py):
-//   tally_crash_driver [--cycles N] [--sync] [--seed S] [--dir DIR]
+//   tally_crash_driver [--cycles N] [--sync] [--import] [--seed S] [--dir DIR]
 // runs N SIGKILL cycles of tally_crash_writer (found beside this binary),
 // prints the cycles run and the invariant checks passed, and exits 1 on the
 // first violation (printed), 0 otherwise.
@@ -31,9 +31,11 @@ int main(int argc, char** argv) {
       dir = argv[++i];
     } else if (arg == "--sync") {
       config.sync = true;
+    } else if (arg == "--import") {
+      config.import = true;  // kills during import (RunImportCycles)
     } else {
       std::fprintf(stderr,
-                   "usage: tally_crash_driver [--cycles N] [--sync] "
+                   "usage: tally_crash_driver [--cycles N] [--sync] [--import] "
                    "[--seed S] [--dir DIR]\n");
       return 2;
     }
@@ -59,7 +61,9 @@ int main(int argc, char** argv) {
               config.sync ? "sync" : "no sync",
               static_cast<unsigned long long>(config.seed), dir.c_str());
   std::fflush(stdout);
-  const tally::crash::CrashReport r = tally::crash::RunCrashCycles(config);
+  const tally::crash::CrashReport r =
+      config.import ? tally::crash::RunImportCycles(config)
+                    : tally::crash::RunCrashCycles(config);
   std::printf("cycles run: %d, invariant checks passed: %llu, acknowledged "
               "calls checked: %llu, read-only points verified beside the "
               "writer: %llu, violations: %zu\n",

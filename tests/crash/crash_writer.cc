@@ -20,6 +20,14 @@
 // kill it at a random point of real progress without sleeping.
 //
 // Usage: tally_crash_writer DB_PATH SEED ACK_LOG [--sync]
+//
+// Import mode (item 6 of issue 12: a kill during import):
+//   tally_crash_writer --import SOURCE DB_PATH
+// imports every counter of SOURCE (opened read-only) that DB_PATH does not
+// hold, one Db::ImportCounter each, as `counterctl import --merge
+// skip-existing` does, writing one byte to stdout as it starts each
+// counter's import (after reading it) or skips it, and one more when all are
+// imported; then waits to be killed.
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -35,6 +43,7 @@
 
 #include "crash/workload.h"
 #include "tally/db.h"
+#include "testutil/exported.h"
 
 namespace {
 
@@ -182,7 +191,39 @@ void Work(tally::Db* db, AckLog* log, uint64_t seed) {
 
 }  // namespace
 
+int ImportMain(const char* source, const char* target) {
+  tally::Options ro;
+  ro.read_only = true;
+  std::unique_ptr<tally::Db> src, db;
+  tally::Status s = tally::Db::Open(ro, source, &src);
+  if (!s.ok()) Die("open source", s);
+  s = tally::Db::Open(tally::Options(), target, &db);
+  if (!s.ok()) Die("open", s);
+  auto counters = src->ListCounters();
+  if (!counters.ok()) Die("list", counters.status());
+  auto progress = [] {
+    if (::write(STDOUT_FILENO, "x", 1) != 1) std::exit(3);
+  };
+  for (const tally::CounterInfo& c : *counters) {
+    if (db->DescribeCounter(c.name).ok()) {
+      progress();
+      continue;
+    }
+    tally::CounterImport im;
+    s = tally::test::ReadExported(src.get(), c, 1000, &im);
+    if (!s.ok()) Die("read " + c.name, s);
+    progress();  // a kill now lands inside this counter's import
+    s = db->ImportCounter(im);
+    if (!s.ok()) Die("import " + c.name, s);
+  }
+  progress();          // all imported
+  for (;;) ::pause();  // killed by the driver
+}
+
 int main(int argc, char** argv) {
+  if (argc == 4 && std::strcmp(argv[1], "--import") == 0) {
+    return ImportMain(argv[2], argv[3]);
+  }
   const bool sync = argc == 5 && std::strcmp(argv[4], "--sync") == 0;
   if (argc != 4 && !sync) {
     std::fprintf(stderr,

@@ -48,6 +48,14 @@ struct Env {
   }
 };
 
+// An import of an empty counter `name` with `shards` shards.
+CounterImport Import(const char* name, uint32_t shards) {
+  CounterImport im;
+  im.info.name = name;
+  im.info.shards = shards;
+  return im;
+}
+
 void Populate(Env* env) {
   env->db = test::OpenOrDie(env->db_path);
   ASSERT_NE(env->db, nullptr);
@@ -481,7 +489,9 @@ const std::vector<ApiRow>& Rows() {
        nullptr},
       {"API-45", "ListEvents(\"c\", {.start_after = std::string(257, 'e')})",
        Code::kInvalidArgument,
-       "start_after 'eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee...' is 257 bytes, longer than any event id (the "
+       "start_after "
+       "'eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee...' "
+       "is 257 bytes, longer than any event id (the "
        "limit is 256)",
        false,
        [](Env* e) {
@@ -492,83 +502,97 @@ const std::vector<ApiRow>& Rows() {
        nullptr},
 
       // ---- import ----
-      {"API-46", "ImportCounter({.name = \"x\", .shards = 0})",
+      {"API-46", "ImportCounter({.info = {.name = \"x\", .shards = 0}})",
        Code::kInvalidArgument, "shard count 0 is outside 1..4096", false,
-       [](Env* e) {
-         CounterInfo info;
-         info.name = "x";
-         info.shards = 0;
-         return e->db->ImportCounter(info);
-       },
-       nullptr},
-      {"API-47", "ImportCounter({.name = \"c\", .shards = 4})",
+       [](Env* e) { return e->db->ImportCounter(Import("x", 0)); }, nullptr},
+      {"API-47", "ImportCounter({.info = {.name = \"c\", .shards = 4}})",
        Code::kAlreadyExists, "counter 'c' already exists", false,
-       [](Env* e) {
-         CounterInfo info;
-         info.name = "c";
-         info.shards = 4;
-         return e->db->ImportCounter(info);
-       },
-       nullptr},
-      {"API-48", "ImportCounter({.name = \"x\", .shards = 1, .flags = 6})",
+       [](Env* e) { return e->db->ImportCounter(Import("c", 4)); }, nullptr},
+      {"API-48",
+       "ImportCounter({.info = {.name = \"x\", .shards = 1, .flags = 6}})",
        Code::kInvalidArgument,
        "counter 'x': flags 6 sets reserved bits (only bit 0, plain "
        "increments, is defined)",
        false,
        [](Env* e) {
-         CounterInfo info;
-         info.name = "x";
-         info.shards = 1;
-         info.flags = 6;
-         return e->db->ImportCounter(info);
+         CounterImport im = Import("x", 1);
+         im.info.flags = 6;
+         return e->db->ImportCounter(im);
        },
        nullptr},
-      {"API-49", "ImportShardValue(\"c\", 4, 1)", Code::kInvalidArgument,
-       "shard 4 is outside counter 'c''s 0..3", false,
-       [](Env* e) { return e->db->ImportShardValue("c", 4, 1); }, nullptr},
-      {"API-50", "ImportShardValue(\"c\", 0, INT64_MIN)",
+      {"API-49", "ImportCounter({x, 4 shards, .shard_values = {1, 2}})",
        Code::kInvalidArgument,
-       "delta -9223372036854775808 is reserved (the smallest accepted delta "
-       "is -9223372036854775807)",
-       false, [](Env* e) { return e->db->ImportShardValue("c", 0, kInt64Min); },
+       "counter 'x': 2 shard values for its 4 shards (give one per shard, or "
+       "none)",
+       false,
+       [](Env* e) {
+         CounterImport im = Import("x", 4);
+         im.shard_values = {1, 2};
+         return e->db->ImportCounter(im);
+       },
        nullptr},
-      {"API-51", "ImportMarkers(\"c\", {{\"e9\", shard 3}})",
+      {"API-50", "ImportCounter({x, 1 shard, .shard_values = {INT64_MIN}})",
+       Code::kInvalidArgument,
+       "counter 'x': shard 0 value -9223372036854775808 is reserved (the "
+       "smallest accepted is -9223372036854775807)",
+       false,
+       [](Env* e) {
+         CounterImport im = Import("x", 1);
+         im.shard_values = {kInt64Min};
+         return e->db->ImportCounter(im);
+       },
+       nullptr},
+      {"API-51", "ImportCounter({x, 4 shards, .markers = {{\"e9\", shard 3}}})",
        Code::kInvalidArgument,
        "marker 'e9' says shard 3, but its event id hashes to shard 2", false,
        [](Env* e) {
-         return e->db->ImportMarkers("c", {MarkerInfo{"e9", 3, 1, 0}});
+         CounterImport im = Import("x", 4);
+         im.markers = {MarkerInfo{"e9", 3, 1, 0}};
+         return e->db->ImportCounter(im);
        },
        nullptr},
-      {"API-52", "ImportMarkers(\"c\", {{\"e8\", shard 2}, {\"e8\", shard 2}})",
-       Code::kInvalidArgument, "marker 'e8' appears twice in one import call",
+      {"API-52",
+       "ImportCounter({x, 4 shards, .markers = {{\"e8\", shard 2}, {\"e8\", "
+       "shard 2}}})",
+       Code::kInvalidArgument, "marker 'e8' appears twice in one import", false,
+       [](Env* e) {
+         CounterImport im = Import("x", 4);
+         im.markers = {MarkerInfo{"e8", 2, 1, 0}, MarkerInfo{"e8", 2, 1, 0}};
+         return e->db->ImportCounter(im);
+       },
+       nullptr},
+      {"API-53",
+       "ImportCounter({x, 1 shard, hour buckets, .shard_values = {5}})",
+       Code::kNotSupported,
+       "counter 'x' has time buckets; importing bucketed shard values is not "
+       "supported",
        false,
        [](Env* e) {
-         return e->db->ImportMarkers(
-             "c", {MarkerInfo{"e8", 2, 1, 0}, MarkerInfo{"e8", 2, 1, 0}});
+         CounterImport im = Import("x", 1);
+         im.info.bucket = BucketWidth::kHour;
+         im.shard_values = {5};
+         return e->db->ImportCounter(im);
        },
        nullptr},
-      {"API-53", "ImportMarkers(\"c\", {{\"e1\", shard 3}})",
-       Code::kAlreadyExists, "marker 'e1' already exists in counter 'c'", false,
-       [](Env* e) {
-         return e->db->ImportMarkers("c", {MarkerInfo{"e1", 3, 5, 0}});
-       },
-       nullptr},
-      {"API-54", "ImportMarkers(\"c\", {{\"\", shard 0}})",
+      {"API-54", "ImportCounter({x, 1 shard, .markers = {{\"\", shard 0}}})",
        Code::kInvalidArgument, "marker 0: event id is empty", false,
        [](Env* e) {
-         return e->db->ImportMarkers("c", {MarkerInfo{"", 0, 1, 0}});
+         CounterImport im = Import("x", 1);
+         im.markers = {MarkerInfo{"", 0, 1, 0}};
+         return e->db->ImportCounter(im);
        },
        nullptr},
-      {"API-55", "ImportMarkers(\"c\", 65537 markers)", Code::kInvalidArgument,
-       "65537 markers exceed the limit of 65536 per call", false,
+      {"API-55",
+       "ImportCounter({x, 1 shard, .markers = {{\"e1\", .expires_at_ms = "
+       "5}}})",
+       Code::kInvalidArgument,
+       "marker 'e1' has expiry 5 ms, but counter 'x' has dedupe window 0 ms "
+       "(an expiry is > 0 exactly when the window is)",
+       false,
        [](Env* e) {
-         std::vector<MarkerInfo> markers(kMaxBatchOps + 1);
-         for (size_t i = 0; i < markers.size(); ++i) {
-           markers[i].event_id = "m" + std::to_string(i);
-           markers[i].shard = engine::ShardOfKey(markers[i].event_id, 4);
-           markers[i].delta = 1;
-         }
-         return e->db->ImportMarkers("c", markers);
+         CounterImport im = Import("x", 1);
+         im.markers = {MarkerInfo{"e1", 0, 1, 0, 5}};
+         return e->db->ImportCounter(im);
        },
        nullptr},
 

@@ -4,6 +4,10 @@
 // thread, so a test can break the disk under a live database and heal it
 // before reopening.
 //
+// InjectAfter lets `passes` matching operations through first: failing every
+// WAL append from the Nth on models a process killed after its first N
+// appends reached the OS (nothing later is written).
+//
 // Ownership: shares the wrapped FileSystem. Thread safety: the switches are
 // atomics; everything else is the wrapped FileSystem's.
 
@@ -31,6 +35,11 @@ class FaultFs : public rocksdb::FileSystemWrapper {
     fragment_ = std::move(fragment);
     fault_.store(fault);
   }
+  // Like Inject, after `passes` matching operations have succeeded.
+  void InjectAfter(Fault fault, int passes, std::string fragment = "") {
+    passes_.store(passes);
+    Inject(fault, std::move(fragment));
+  }
   void Heal() { fault_.store(Fault::kNone); }
   int injected() const { return injected_.load(); }
 
@@ -51,6 +60,7 @@ class FaultFs : public rocksdb::FileSystemWrapper {
         file.find(fragment_) == std::string::npos) {
       return rocksdb::IOStatus::OK();
     }
+    if (passes_.fetch_sub(1) > 0) return rocksdb::IOStatus::OK();
     injected_.fetch_add(1);
     if (f == Fault::kNoSpace) {
       return rocksdb::IOStatus::NoSpace("injected: no space left on device",
@@ -119,6 +129,7 @@ class FaultFs : public rocksdb::FileSystemWrapper {
   std::atomic<Fault> fault_{Fault::kNone};
   std::string fragment_;  // set before fault_ is stored, read after loading it
   std::atomic<int> injected_{0};
+  std::atomic<int> passes_{0};  // matching operations still let through
 };
 
 }  // namespace tally::test

@@ -1,11 +1,16 @@
 #include "testutil/testutil.h"
 
 #include <cstdio>
+#include <rocksdb/env.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <future>
 #include <thread>
 #include <vector>
+
+#include "reliability/fault_fs.h"
+#include "testutil/exported.h"
 
 namespace tally::test {
 
@@ -51,6 +56,40 @@ void FinishesOrDie(const std::string& what, std::chrono::seconds bound,
     std::_Exit(1);
   }
   runner.join();
+}
+
+CounterImport ExportedCounter(Db* from, const CounterInfo& c,
+                              size_t page_size) {
+  CounterImport im;
+  EXPECT_OK(ReadExported(from, c, page_size, &im));
+  return im;
+}
+
+Status ImportMissing(Db* from, Db* to) {
+  auto counters = from->ListCounters();
+  if (!counters.ok()) return counters.status();
+  for (const CounterInfo& c : *counters) {
+    if (to->DescribeCounter(c.name).ok()) continue;
+    Status s = to->ImportCounter(ExportedCounter(from, c));
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+bool ImportCutAfter(Db* from, const std::string& path, int cut) {
+  auto fs = std::make_shared<FaultFs>();
+  std::unique_ptr<rocksdb::Env> env = rocksdb::NewCompositeEnv(fs);
+  Options faulty;
+  faulty.env = env.get();
+  std::unique_ptr<Db> db = OpenOrDie(path, faulty);
+  if (db == nullptr) return false;
+  fs->InjectAfter(Fault::kWriteError, cut, ".log");
+  Status s = ImportMissing(from, db.get());
+  const bool completed = fs->injected() == 0;
+  if (completed) {
+    EXPECT_OK(s);
+  }
+  return completed;
 }
 
 }  // namespace tally::test

@@ -61,6 +61,21 @@ std::unique_ptr<Db> OpenOrDie(const std::string& path,
 void FinishesOrDie(const std::string& what, std::chrono::seconds bound,
                    const std::function<void()>& body);
 
+// Counter `c` of `from` as an export holds it (shard values and every
+// marker, read in pages of `page_size`).
+CounterImport ExportedCounter(Db* from, const CounterInfo& c,
+                              size_t page_size = 1000);
+
+// Imports every counter of `from` that `to` does not hold, the way
+// `counterctl import --merge skip-existing` does; the first failure ends it.
+Status ImportMissing(Db* from, Db* to);
+
+// Runs ImportMissing(from, db at `path`) over a FileSystem whose WAL
+// appends fail from the (cut + 1)th on (the disk then holds what a SIGKILL
+// after `cut` appends leaves), then closes the database. Returns whether
+// the import ran to its end before the cut (then it must have succeeded).
+bool ImportCutAfter(Db* from, const std::string& path, int cut);
+
 // A clock tests move by hand. Thread-safe, as Clock requires: the engine's
 // background threads (the roll-up worker) read it while a test advances it.
 class ManualClock : public Clock {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "apply_line.h"
 #include "counterctl_fixture.h"
 #include "tally/limits.h"
 
@@ -225,6 +226,53 @@ TEST_F(CounterctlApply, MissingAndEmptyFiles) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, Summary(0, 0, 0, 0, 0) + "\n");
   EXPECT_EQ(r.err, "");
+}
+
+// Item 10: a JSON object with a repeated field is malformed, in apply and in
+// import, at any depth; last-one-wins would count 1 for the first line.
+TEST_F(CounterctlApply, Item10_RepeatedFieldIsMalformed) {
+  for (const char* line :
+       {R"({"counter":"orders","delta":1000000,"delta":1})",
+        R"({"counter":"orders","counter":"views"})",
+        R"({"counter":"orders","event_id":"a","event_id":"b"})",
+        R"({"counter":{"a":1,"a":2}})",
+        R"({"counter":"orders","delta":[{"x":1,"x":1}]})"}) {
+    SCOPED_TRACE(line);
+    counterctl::ApplyEvent event;
+    std::string reason;
+    EXPECT_FALSE(counterctl::ParseApplyLine(line, &event, &reason));
+    EXPECT_NE(reason.find("appears twice"), std::string::npos) << reason;
+  }
+  // The same key in two different objects is no repeat.
+  counterctl::ApplyEvent event;
+  std::string reason;
+  EXPECT_FALSE(counterctl::ParseApplyLine(
+      R"({"counter":"orders","time_ms":{"x":1},"delta":{"x":2}})", &event,
+      &reason));
+  EXPECT_EQ(reason.find("appears twice"), std::string::npos) << reason;
+
+  CtlOk({"create", "orders", "--shards", "2"});
+  const std::string in = WriteFile("in.jsonl",
+                                   "{\"counter\":\"orders\",\"delta\":5}\n"
+                                   "{\"counter\":\"orders\",\"delta\":1000000,"
+                                   "\"delta\":1}\n");
+  ProcessResult r = Ctl({"apply", "--file", in});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "counterctl: " + in + ":2: field \"delta\" appears twice\n");
+  EXPECT_EQ(CtlValue({"get", "orders"}), "5");
+
+  const std::string dump =
+      WriteFile("dump.jsonl",
+                "{\"tally_export\":1}\n"
+                "{\"type\":\"counter\",\"name\":\"a\",\"shards\":1,\"policy\":"
+                "\"random\",\"created_at_ms\":1,\"flags\":0}\n"
+                "{\"type\":\"shard\",\"counter\":\"a\",\"shard\":0,\"value\":7,"
+                "\"value\":1}\n");
+  const std::string copy = tmp_.Sub("copy");
+  ProcessResult imported = CtlOn(copy, {"import", dump});
+  EXPECT_EQ(imported.exit_code, 1);
+  EXPECT_EQ(imported.err,
+            "counterctl: line 3: field \"value\" appears twice\n");
 }
 
 }  // namespace

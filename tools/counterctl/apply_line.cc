@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common.h"
+#include "json_line.h"
 #include "tally/limits.h"
 #include "tally/types.h"
 
@@ -94,14 +95,8 @@ bool IsBlankLine(std::string_view line) {
 
 bool ParseApplyLine(std::string_view line, ApplyEvent* event,
                     std::string* reason) {
-  // The non-throwing parse: a malformed line is routine input here, and no
-  // exception may escape the tool.
-  const json doc = json::parse(line.begin(), line.end(), nullptr,
-                               /*allow_exceptions=*/false);
-  if (doc.is_discarded()) {
-    *reason = "not valid JSON";
-    return false;
-  }
+  json doc;
+  if (!ParseJsonLine(line, &doc, reason)) return false;
   if (!doc.is_object()) {
     *reason = "expected a JSON object, got " + Show(doc);
     return false;

@@ -9,8 +9,9 @@
 //   "time_ms"  integer, optional: the event time in ms since the Unix epoch,
 //              kMinEventTimeMs..kMaxEventTimeMs (default: now). It decides
 //              a once-event's dedupe window (outside_window).
-// Anything else (another field, another type, a float such as 1.0, a value
-// outside int64) rejects the line with a reason naming the field.
+// Anything else (another field, a field given twice, another type, a float
+// such as 1.0, a value outside int64) rejects the line with a reason naming
+// the field.
 
 #ifndef TALLY_TOOLS_COUNTERCTL_APPLY_LINE_H_
 #define TALLY_TOOLS_COUNTERCTL_APPLY_LINE_H_

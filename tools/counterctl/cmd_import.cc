@@ -5,14 +5,16 @@
 // missing). It must hold no counter, unless --merge skip-existing is given:
 // then counters whose name exists are skipped whole and listed.
 //
-// Each counter is written with Db::ImportCounter, ImportMarkers (batches of
-// kImportMarkerBatch), ImportOutbox (its unsynced outbox entries, with their
-// identity) and ImportShardValue. If the engine refuses part of
-// a counter (a marker not on its event id's shard), that counter is
-// deleted again, the error is reported and the import stops (exit 1);
-// counters imported before it stay.
+// Each counter is written with one Db::ImportCounter call, which makes it
+// appear whole or not at all (also across a kill: a rerun imports it again),
+// then its unsynced outbox entries with Db::ImportOutbox (with their
+// identity). If the engine refuses a counter (a marker not on its event id's
+// shard) or its outbox entries, the error is reported and the import stops
+// (exit 1; a counter whose entries were refused is deleted again); counters
+// imported before it stay. A kill between a counter's ImportCounter and its
+// ImportOutbox leaves the counter without its unsynced entries
+// (docs/counterctl.md).
 
-#include <algorithm>
 #include <cstdint>
 #include <fstream>
 #include <iostream>
@@ -25,6 +27,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "json_line.h"
 #include "json_output.h"
 #include "progress.h"
 #include "tally/limits.h"
@@ -32,12 +35,9 @@
 namespace counterctl {
 namespace {
 
-inline constexpr size_t kImportMarkerBatch = 10000;
-
 struct CounterPlan {
-  tally::CounterInfo info;
-  std::vector<std::pair<uint32_t, int64_t>> shards;
-  std::vector<tally::MarkerInfo> markers;
+  tally::CounterImport import;  // shard_values: empty until a shard record
+  size_t shard_records = 0;     // non-zero shard values
   std::vector<tally::OutboxEntry> outbox;  // unsynced entries, in seq order
   std::set<uint32_t> seen_shards;
   std::set<std::string> seen_events;
@@ -157,7 +157,7 @@ bool AddOutboxRecord(const Json& rec, Plan* plan, std::string* error) {
     return false;
   }
   CounterPlan& c = plan->counters[found->second];
-  if (!c.info.outbox) {
+  if (!c.import.info.outbox) {
     *error = "counter \"" + Printable(e.counter) +
              "\" has no outbox (\"outbox\":true) but an outbox record";
     return false;
@@ -187,38 +187,39 @@ bool AddRecord(const Json& rec, Plan* plan, std::string* error) {
     }
     CounterPlan c;
     std::string policy;
-    if (!GetString(rec, "name", &c.info.name, error) ||
-        !GetInt(rec, "shards", &c.info.shards, error) ||
+    if (!GetString(rec, "name", &c.import.info.name, error) ||
+        !GetInt(rec, "shards", &c.import.info.shards, error) ||
         !GetString(rec, "policy", &policy, error) ||
-        !GetInt(rec, "created_at_ms", &c.info.created_at_ms, error) ||
-        !GetInt(rec, "flags", &c.info.flags, error) ||
-        !GetOptionalInt(rec, "dedupe_window_ms", &c.info.dedupe_window_ms,
-                        error) ||
-        !GetOptionalBool(rec, "outbox", &c.info.outbox, error)) {
+        !GetInt(rec, "created_at_ms", &c.import.info.created_at_ms, error) ||
+        !GetInt(rec, "flags", &c.import.info.flags, error) ||
+        !GetOptionalInt(rec, "dedupe_window_ms",
+                        &c.import.info.dedupe_window_ms, error) ||
+        !GetOptionalBool(rec, "outbox", &c.import.info.outbox, error)) {
       return false;
     }
-    if ((c.info.flags & ~tally::kCounterFlagPlainIncrements) != 0) {
-      *error = "\"flags\" " + std::to_string(c.info.flags) +
+    if ((c.import.info.flags & ~tally::kCounterFlagPlainIncrements) != 0) {
+      *error = "\"flags\" " + std::to_string(c.import.info.flags) +
                " sets reserved bits (only bit 0, plain increments, is defined)";
       return false;
     }
-    if (c.info.shards < 1 || c.info.shards > tally::kMaxShards) {
+    if (c.import.info.shards < 1 || c.import.info.shards > tally::kMaxShards) {
       *error = "\"shards\" must be 1.." + std::to_string(tally::kMaxShards);
       return false;
     }
     if (policy == "random") {
-      c.info.policy = tally::ShardPolicy::kRandom;
+      c.import.info.policy = tally::ShardPolicy::kRandom;
     } else if (policy == "affinity") {
-      c.info.policy = tally::ShardPolicy::kAffinity;
+      c.import.info.policy = tally::ShardPolicy::kAffinity;
     } else {
       *error = "\"policy\" must be random or affinity";
       return false;
     }
-    if (plan->index.count(c.info.name) != 0) {
-      *error = "counter \"" + Printable(c.info.name) + "\" appears twice";
+    if (plan->index.count(c.import.info.name) != 0) {
+      *error =
+          "counter \"" + Printable(c.import.info.name) + "\" appears twice";
       return false;
     }
-    plan->index[c.info.name] = plan->counters.size();
+    plan->index[c.import.info.name] = plan->counters.size();
     plan->counters.push_back(std::move(c));
     return true;
   }
@@ -238,9 +239,9 @@ bool AddRecord(const Json& rec, Plan* plan, std::string* error) {
   CounterPlan& c = plan->counters[found->second];
   uint32_t shard = 0;
   if (!GetInt(rec, "shard", &shard, error)) return false;
-  if (shard >= c.info.shards) {
+  if (shard >= c.import.info.shards) {
     *error = "\"shard\" " + std::to_string(shard) + " >= shards " +
-             std::to_string(c.info.shards);
+             std::to_string(c.import.info.shards);
     return false;
   }
   if (type == "shard") {
@@ -254,7 +255,11 @@ bool AddRecord(const Json& rec, Plan* plan, std::string* error) {
       *error = "shard " + std::to_string(shard) + " appears twice";
       return false;
     }
-    if (value != 0) c.shards.emplace_back(shard, value);
+    if (value != 0) {
+      c.import.shard_values.resize(c.import.info.shards);
+      c.import.shard_values[shard] = value;
+      ++c.shard_records;
+    }
     return true;
   }
   tally::MarkerInfo m;
@@ -274,7 +279,7 @@ bool AddRecord(const Json& rec, Plan* plan, std::string* error) {
     *error = "event \"" + Printable(m.event_id) + "\" appears twice";
     return false;
   }
-  c.markers.push_back(std::move(m));
+  c.import.markers.push_back(std::move(m));
   return true;
 }
 
@@ -285,8 +290,10 @@ bool ReadPlan(std::istream& in, Plan* plan) {
   while (std::getline(in, line)) {
     ++number;
     std::string error;
-    const Json rec = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (rec.is_discarded() || !rec.is_object()) {
+    Json rec;
+    if (!ParseJsonLine(line, &rec, &error)) {
+      if (rec.is_discarded()) error = "not a JSON object";  // not JSON at all
+    } else if (!rec.is_object()) {
       error = "not a JSON object";
     } else if (number == 1) {
       if (rec != Json{{"tally_export", 1}}) {
@@ -311,31 +318,13 @@ bool ReadPlan(std::istream& in, Plan* plan) {
   return true;
 }
 
-// *created says whether the counter record was written (so a failure
-// after it should delete the counter again).
-tally::Status WriteCounter(tally::Db* db, const CounterPlan& c,
-                           bool* created) {
-  *created = false;
-  tally::Status s = db->ImportCounter(c.info);
-  if (!s.ok()) return s;
-  *created = true;
-  for (size_t i = 0; i < c.markers.size(); i += kImportMarkerBatch) {
-    const size_t end = std::min(c.markers.size(), i + kImportMarkerBatch);
-    s = db->ImportMarkers(
-        c.info.name, std::vector<tally::MarkerInfo>(c.markers.begin() + i,
-                                                    c.markers.begin() + end));
-    if (!s.ok()) return s;
-  }
-  // The unsynced outbox entries, with their identity (their deltas are in
-  // the shard values, so this counts nothing).
+// The unsynced outbox entries of counter `c`, just imported, with their
+// identity (their deltas are in the shard values, so this counts nothing).
+tally::Status WriteOutbox(tally::Db* db, const CounterPlan& c) {
   for (size_t i = 0; i < c.outbox.size(); i += tally::kMaxBatchOps) {
     const size_t end = std::min(c.outbox.size(), i + tally::kMaxBatchOps);
-    s = db->ImportOutbox(std::vector<tally::OutboxEntry>(
+    tally::Status s = db->ImportOutbox(std::vector<tally::OutboxEntry>(
         c.outbox.begin() + i, c.outbox.begin() + end));
-    if (!s.ok()) return s;
-  }
-  for (const auto& [shard, value] : c.shards) {
-    s = db->ImportShardValue(c.info.name, shard, value);
     if (!s.ok()) return s;
   }
   return tally::Status::OK();
@@ -376,25 +365,26 @@ int RunImport(const GlobalArgs& global, const ImportArgs& args) {
   Progress progress("import: counters", plan.counters.size());
   for (const CounterPlan& c : plan.counters) {
     progress.Update(counters + skipped);
-    if (taken.count(c.info.name) != 0) {
+    if (taken.count(c.import.info.name) != 0) {
       progress.Finish();
-      std::cout << "skipped " << Printable(c.info.name) << " (exists)\n";
+      std::cout << "skipped " << Printable(c.import.info.name) << " (exists)\n";
       ++skipped;
       continue;
     }
-    bool created = false;
-    s = WriteCounter(db.get(), c, &created);
+    s = db->ImportCounter(c.import);
+    if (s.ok()) {
+      s = WriteOutbox(db.get(), c);
+      if (!s.ok()) (void)db->DeleteCounter(c.import.info.name);
+    }
     if (!s.ok()) {
       progress.Finish();
-      // Leave no half-imported counter behind.
-      if (created) (void)db->DeleteCounter(c.info.name);
-      PrintError("counter \"" + Printable(c.info.name) +
+      PrintError("counter \"" + Printable(c.import.info.name) +
                  "\" not imported: " + s.ToString());
       return kExitError;
     }
     ++counters;
-    shards += c.shards.size();
-    markers += c.markers.size();
+    shards += c.shard_records;
+    markers += c.import.markers.size();
     outbox += c.outbox.size();
   }
   progress.Finish();
