@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "engine/creation.h"
 #include "engine/db_impl.h"
 #include "engine/format.h"
 #include "engine/path_check.h"
@@ -171,11 +172,19 @@ Status DbImpl::OpenReader(RocksOptions ro) {
 Status DbImpl::Init() {
   Options checked = options_;
   if (options_.read_only) checked.create_if_missing = false;
-  Status s = CheckPath(checked, path_);
+  PathState state;
+  Status s = CheckPath(checked, path_, &state);
   if (!s.ok()) return s;
 
   RocksOptions ro = MakeRocksOptions(checked, retention_);
   env_ = ro.env;
+  // A new database is made under a creation marker and lock (creation.h),
+  // removed once its header is durable.
+  std::unique_ptr<Creation> creation;
+  if (state != PathState::kDatabase) {
+    s = Creation::Begin(checked, path_, ro.db.env, &creation);
+    if (!s.ok()) return s;
+  }
   s = options_.read_only ? OpenReader(std::move(ro)) : OpenWriter(ro);
   if (!s.ok()) return s;
   meta_ = handles_[kMeta];
@@ -190,6 +199,11 @@ Status DbImpl::Init() {
                                        retention_.get());
   s = catalog_->Load(path_, options_.read_only);
   if (!s.ok()) return s;
+  if (creation != nullptr) {
+    s = creation->Finish();
+    if (!s.ok()) return s;
+    creation.reset();
+  }
   if (!options_.read_only) {
     s = LoadOutbox();
     if (!s.ok()) return s;
