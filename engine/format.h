@@ -36,6 +36,11 @@ inline constexpr char kEventsFamily[] = "events";
 inline constexpr char kRollupsFamily[] = "rollups";
 inline constexpr char kOutboxFamily[] = "outbox";
 
+// The file a creating open writes into the database directory before
+// RocksDB makes anything there, and removes once the database is whole
+// (engine/creation.h): a directory holding it is an unfinished creation.
+inline constexpr char kCreatingMarker[] = "TALLY-CREATING";
+
 // meta CF keys: one tag byte, then (for counters) the name bytes.
 inline constexpr char kHeaderKey[] = "\x01";
 inline constexpr char kCounterKeyTag = '\x02';

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "engine/creation.h"
 #include "engine/db_impl.h"
 #include "engine/format.h"
 #include "engine/path_check.h"
@@ -134,11 +135,19 @@ Status DbImpl::OpenWriter(const RocksOptions& ro) {
 Status DbImpl::Init() {
   Options checked = options_;
   if (options_.read_only) checked.create_if_missing = false;
-  Status s = CheckPath(checked, path_);
+  PathState state;
+  Status s = CheckPath(checked, path_, &state);
   if (!s.ok()) return s;
 
   RocksOptions ro = MakeRocksOptions(checked, retention_, engine_clock_);
   env_ = ro.env;
+  // A new database is made under a creation marker and lock (creation.h),
+  // removed once its header is durable.
+  std::unique_ptr<Creation> creation;
+  if (state != PathState::kDatabase) {
+    s = Creation::Begin(checked, path_, ro.db.env, &creation);
+    if (!s.ok()) return s;
+  }
   s = options_.read_only ? OpenReader(std::move(ro)) : OpenWriter(ro);
   if (!s.ok()) return s;
   meta_ = handles_[kMeta];
@@ -154,6 +163,11 @@ Status DbImpl::Init() {
   s = catalog_->Load(path_, options_.read_only);
   if (s.ok()) s = LoadTimeMark();
   if (!s.ok() || options_.read_only) return s;
+  if (creation != nullptr) {
+    s = creation->Finish();
+    if (!s.ok()) return s;
+    creation.reset();
+  }
   s = LoadOutbox();
   // The mark is persisted at open, so a crash after a clock step back never
   // resumes below a time this process judged anything by.

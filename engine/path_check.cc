@@ -63,31 +63,35 @@ Status CheckOwner(const std::string& path) {
 
 }  // namespace
 
-Status CheckPath(const Options& options, const std::string& path) {
+Status CheckPath(const Options& options, const std::string& path,
+                 PathState* state) {
+  *state = PathState::kNew;
   Status owner = CheckOwner(path);
   if (!owner.ok()) return owner;
+  const Status not_found = Status::NotFound("no tally database at " + path +
+                                            " (create_if_missing is off)");
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
   if (!fs::exists(st)) {
-    if (!options.create_if_missing) {
-      return Status::NotFound("no tally database at " + path +
-                              " (create_if_missing is off)");
-    }
-    return Status::OK();
+    return options.create_if_missing ? Status::OK() : not_found;
   }
   if (!fs::is_directory(st)) {
     return Status::InvalidArgument(path +
                                    " is not a directory, so it is not "
                                    "a tally database");
   }
+  if (fs::exists(fs::path(path) / kCreatingMarker, ec)) {
+    *state = PathState::kUnfinished;
+    if (options.create_if_missing) return Status::OK();
+    return Status::NotFound(
+        "no tally database at " + path + " yet: its creation is under way "
+        "or was interrupted (it holds " + kCreatingMarker + "); a creating "
+        "open (create_if_missing) creates it afresh");
+  }
   const bool has_current = fs::exists(fs::path(path) / "CURRENT", ec);
   if (!has_current) {
     if (fs::is_empty(path, ec) && !ec) {
-      if (!options.create_if_missing) {
-        return Status::NotFound("no tally database at " + path +
-                                " (create_if_missing is off)");
-      }
-      return Status::OK();
+      return options.create_if_missing ? Status::OK() : not_found;
     }
     return Status::InvalidArgument(path +
                                    " holds files but is not a tally "
@@ -113,6 +117,7 @@ Status CheckPath(const Options& options, const std::string& path) {
                                      std::string(need) + "')");
     }
   }
+  *state = PathState::kDatabase;
   return Status::OK();
 }
 

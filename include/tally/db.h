@@ -70,9 +70,17 @@ using IncrementCallback = std::function<void(const Result<IncrementResult>&)>;
 class Db {
  public:
   // Opens (or, with create_if_missing, creates) the database at `path`.
-  // Errors: Busy when another process holds it; InvalidArgument when `path`
-  // holds something that is not a tally database; NotSupported when the
-  // database was written by a newer format; IOError from the file system.
+  // Creation is atomic for the user: until the new database is whole (every
+  // column family and the header durable) its directory holds the marker
+  // file TALLY-CREATING; such a directory, left by a creation killed
+  // midway, is NotFound to opens without create_if_missing and to
+  // read-only opens, and the next creating open discards its contents and
+  // creates the database afresh. A directory the caller made (empty) is
+  // used in place and keeps its mode.
+  // Errors: Busy when another process holds it, or is creating it;
+  // InvalidArgument when `path` holds something that is not a tally
+  // database; NotSupported when the database was written by a newer
+  // format; IOError from the file system.
   static Status Open(const Options& options, const std::string& path,
                      std::unique_ptr<Db>* db);
 
