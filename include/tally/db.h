@@ -200,7 +200,8 @@ class Db {
   // read-only Db checks its current point (see Refresh). Findings go to
   // `report` (report->ok() when none); the Status is an error only when the
   // check itself could not run (I/O; Busy on a read-only Db whose last
-  // Refresh failed mid-way).
+  // Refresh failed mid-way, or whose whole-file checksum failed while the
+  // writer changed its files: Refresh and verify again).
   virtual Status Verify(VerifyReport* report) = 0;
 
   // ---- outbox: the change feed of counters with CounterSpec::outbox ----
