@@ -18,13 +18,6 @@
 namespace tally {
 namespace {
 
-CounterSpec WithOutbox(uint32_t shards) {
-  CounterSpec spec;
-  spec.shards = shards;
-  spec.outbox = true;
-  return spec;
-}
-
 class OutboxCopies : public ::testing::Test {
  protected:
   std::unique_ptr<Db> OpenHub() {
@@ -63,7 +56,7 @@ TEST_F(OutboxCopies, Item04_PowerCutBeforeAckNeverLosesLaterIncrements) {
   const std::string edge_path = dir_.Sub("edge");
   const std::string cut_path = dir_.Sub("edge-after-cut");
   auto edge = OpenEdge(edge_path, env.get());
-  ASSERT_OK(edge->CreateCounter("orders", WithOutbox(4)));
+  ASSERT_OK(edge->CreateCounter("orders", test::OutboxSpec(4)));
   for (int i = 0; i < 5; ++i) ASSERT_OK(edge->Increment("orders", 1));
   EXPECT_EQ(Sync(edge.get(), hub.get()).applied, 5u);  // acked, synced
 
@@ -132,7 +125,7 @@ TEST_F(OutboxCopies, Item04_PowerCutBeforeAckNeverLosesLaterIncrements) {
 TEST_F(OutboxCopies, Item05_CheckpointAsSecondDeviceNeverCollides) {
   auto hub = OpenHub();
   auto a = OpenEdge(dir_.Sub("a"));
-  ASSERT_OK(a->CreateCounter("orders", WithOutbox(4)));
+  ASSERT_OK(a->CreateCounter("orders", test::OutboxSpec(4)));
   for (int i = 0; i < 4; ++i) ASSERT_OK(a->Increment("orders", 1));
   Sync(a.get(), hub.get());  // 4 on the hub
   for (int i = 0; i < 3; ++i) ASSERT_OK(a->Increment("orders", 2));  // unsynced
@@ -165,7 +158,7 @@ TEST_F(OutboxCopies, Item05_RestoredOlderBackupNeverReusesIdentities) {
   auto hub = OpenHub();
   const std::string backups = dir_.Sub("backups");
   auto edge = OpenEdge(dir_.Sub("edge"));
-  ASSERT_OK(edge->CreateCounter("orders", WithOutbox(4)));
+  ASSERT_OK(edge->CreateCounter("orders", test::OutboxSpec(4)));
   for (int i = 0; i < 3; ++i) ASSERT_OK(edge->Increment("orders", 1));
   ASSERT_OK(edge->CreateBackup(backups));  // 3 unsynced entries in it
   for (int i = 0; i < 4; ++i) ASSERT_OK(edge->Increment("orders", 10));

@@ -20,13 +20,6 @@
 namespace tally {
 namespace {
 
-CounterSpec WithOutbox(uint32_t shards) {
-  CounterSpec spec;
-  spec.shards = shards;
-  spec.outbox = true;
-  return spec;
-}
-
 Options ReadOnly() {
   Options o;
   o.read_only = true;
@@ -80,7 +73,7 @@ class ReservationGate {
 TEST(OutboxReadOnly, Item09_NeverReturnsASeqPastOneStillCommitting) {
   test::TempDir dir;
   auto writer = test::OpenOrDie(dir.path());
-  ASSERT_OK(writer->CreateCounter("c", WithOutbox(2)));
+  ASSERT_OK(writer->CreateCounter("c", test::OutboxSpec(2)));
   auto reader = test::OpenOrDie(dir.path(), ReadOnly());
   ReservationGate gate(writer.get(), /*held=*/1);
   std::thread first([&] { ASSERT_OK(writer->Increment("c", 1)); });
@@ -106,7 +99,7 @@ TEST(OutboxReadOnly, Item09_NotHeldForeverBehindAFailedCommit) {
   wo.env = env.get();
   wo.rollup_interval_ms = 0;
   auto writer = test::OpenOrDie(dir.path(), wo);
-  ASSERT_OK(writer->CreateCounter("c", WithOutbox(2)));
+  ASSERT_OK(writer->CreateCounter("c", test::OutboxSpec(2)));
   ASSERT_OK(writer->Increment("c", 1));  // seq 1
   auto reader = test::OpenOrDie(dir.path(), ReadOnly());
   {
@@ -138,7 +131,7 @@ TEST(OutboxReadOnly, Item09_PagingReaderBesideThreeWritersSkipsNothing) {
   Options wo;
   wo.rollup_interval_ms = 0;
   auto writer = test::OpenOrDie(dir.path(), wo);
-  ASSERT_OK(writer->CreateCounter("c", WithOutbox(8)));
+  ASSERT_OK(writer->CreateCounter("c", test::OutboxSpec(8)));
   auto reader = test::OpenOrDie(dir.path(), ReadOnly());
   constexpr int kThreads = 3, kCalls = 1500;
   std::atomic<int> done{0};

@@ -32,12 +32,6 @@ class Outbox : public ::testing::Test {
     o.outbox_max_entries = cap;
     return test::OpenOrDie(dir_.Sub(name), o);
   }
-  static CounterSpec WithOutbox(uint32_t shards) {
-    CounterSpec spec;
-    spec.shards = shards;
-    spec.outbox = true;
-    return spec;
-  }
 
   test::TempDir dir_;
   test::ManualClock clock_;
@@ -45,7 +39,7 @@ class Outbox : public ::testing::Test {
 
 TEST_F(Outbox, EveryAppliedIncrementInOrderThenAcknowledged) {
   auto db = Open("edge");
-  ASSERT_OK(db->CreateCounter("orders", WithOutbox(4)));
+  ASSERT_OK(db->CreateCounter("orders", test::OutboxSpec(4)));
   ASSERT_OK(db->CreateCounter("quiet", {4}));  // no outbox
   ASSERT_OK(db->Increment("orders", 3));
   ASSERT_OK(db->Increment("quiet", 100));
@@ -103,7 +97,7 @@ TEST_F(Outbox, EveryAppliedIncrementInOrderThenAcknowledged) {
 
 TEST_F(Outbox, CapRefusesAndWritesNothing) {
   auto db = Open("edge", /*cap=*/3);
-  ASSERT_OK(db->CreateCounter("c", WithOutbox(1)));
+  ASSERT_OK(db->CreateCounter("c", test::OutboxSpec(1)));
   for (int i = 0; i < 3; ++i) ASSERT_OK(db->Increment("c", 1));
   auto r = db->Increment("c", 1);
   EXPECT_TRUE(r.status().IsBusy());
@@ -131,7 +125,7 @@ TEST_F(Outbox, CapRefusesAndWritesNothing) {
 // every seq exactly once, in order, and the deltas add up.
 TEST_F(Outbox, ConcurrentWritersNeverMakeTheReaderSkip) {
   auto db = Open("edge");
-  ASSERT_OK(db->CreateCounter("c", WithOutbox(8)));
+  ASSERT_OK(db->CreateCounter("c", test::OutboxSpec(8)));
   constexpr int kThreads = 4, kPerThread = 2000;
   std::atomic<int> done{0};
   std::vector<std::thread> writers;
@@ -179,7 +173,7 @@ TEST_F(Outbox, SyncTwoEdgesIntoOneHubExactlyWithAttribution) {
   auto a = Open("edge-a");
   auto b = Open("edge-b");
   for (Db* edge : {a.get(), b.get()}) {
-    ASSERT_OK(edge->CreateCounter("orders", WithOutbox(2)));
+    ASSERT_OK(edge->CreateCounter("orders", test::OutboxSpec(2)));
   }
   for (int i = 0; i < 300; ++i) ASSERT_OK(a->Increment("orders", 2));
   for (int i = 0; i < 120; ++i) {
@@ -218,7 +212,7 @@ TEST_F(Outbox, CutSyncIsRepairedByTheNextWithoutDoubling) {
   auto hub = Open("hub");
   auto edge = Open("edge");
   ASSERT_OK(hub->CreateCounter("c", {4}));
-  ASSERT_OK(edge->CreateCounter("c", WithOutbox(4)));
+  ASSERT_OK(edge->CreateCounter("c", test::OutboxSpec(4)));
   for (int i = 1; i <= 50; ++i) ASSERT_OK(edge->Increment("c", i));
   // The hub took two batches but the edge never heard: stop after the
   // first acknowledgement by failing on the hub (counter deleted midway).

@@ -18,6 +18,15 @@ namespace {
 using test::OpenOrDie;
 using test::TempDir;
 
+// Points a loop test judges: fewer under the sanitizers, whose runs are
+// 5-10x slower (the plain build's counts are the ones the figures
+// come from).
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+constexpr int kPointScale = 5;
+#else
+constexpr int kPointScale = 1;
+#endif
+
 Options SmallBuffers() {
   Options o;
   o.write_buffer_bytes = 64 << 10;
@@ -35,6 +44,7 @@ Options ReadOnly() {
 struct Beside {
   int points = 0;
   int inconsistent = 0;
+  int refused = 0;  // views or checks refused as Busy
   std::string first;
 };
 
@@ -56,11 +66,19 @@ Beside RunBesideWriter(const std::string& path, int points, View view) {
     }
   });
   Beside out;
-  while (out.points < points) {
+  // Bounded: a view may be refused (Busy) many times in a row while the
+  // writer flushes faster than an open completes.
+  for (int tries = 0; out.points < points && tries < points * 20; ++tries) {
     Db* reader = view();
     if (reader == nullptr) continue;
     VerifyReport report;
     Status s = reader->Verify(&report);
+    // Busy: the writer changed its files under the check (the documented
+    // refusal, db.h Verify); not a point.
+    if (s.IsBusy()) {
+      ++out.refused;
+      continue;
+    }
     EXPECT_OK(s);
     ++out.points;
     if (!report.ok()) {
@@ -70,6 +88,9 @@ Beside RunBesideWriter(const std::string& path, int points, View view) {
   }
   stop = true;
   t.join();
+  // Most views must be judged, or the test shows nothing.
+  EXPECT_GE(out.points, points / 2) << out.refused << " refused";
+  ::testing::Test::RecordProperty("refused", out.refused);
   return out;
 }
 
@@ -105,7 +126,7 @@ TEST(ReadOnly, Item01_RefreshIsOnePointAcrossFamilies) {
   auto reader = OpenOrDie(dir.path(), ReadOnly());
   ASSERT_NE(reader, nullptr);
   int refused = 0;
-  Beside b = RunBesideWriter(dir.path(), 150, [&]() -> Db* {
+  Beside b = RunBesideWriter(dir.path(), 150 / kPointScale, [&]() -> Db* {
     Status s = reader->Refresh();
     // Busy: the writer deleted logs during every attempt (64 KiB buffers
     // flush very often); the documented refusal, not a mixed point.
@@ -125,9 +146,10 @@ TEST(ReadOnly, Item01_FreshOpenIsOnePointAcrossFamilies) {
   TempDir dir;
   { auto w = OpenOrDie(dir.path(), SmallBuffers()); }
   std::unique_ptr<Db> reader;
-  Beside b = RunBesideWriter(dir.path(), 60, [&]() -> Db* {
+  Beside b = RunBesideWriter(dir.path(), 60 / kPointScale, [&]() -> Db* {
     reader.reset();
     Status s = Db::Open(ReadOnly(), dir.path(), &reader);
+    if (s.IsBusy()) return nullptr;  // the documented refusal, as above
     EXPECT_OK(s);
     return reader.get();
   });

@@ -33,6 +33,13 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ec);
 }
 
+CounterSpec OutboxSpec(uint32_t shards) {
+  CounterSpec spec;
+  spec.shards = shards;
+  spec.outbox = true;
+  return spec;
+}
+
 std::unique_ptr<Db> OpenOrDie(const std::string& path, const Options& options) {
   std::unique_ptr<Db> db;
   Status s = Db::Open(options, path, &db);

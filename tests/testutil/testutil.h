@@ -50,6 +50,9 @@ class TempDir {
 };
 
 // Opens (creating) a database at `path`, failing the test on error.
+// A counter spec with `shards` shards and an outbox.
+CounterSpec OutboxSpec(uint32_t shards);
+
 std::unique_ptr<Db> OpenOrDie(const std::string& path,
                               const Options& options = Options());
 

@@ -21,12 +21,6 @@ using nlohmann::json;
 
 class CounterctlExportOutbox : public CounterctlTest {
  protected:
-  static CounterSpec WithOutbox(uint32_t shards) {
-    CounterSpec spec;
-    spec.shards = shards;
-    spec.outbox = true;
-    return spec;
-  }
   // The export's records of one type.
   static std::vector<json> Records(const std::string& file,
                                    const std::string& type) {
@@ -46,7 +40,7 @@ TEST_F(CounterctlExportOutbox, Item03_UnsyncedEntriesReachTheHubFromTheCopy) {
   {
     std::unique_ptr<Db> edge = OpenOrDie(db_);
     std::unique_ptr<Db> hub = OpenOrDie(hub_path);
-    ASSERT_OK(edge->CreateCounter("orders", WithOutbox(4)));
+    ASSERT_OK(edge->CreateCounter("orders", test::OutboxSpec(4)));
     ASSERT_OK(edge->CreateCounter("plain", {2}));  // no outbox
     ASSERT_OK(hub->CreateCounter("orders", {8}));
     for (int i = 0; i < 5; ++i) ASSERT_OK(edge->Increment("orders", 1));
