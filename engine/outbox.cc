@@ -185,6 +185,12 @@ Result<std::vector<OutboxEntry>> DbImpl::ReadOutbox(uint64_t after_seq,
   Result<std::string> db_id_or = DatabaseId();
   if (!db_id_or.ok()) return db_id_or.status();
   const std::string& db_id = *db_id_or;
+  // A writer reads its watermark before it makes the iterator: every seq
+  // at or below it has settled, so each committed one is in the view (read
+  // after the iterator, a seq committed in between would be stepped over
+  // as if dead).
+  const uint64_t writer_settled =
+      options_.read_only ? 0 : outbox_seq_.Watermark();
   // One iterator: the cursors and the entries come from one view.
   rocksdb::ReadOptions ro;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, outbox_));
@@ -196,7 +202,7 @@ Result<std::vector<OutboxEntry>> DbImpl::ReadOutbox(uint64_t after_seq,
   // entries past that only while their seqs follow on without a gap.
   uint64_t settled, through;
   if (!options_.read_only) {
-    settled = through = outbox_seq_.Watermark();
+    settled = through = writer_settled;
   } else {
     uint64_t last, acked, recorded, newest = 0;
     Status s = ReadOutboxCursors(ro, it.get(), &last, &acked, &recorded);

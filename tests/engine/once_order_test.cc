@@ -153,7 +153,7 @@ TEST_F(OnceOrder, Item08_RedeliveryPausedAtItsClockReadIsNotCountedTwice) {
   ASSERT_OK(first);
   ASSERT_EQ(first->outcome, Outcome::kApplied);
 
-  Result<IncrementResult> redelivery = Status::OK();
+  Result<IncrementResult> redelivery = Status::NotFound("not run yet");
   const bool paused = CompactWhileCallPausedAtItsClock(db.get(), [&] {
     redelivery = db->IncrementOnce("c", "e", 5, OnceOptions{kStart, {}});
   });
@@ -197,14 +197,14 @@ TEST_F(OnceOrder, Item08_RedeliveryWaitingOnTheStripeIsJudgedAfterItsLookup) {
 
   // The holder pauses in its clock reading: after its lookup, so holding
   // the only stripe.
-  Result<IncrementResult> held = Status::OK();
+  Result<IncrementResult> held = Status::NotFound("not run yet");
   std::thread holder([&] {
     clock_.ArmThisThread();
     held = db->IncrementOnce("c", "other", 1, OnceOptions{kStart, {}});
     clock_.Finished();
   });
   ASSERT_TRUE(clock_.WaitPausedOrFinished());
-  Result<IncrementResult> redelivery = Status::OK();
+  Result<IncrementResult> redelivery = Status::NotFound("not run yet");
   std::thread writer([&] {
     redelivery = db->IncrementOnce("c", "e", 5, OnceOptions{kStart, {}});
   });
