@@ -113,7 +113,7 @@ Status DbImpl::ScanShards(
   };
 
   if (c.shards == 1) {
-    // A plain Get beats an iterator for one key (ROCKSDB-NOTES.md).
+    // A plain Get beats an iterator for one key (docs/design.md, read path).
     char key[kShardKeyBytes];
     EncodeShardKey(c.id, 0, key);
     rocksdb::PinnableSlice value;

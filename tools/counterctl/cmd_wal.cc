@@ -11,7 +11,8 @@
 // OpenForReadOnly) instance, both while a writer holds the database and after
 // it closed; the feed ends at the last sequence the instance saw when it
 // opened. A secondary is used because a read-only instance must not be
-// opened on a database another process writes (ROCKSDB-NOTES.md).
+// opened on a database another process writes (docs/design.md, readers in
+// other processes).
 //
 // RocksDB's iterator silently starts at the oldest batch it still has when
 // SEQ is older than every WAL file; this command checks the first batch
