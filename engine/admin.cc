@@ -10,7 +10,7 @@
 #include "engine/db_impl.h"
 #include "engine/rocksdb_options.h"
 #include "engine/validate.h"
-#include "wal/rocks_status.h"
+#include "util/rocks_status.h"
 
 namespace tally::engine {
 
@@ -29,7 +29,7 @@ Result<uint64_t> DbImpl::PendingOperands(std::string_view counter) {
     one.Reset();
     if (rs.IsNotFound()) return Status::OK();
     if (!rs.ok() && !rs.IsIncomplete()) {
-      return wal::FromRocks(rs, "count pending operands");
+      return FromRocks(rs, "count pending operands");
     }
     // n counts the stored entries a read folds; one per key is the floor.
     if (n > 1) pending += static_cast<uint64_t>(n - 1);
@@ -44,7 +44,7 @@ Result<uint64_t> DbImpl::PendingOperands(std::string_view counter) {
       Status s = count(it->key());
       if (!s.ok()) return s;
     }
-    Status s = wal::FromRocks(it->status(), "count pending operands");
+    Status s = FromRocks(it->status(), "count pending operands");
     if (!s.ok()) return s;
     return pending;
   }
@@ -113,7 +113,7 @@ Status DbImpl::Compact() {
   rocksdb::CompactRangeOptions co;
   co.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
   for (rocksdb::ColumnFamilyHandle* h : {meta_, shards_, events_}) {
-    s = wal::FromRocks(db_->CompactRange(co, h, nullptr, nullptr),
+    s = FromRocks(db_->CompactRange(co, h, nullptr, nullptr),
                        "compact " + h->GetName());
     if (!s.ok()) return s;
   }
@@ -124,8 +124,8 @@ Status DbImpl::CheckpointOnce(const std::string& dir) {
   rocksdb::Checkpoint* raw = nullptr;
   rocksdb::Status rs = rocksdb::Checkpoint::Create(db_.get(), &raw);
   std::unique_ptr<rocksdb::Checkpoint> cp(raw);
-  if (!rs.ok()) return wal::FromRocks(rs, "checkpoint " + dir);
-  return wal::FromRocks(cp->CreateCheckpoint(dir), "checkpoint " + dir);
+  if (!rs.ok()) return FromRocks(rs, "checkpoint " + dir);
+  return FromRocks(cp->CreateCheckpoint(dir), "checkpoint " + dir);
 }
 
 namespace {

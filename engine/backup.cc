@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "engine/db_impl.h"
-#include "wal/rocks_status.h"
+#include "util/rocks_status.h"
 
 namespace tally {
 namespace {
@@ -24,7 +24,7 @@ Status OpenEngine(const std::string& dir, bool must_exist,
   rocksdb::BackupEngineOptions options(dir);
   options.share_files_with_checksum = true;
   rocksdb::BackupEngine* raw = nullptr;
-  Status s = wal::FromRocks(
+  Status s = FromRocks(
       rocksdb::BackupEngine::Open(options, rocksdb::Env::Default(), &raw),
       "open backup directory " + dir);
   engine->reset(raw);
@@ -59,7 +59,7 @@ Status VerifyBackup(const std::string& backup_dir, uint32_t id) {
   std::unique_ptr<rocksdb::BackupEngine> engine;
   Status s = OpenEngine(backup_dir, /*must_exist=*/true, &engine);
   if (!s.ok()) return s;
-  s = wal::FromRocks(engine->VerifyBackup(id, /*verify_with_checksum=*/true),
+  s = FromRocks(engine->VerifyBackup(id, /*verify_with_checksum=*/true),
                      "verify backup " + std::to_string(id) + " in " +
                          backup_dir);
   // A checksum or size mismatch comes back as Corruption or IOError; both
@@ -80,7 +80,7 @@ Status RestoreBackup(const std::string& backup_dir, uint32_t id,
   std::unique_ptr<rocksdb::BackupEngine> engine;
   Status s = OpenEngine(backup_dir, /*must_exist=*/true, &engine);
   if (!s.ok()) return s;
-  return wal::FromRocks(
+  return FromRocks(
       engine->RestoreDBFromBackup(rocksdb::RestoreOptions(), id, db_path,
                                   db_path),
       "restore backup " + std::to_string(id) + " to " + db_path);
@@ -100,11 +100,11 @@ Result<BackupInfo> DbImpl::CreateBackup(const std::string& backup_dir) {
   rocksdb::BackupID id = 0;
   rocksdb::CreateBackupOptions options;
   options.flush_before_backup = false;  // the WAL is copied instead
-  s = wal::FromRocks(engine->CreateNewBackup(options, db_.get(), &id),
+  s = FromRocks(engine->CreateNewBackup(options, db_.get(), &id),
                      "back up " + path_ + " to " + backup_dir);
   if (!s.ok()) return s;
   rocksdb::BackupInfo info;
-  s = wal::FromRocks(engine->GetBackupInfo(id, &info),
+  s = FromRocks(engine->GetBackupInfo(id, &info),
                      "describe backup " + std::to_string(id));
   if (!s.ok()) return s;
   return InfoOf(info);

@@ -11,7 +11,7 @@
 #include "engine/random_id.h"
 #include "engine/validate.h"
 #include "tally/limits.h"
-#include "wal/rocks_status.h"
+#include "util/rocks_status.h"
 
 namespace tally::engine {
 namespace {
@@ -57,7 +57,7 @@ Catalog::Catalog(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* meta,
                  rocksdb::ColumnFamilyHandle* shards,
                  rocksdb::ColumnFamilyHandle* events,
                  rocksdb::ColumnFamilyHandle* rollups,
-                 wal::CommitPipeline* commit, const Clock* clock,
+                 commit::CommitPipeline* commit, const Clock* clock,
                  RetentionRules* retention)
     : db_(db),
       meta_(meta),
@@ -86,7 +86,7 @@ Status Catalog::WriteFreshHeader() {
   schema::EncodeHeader(header_, &value);
   rocksdb::WriteBatch wb;
   rocksdb::Status rs = wb.Put(meta_, kHeaderKey, value);
-  if (!rs.ok()) return wal::FromRocks(rs, "write database header");
+  if (!rs.ok()) return FromRocks(rs, "write database header");
   return commit_->CommitDurable(&wb);
 }
 
@@ -120,7 +120,7 @@ Status Catalog::LoadLocked(const std::string& path, bool read_only) {
       db_->NewIterator(rocksdb::ReadOptions(), meta_));
   it->SeekToFirst();
   if (!it->Valid()) {
-    if (!it->status().ok()) return wal::FromRocks(it->status(), "read meta");
+    if (!it->status().ok()) return FromRocks(it->status(), "read meta");
     if (read_only) {
       return Status::NotFound("database " + path +
                               " has no header yet (still being created)");
@@ -172,7 +172,7 @@ Status Catalog::LoadLocked(const std::string& path, bool read_only) {
     by_name_.emplace(view, std::move(entry));
   }
   PublishRetention();
-  s = wal::FromRocks(it->status(), "read meta");
+  s = FromRocks(it->status(), "read meta");
   // An import that died before its counter record: its counter never
   // appeared; drop what it wrote. (A read-only open leaves it to the writer.)
   if (s.ok() && !read_only && !unfinished_imports.empty()) {
@@ -229,7 +229,7 @@ Status Catalog::CommitCounter(const CounterInfo& info,
   schema::EncodeCounter(RecordOf(info), &counter_value);
   rocksdb::Status rs = wb->Put(meta_, kHeaderKey, header_value);
   if (rs.ok()) rs = wb->Put(meta_, CounterMetaKey(info.name), counter_value);
-  if (!rs.ok()) return wal::FromRocks(rs, "create counter");
+  if (!rs.ok()) return FromRocks(rs, "create counter");
   Status s = commit_->CommitDurable(wb);
   if (!s.ok()) return s;
 
@@ -250,7 +250,7 @@ Status Catalog::CommitRaisingFormat(uint32_t version, rocksdb::WriteBatch* wb) {
     std::string value;
     schema::EncodeHeader(next, &value);
     rocksdb::Status rs = wb->Put(meta_, kHeaderKey, value);
-    if (!rs.ok()) return wal::FromRocks(rs, "raise the format version");
+    if (!rs.ok()) return FromRocks(rs, "raise the format version");
   }
   Status s = commit_->CommitDurable(wb);
   if (s.ok()) header_ = std::move(next);
@@ -286,7 +286,7 @@ Result<uint64_t> Catalog::BeginImport(std::string_view name,
   rocksdb::WriteBatch wb;
   rocksdb::Status rs = wb.Put(meta_, kHeaderKey, header_value);
   if (rs.ok()) rs = wb.Put(meta_, ImportMetaKey(id), name);
-  if (!rs.ok()) return wal::FromRocks(rs, "begin import");
+  if (!rs.ok()) return FromRocks(rs, "begin import");
   s = commit_->Commit(&wb);
   if (!s.ok()) return s;
   header_ = std::move(next);
@@ -301,7 +301,7 @@ Status Catalog::FinishImport(uint64_t id, std::string_view name,
   if (!s.ok()) return s;
   rocksdb::WriteBatch wb;
   rocksdb::Status rs = wb.Delete(meta_, ImportMetaKey(id));
-  if (!rs.ok()) return wal::FromRocks(rs, "finish import");
+  if (!rs.ok()) return FromRocks(rs, "finish import");
   return CommitCounter(NewInfo(name, id, spec, created_at_ms, flags), header_,
                        &wb);
 }
@@ -316,7 +316,7 @@ Status Catalog::DropImports(const std::vector<uint64_t>& ids) {
     rs = wb.Delete(meta_, ImportMetaKey(id));
     if (rs.ok()) rs = wb.DeleteRange(shards_, range.begin(), range.end());
     if (rs.ok()) rs = wb.DeleteRange(events_, range.begin(), range.end());
-    if (!rs.ok()) return wal::FromRocks(rs, "drop unfinished import");
+    if (!rs.ok()) return FromRocks(rs, "drop unfinished import");
   }
   return commit_->CommitDurable(&wb);
 }
@@ -337,7 +337,7 @@ Status Catalog::Delete(std::string_view name,
   if (rs.ok() && rollups_ != nullptr) {
     rs = wb.DeleteRange(rollups_, range.begin(), range.end());
   }
-  if (!rs.ok()) return wal::FromRocks(rs, "delete counter");
+  if (!rs.ok()) return FromRocks(rs, "delete counter");
   Status s = commit_->CommitDurable(&wb);
   if (!s.ok()) return s;
   const bool had_rule = found->second->retention_ms != 0;

@@ -41,7 +41,7 @@
 #include "tally/options.h"
 #include "tally/status.h"
 #include "tally/types.h"
-#include "wal/commit_pipeline.h"
+#include "commit/commit_pipeline.h"
 
 namespace tally::engine {
 
@@ -50,7 +50,7 @@ class Catalog {
   Catalog(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* meta,
           rocksdb::ColumnFamilyHandle* shards,
           rocksdb::ColumnFamilyHandle* events,
-          rocksdb::ColumnFamilyHandle* rollups, wal::CommitPipeline* commit,
+          rocksdb::ColumnFamilyHandle* rollups, commit::CommitPipeline* commit,
           const Clock* clock, RetentionRules* retention);
   Catalog(const Catalog&) = delete;
   Catalog& operator=(const Catalog&) = delete;
@@ -175,7 +175,7 @@ class Catalog {
   rocksdb::ColumnFamilyHandle* shards_;
   rocksdb::ColumnFamilyHandle* events_;
   rocksdb::ColumnFamilyHandle* rollups_;  // may be null (read-only)
-  wal::CommitPipeline* const commit_;
+  commit::CommitPipeline* const commit_;
   const Clock* const clock_;
   RetentionRules* const retention_;  // not owned
 

@@ -11,7 +11,7 @@
 
 #include "engine/format.h"
 #include "engine/path_check.h"
-#include "wal/rocks_status.h"
+#include "util/rocks_status.h"
 
 namespace tally::engine {
 namespace {
@@ -39,7 +39,7 @@ Status FsyncDir(rocksdb::FileSystem* files, const std::string& dir) {
       files->NewDirectory(dir, rocksdb::IOOptions(), &d, nullptr);
   if (s.ok()) s = d->Fsync(rocksdb::IOOptions(), nullptr);
   if (s.ok()) s = d->Close(rocksdb::IOOptions(), nullptr);
-  return wal::FromRocks(s, "fsync directory " + dir);
+  return FromRocks(s, "fsync directory " + dir);
 }
 
 // Writes the marker and makes it durable, file and directory entry.
@@ -52,7 +52,7 @@ Status WriteMarker(rocksdb::FileSystem* files, const std::string& dir) {
   if (s.ok()) s = f->Append(kMarkerText, io, nullptr);
   if (s.ok()) s = f->Sync(io, nullptr);
   if (s.ok()) s = f->Close(io, nullptr);
-  if (!s.ok()) return wal::FromRocks(s, "write " + path);
+  if (!s.ok()) return FromRocks(s, "write " + path);
   return FsyncDir(files, dir);
 }
 
@@ -85,7 +85,7 @@ Status Creation::Begin(const Options& options, const std::string& path,
   std::error_code ec;
   const bool existed = fs::exists(path, ec);
   // Through the private file system: a directory made here is 0700.
-  Status s = wal::FromRocks(
+  Status s = FromRocks(
       files->CreateDirIfMissing(path, rocksdb::IOOptions(), nullptr),
       "create database directory " + path);
   if (!s.ok()) return s;
@@ -131,7 +131,7 @@ Status Creation::Finish() {
   rocksdb::FileSystem* files = env_->GetFileSystem().get();
   const std::string marker = MarkerPath(path_);
   Status s =
-      wal::FromRocks(files->DeleteFile(marker, rocksdb::IOOptions(), nullptr),
+      FromRocks(files->DeleteFile(marker, rocksdb::IOOptions(), nullptr),
                      "remove " + marker);
   return s.ok() ? FsyncDir(files, path_) : s;
 }

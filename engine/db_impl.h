@@ -29,7 +29,7 @@
 #include "engine/rocksdb_options.h"
 #include "engine/writer_files.h"
 #include "tally/db.h"
-#include "wal/commit_pipeline.h"
+#include "commit/commit_pipeline.h"
 
 namespace tally::engine {
 
@@ -256,7 +256,7 @@ class DbImpl final : public Db {
   std::string outbox_origin_;
   std::mutex outbox_settled_mu_;  // serialises RecordOutboxSettled
 
-  std::unique_ptr<wal::CommitPipeline> commit_;
+  std::unique_ptr<commit::CommitPipeline> commit_;
   // Bucket retention rules, kept by the catalog, read by the shards
   // family's compaction filter.
   std::shared_ptr<RetentionRules> retention_ =

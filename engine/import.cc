@@ -13,7 +13,7 @@
 #include "engine/validate.h"
 #include "schema/records.h"
 #include "tally/limits.h"
-#include "wal/rocks_status.h"
+#include "util/rocks_status.h"
 
 namespace tally::engine {
 namespace {
@@ -121,7 +121,7 @@ Status DbImpl::ImportCounter(const CounterImport& im) {
       EncodeInt64(im.shard_values[i], operand);
       rocksdb::Status rs = wb.Merge(shards_, rocksdb::Slice(key, sizeof key),
                                     rocksdb::Slice(operand, sizeof operand));
-      if (!rs.ok()) return wal::FromRocks(rs, "import shard");
+      if (!rs.ok()) return FromRocks(rs, "import shard");
       ++ops;
     }
     std::string marker_key, value;
@@ -134,7 +134,7 @@ Status DbImpl::ImportCounter(const CounterImport& im) {
       schema::EncodeMarker(m.event_id, *id, m.shard, m.delta, m.created_at_ms,
                            &value, m.expires_at_ms, m.pinned);
       rocksdb::Status rs = wb.Put(events_, marker_key, value);
-      if (!rs.ok()) return wal::FromRocks(rs, "import markers");
+      if (!rs.ok()) return FromRocks(rs, "import markers");
       ++ops;
     }
     return flush();

@@ -10,7 +10,7 @@
 #include "engine/validate.h"
 #include "schema/records.h"
 #include "tally/limits.h"
-#include "wal/rocks_status.h"
+#include "util/rocks_status.h"
 
 namespace tally::engine {
 namespace {
@@ -48,7 +48,7 @@ Result<MarkerInfo> DbImpl::GetEvent(std::string_view counter,
     return Status::NotFound("event " + Quote(event_id) +
                             " was never counted in counter " + Quote(c->name));
   }
-  if (!rs.ok()) return wal::FromRocks(rs, "read marker");
+  if (!rs.ok()) return FromRocks(rs, "read marker");
   MarkerInfo info;
   s = DecodeMarkerAt(key, value.ToStringView(), &info);
   if (!s.ok()) return s;
@@ -100,7 +100,7 @@ Result<std::vector<MarkerInfo>> DbImpl::ListEvents(
     }
     out.push_back(std::move(info));
   }
-  Status s = wal::FromRocks(it->status(), "list markers");
+  Status s = FromRocks(it->status(), "list markers");
   if (!s.ok()) return s;
   return out;
 }

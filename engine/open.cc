@@ -16,7 +16,7 @@
 #include "engine/path_check.h"
 #include "engine/validate.h"
 #include "tally/limits.h"
-#include "wal/rocks_status.h"
+#include "util/rocks_status.h"
 
 namespace tally {
 
@@ -129,7 +129,7 @@ Status DbImpl::OpenWriter(const RocksOptions& ro) {
                         "the database read-only");
   }
   if (rs.IsCorruption()) return OpenCorruption(path_, rs);
-  return wal::FromRocks(rs, "open " + path_);
+  return FromRocks(rs, "open " + path_);
 }
 
 Status DbImpl::Init() {
@@ -155,8 +155,8 @@ Status DbImpl::Init() {
   events_ = handles_[kEvents];
   rollups_ = handles_.size() > kRollups ? handles_[kRollups] : nullptr;
   outbox_ = handles_.size() > kOutbox ? handles_[kOutbox] : nullptr;
-  commit_ = std::make_unique<wal::CommitPipeline>(
-      db_.get(), options_.sync, wal::GroupCommitOptionsOf(options_));
+  commit_ = std::make_unique<commit::CommitPipeline>(
+      db_.get(), options_.sync, commit::GroupCommitOptionsOf(options_));
   catalog_ = std::make_unique<Catalog>(db_.get(), meta_, shards_, events_,
                                        rollups_, commit_.get(), clock_,
                                        retention_.get());

@@ -18,7 +18,7 @@
 #include "engine/validate.h"
 #include "schema/records.h"
 #include "tally/limits.h"
-#include "wal/rocks_status.h"
+#include "util/rocks_status.h"
 
 namespace tally::engine {
 namespace {
@@ -77,7 +77,7 @@ Status DbImpl::ReadOutboxCursors(const rocksdb::ReadOptions& ro,
     }
     acked = DecodeFixed64BE(value.data());
   } else if (!rs.IsNotFound()) {
-    return wal::FromRocks(rs, "read the outbox cursor");
+    return FromRocks(rs, "read the outbox cursor");
   }
   uint64_t last = acked, recorded = 0;
   it->SeekToFirst();
@@ -97,7 +97,7 @@ Status DbImpl::ReadOutboxCursors(const rocksdb::ReadOptions& ro,
     }
     last = std::max(last, DecodeFixed64BE(it->key().data()));
   }
-  Status s = wal::FromRocks(it->status(), "read the outbox");
+  Status s = FromRocks(it->status(), "read the outbox");
   if (!s.ok()) return s;
   *last_seq = last;
   *acked_through = acked;
@@ -141,7 +141,7 @@ Status DbImpl::RecordOutboxSettled() {
   rocksdb::WriteBatch wb;
   rocksdb::Status rs =
       wb.Put(outbox_, rocksdb::Slice(key, 8), rocksdb::Slice(value, 8));
-  if (!rs.ok()) return wal::FromRocks(rs, "record the outbox watermark");
+  if (!rs.ok()) return FromRocks(rs, "record the outbox watermark");
   return commit_->Commit(&wb);
 }
 
@@ -167,7 +167,7 @@ Status DbImpl::AddOutboxEntry(rocksdb::WriteBatch* wb, uint64_t seq,
   f.origin = outbox_origin_;
   f.settled = settled;
   schema::EncodeOutbox(f, scratch);
-  return wal::FromRocks(
+  return FromRocks(
       wb->Put(outbox_, rocksdb::Slice(key, sizeof key), *scratch),
       "add outbox entry");
 }
@@ -231,7 +231,7 @@ Result<std::vector<OutboxEntry>> DbImpl::ReadOutbox(uint64_t after_seq,
     prev = e.seq;
     out.push_back(std::move(e));
   }
-  Status s = wal::FromRocks(it->status(), "read the outbox");
+  Status s = FromRocks(it->status(), "read the outbox");
   if (!s.ok()) return s;
   return out;
 }
@@ -255,7 +255,7 @@ Status DbImpl::AckOutbox(uint64_t through_seq) {
   rocksdb::Status rs = wb.DeleteRange(outbox_, rocksdb::Slice(begin, 8),
                                       rocksdb::Slice(end, 8));
   if (rs.ok()) rs = wb.Put(meta_, kOutboxAckedKey, rocksdb::Slice(cursor, 8));
-  if (!rs.ok()) return wal::FromRocks(rs, "acknowledge the outbox");
+  if (!rs.ok()) return FromRocks(rs, "acknowledge the outbox");
   // Synced like other metadata changes. Were a crash to undo it, the
   // entries would come back and the next sync would resend them, which a
   // hub answers as duplicates.
@@ -325,7 +325,7 @@ Status DbImpl::ImportOutbox(const std::vector<OutboxEntry>& entries) {
     schema::EncodeOutbox(f, &value);
     rocksdb::Status rs =
         wb.Put(outbox_, rocksdb::Slice(key, sizeof key), value);
-    if (!rs.ok()) return wal::FromRocks(rs, "import outbox entries");
+    if (!rs.ok()) return FromRocks(rs, "import outbox entries");
   }
   s = commit_->CommitDurable(&wb);
   if (s.ok()) run.Committed();
@@ -361,7 +361,7 @@ Result<OutboxStatus> DbImpl::GetOutboxStatus() {
     st.oldest_time_ms = first.time_ms;
     st.age_ms = std::max<int64_t>(0, clock_->NowMillis() - first.time_ms);
   }
-  Status s = wal::FromRocks(it->status(), "read the outbox");
+  Status s = FromRocks(it->status(), "read the outbox");
   if (!s.ok()) return s;
   return st;
 }

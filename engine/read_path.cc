@@ -11,7 +11,7 @@
 #include "engine/marker_expiry.h"
 #include "engine/validate.h"
 #include "schema/records.h"
-#include "wal/rocks_status.h"
+#include "util/rocks_status.h"
 
 namespace tally::engine {
 namespace {
@@ -92,7 +92,7 @@ Status DbImpl::ScanBuckets(
     if (!s.ok()) return s;
     visit(bucket, shard, v);
   }
-  return wal::FromRocks(it->status(), "scan buckets");
+  return FromRocks(it->status(), "scan buckets");
 }
 
 Status DbImpl::ScanShards(
@@ -120,7 +120,7 @@ Status DbImpl::ScanShards(
     rocksdb::Status rs =
         db_->Get(ro, shards_, rocksdb::Slice(key, sizeof key), &value);
     if (rs.IsNotFound()) return Status::OK();
-    if (!rs.ok()) return wal::FromRocks(rs, "read shard");
+    if (!rs.ok()) return FromRocks(rs, "read shard");
     return check(std::string_view(key, sizeof key), value.ToStringView(), 0);
   }
 
@@ -141,7 +141,7 @@ Status DbImpl::ScanShards(
                   statuses.data(), /*sorted_input=*/true);
     for (uint32_t i = 0; i < c.shards; ++i) {
       if (statuses[i].IsNotFound()) continue;
-      if (!statuses[i].ok()) return wal::FromRocks(statuses[i], "read shards");
+      if (!statuses[i].ok()) return FromRocks(statuses[i], "read shards");
       Status s = check(slices[i].ToStringView(), values[i].ToStringView(), i);
       if (!s.ok()) return s;
     }
@@ -161,7 +161,7 @@ Status DbImpl::ScanShards(
     Status s = check(key, it->value().ToStringView(), shard);
     if (!s.ok()) return s;
   }
-  return wal::FromRocks(it->status(), "scan shards");
+  return FromRocks(it->status(), "scan shards");
 }
 
 Status DbImpl::SumShards(const CounterInfo& c, const rocksdb::ReadOptions& ro,
@@ -265,7 +265,7 @@ Result<uint64_t> DbImpl::CountEvents(std::string_view counter) {
     }
     ++n;
   }
-  Status s = wal::FromRocks(it->status(), "count markers");
+  Status s = FromRocks(it->status(), "count markers");
   if (!s.ok()) return s;
   return n;
 }

@@ -29,7 +29,7 @@
 
 #include "engine/db_impl.h"
 #include "engine/format.h"
-#include "wal/rocks_status.h"
+#include "util/rocks_status.h"
 
 namespace tally::engine {
 namespace {
@@ -89,7 +89,7 @@ Status DbImpl::OpenSecondaryOnce(Secondary* out) {
   rocksdb::Status rs = rocksdb::DB::OpenAsSecondary(
       ro.db, path_, out->dir, ro.families, &out->handles, &raw);
   out->db.reset(raw);
-  return wal::FromRocks(rs, "open " + path_ + " read-only");
+  return FromRocks(rs, "open " + path_ + " read-only");
 }
 
 Status DbImpl::OpenSecondary(Secondary* out) {
@@ -162,7 +162,7 @@ Status DbImpl::Refresh() {
     bool raced = false;
     s = catalog_->MoveTo(
         [&](Catalog::Binding*) {
-          Status c = wal::FromRocks(db_->TryCatchUpWithPrimary(),
+          Status c = FromRocks(db_->TryCatchUpWithPrimary(),
                                     "catch up with the writer of " + path_);
           WriterFiles after;
           if (c.ok()) c = ListWriterFiles(env, path_, &after);

@@ -18,7 +18,7 @@
 #include "engine/coding.h"
 #include "engine/db_impl.h"
 #include "engine/validate.h"
-#include "wal/rocks_status.h"
+#include "util/rocks_status.h"
 
 namespace tally::engine {
 
@@ -44,7 +44,7 @@ Status DbImpl::RollupOne(const Catalog::Entry& c, bool force,
   rocksdb::WriteBatch wb;
   rocksdb::Status rs = wb.Put(rollups_, rocksdb::Slice(key, sizeof key),
                               rocksdb::Slice(value, sizeof value));
-  if (!rs.ok()) return wal::FromRocks(rs, "roll up");
+  if (!rs.ok()) return FromRocks(rs, "roll up");
   s = commit_->Commit(&wb);
   if (!s.ok()) return s;
   c.rolled_up_at.store(applied, std::memory_order_relaxed);
@@ -108,7 +108,7 @@ Result<CachedValue> DbImpl::ReadCached(std::string_view counter) {
     Status s = RollupOne(*c, /*force=*/true, &r);
     if (!s.ok()) return s;
   } else if (!rs.ok()) {
-    return wal::FromRocks(rs, "read roll-up");
+    return FromRocks(rs, "read roll-up");
   } else if (!DecodeRollup(found.ToStringView(), &r)) {
     return Status::Corruption(
         "roll-up of counter " + Quote(c->name) + " at key " +

@@ -10,7 +10,7 @@
 #include "engine/coding.h"
 #include "engine/db_impl.h"
 #include "engine/format.h"
-#include "wal/rocks_status.h"
+#include "util/rocks_status.h"
 
 namespace tally::engine {
 
@@ -19,7 +19,7 @@ Status DbImpl::LoadTimeMark() {
   rocksdb::Status rs =
       db_->Get(rocksdb::ReadOptions(), meta_, kTimeMarkKey, &value);
   if (rs.IsNotFound()) return Status::OK();
-  if (!rs.ok()) return wal::FromRocks(rs, "read the time mark");
+  if (!rs.ok()) return FromRocks(rs, "read the time mark");
   const uint64_t mark = value.size() == 8 ? DecodeFixed64BE(value.data()) : 0;
   if (value.size() != 8 ||
       mark > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
@@ -48,7 +48,7 @@ Status DbImpl::AdvanceTimeMark() {
   rocksdb::WriteBatch wb;
   rocksdb::Status rs =
       wb.Put(meta_, kTimeMarkKey, rocksdb::Slice(value, sizeof value));
-  if (!rs.ok()) return wal::FromRocks(rs, "write the time mark");
+  if (!rs.ok()) return FromRocks(rs, "write the time mark");
   // The first mark of a database raises its format (format.h); later ones
   // are a plain synced write that takes no catalog lock.
   Status s = time_mark_stored_

@@ -15,7 +15,7 @@
 #include "engine/writer_files.h"
 #include "schema/records.h"
 #include "tally/limits.h"
-#include "wal/rocks_status.h"
+#include "util/rocks_status.h"
 
 namespace tally::engine {
 namespace {
@@ -60,7 +60,7 @@ Status ScanStatus(const rocksdb::Status& rs, const char* family,
     findings->Add(std::string(family) + ": scan stopped: " + rs.ToString());
     return Status::OK();
   }
-  return wal::FromRocks(rs, std::string("verify ") + family);
+  return FromRocks(rs, std::string("verify ") + family);
 }
 
 }  // namespace
@@ -124,7 +124,7 @@ Status DbImpl::Verify(VerifyReport* report) {
   if (files.IsCorruption()) {
     findings.Add("files: " + files.ToString());
   } else if (!files.ok()) {
-    return wal::FromRocks(files, "verify file checksums");
+    return FromRocks(files, "verify file checksums");
   }
 
   bool scan_stopped = false;

@@ -9,7 +9,7 @@
 // WriteBatch. Bucketed counters use a 20-byte key and read the clock; outbox
 // counters add one entry Put and two short sequencer mutex sections; with
 // Options::sync the commit goes through the group commit
-// (wal/group_commit.h). A clock read is the engine clock's
+// (commit/group_commit.h). A clock read is the engine clock's
 // (engine/engine_clock.h): Options::clock plus one atomic load, and a
 // compare-and-swap when the time moved. IncrementAsync with Options::sync
 // adds a room reservation and the AsyncCommits count (three short mutex
@@ -31,7 +31,7 @@
 #include "engine/validate.h"
 #include "schema/records.h"
 #include "tally/limits.h"
-#include "wal/rocks_status.h"
+#include "util/rocks_status.h"
 
 namespace tally::engine {
 namespace {
@@ -224,7 +224,7 @@ Status DbImpl::AddPlainMerge(const Catalog::Entry& c, const PlainPlan& plan,
       wb->Merge(shards_, target.key(), rocksdb::Slice(value, sizeof value));
   *first_plain = !c.plain_recorded.load(std::memory_order_acquire);
   if (rs.ok() && *first_plain) rs = AddPlainFlag(c, wb, scratch, meta_);
-  return wal::FromRocks(rs, "increment");
+  return FromRocks(rs, "increment");
 }
 
 void DbImpl::Applied(const Catalog::Entry& c, bool first_plain, uint64_t n) {
@@ -302,7 +302,7 @@ void DbImpl::IncrementAsync(std::string_view counter, int64_t delta,
                             const IncrementOptions& options) {
   // Room first, holding nothing: room comes back as callbacks return, and
   // a callback may need the catalog.
-  wal::CommitPipeline::AsyncSlot slot = commit_->ReserveAsync();
+  commit::CommitPipeline::AsyncSlot slot = commit_->ReserveAsync();
   AsyncStart start;
   Result<IncrementResult> result = StartAsync(counter, delta, options, &start);
   // The catalog is released: `done` may call into the Db, and neither the
@@ -378,7 +378,7 @@ Result<IncrementResult> DbImpl::IncrementOnce(std::string_view counter,
         .fetch_add(1, std::memory_order_relaxed);
     return IncrementResult{outcome, stored_shard};
   }
-  if (!rs.IsNotFound()) return wal::FromRocks(rs, "read marker");
+  if (!rs.IsNotFound()) return FromRocks(rs, "read marker");
   const int64_t now = clock_->NowMillis();
   bool outside = false;
   int64_t expires_at = 0;
@@ -412,7 +412,7 @@ Result<IncrementResult> DbImpl::IncrementOnce(std::string_view counter,
     rs = scratch.batch.Merge(shards_, target.key(),
                              rocksdb::Slice(value, sizeof value));
   }
-  if (!rs.ok()) return wal::FromRocks(rs, "increment once");
+  if (!rs.ok()) return FromRocks(rs, "increment once");
   s = commit_->Commit(&scratch.batch);
   if (!s.ok()) return s;
   outbox.Committed();
@@ -568,7 +568,7 @@ Status DbImpl::Apply(const Batch& batch,
       }
       m.stored = true;
     } else if (!statuses[j].IsNotFound()) {
-      return wal::FromRocks(statuses[j], "read marker");
+      return FromRocks(statuses[j], "read marker");
     }
   }
 
@@ -675,7 +675,7 @@ Status DbImpl::Apply(const Batch& batch,
     rs = wb.Merge(shards_, target.key(), rocksdb::Slice(value, sizeof value));
     f = g;
   }
-  if (!rs.ok()) return wal::FromRocks(rs, "build batch");
+  if (!rs.ok()) return FromRocks(rs, "build batch");
   OutboxRun outbox(this);
   {
     uint64_t entries = 0;

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "wal/rocks_status.h"
+#include "util/rocks_status.h"
 
 namespace tally::engine {
 namespace {
@@ -33,7 +33,7 @@ Status ListWriterFiles(rocksdb::Env* env, const std::string& path,
   std::string current;
   rocksdb::Status rs =
       rocksdb::ReadFileToString(env, path + "/CURRENT", &current);
-  if (!rs.ok()) return wal::FromRocks(rs, "read " + path + "/CURRENT");
+  if (!rs.ok()) return FromRocks(rs, "read " + path + "/CURRENT");
   while (!current.empty() &&
          (current.back() == '\n' || current.back() == '\r')) {
     current.pop_back();
@@ -46,7 +46,7 @@ Status ListWriterFiles(rocksdb::Env* env, const std::string& path,
   }
   std::vector<std::string> names;
   rs = env->GetChildren(path, &names);
-  if (!rs.ok()) return wal::FromRocks(rs, "list " + path);
+  if (!rs.ok()) return FromRocks(rs, "list " + path);
   for (const std::string& name : names) {
     uint64_t n;
     if (LogNumber(name, &n)) out->logs.push_back(n);

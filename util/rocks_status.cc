@@ -1,8 +1,8 @@
-#include "wal/rocks_status.h"
+#include "util/rocks_status.h"
 
 #include <string>
 
-namespace tally::wal {
+namespace tally {
 
 Status FromRocks(const rocksdb::Status& s, std::string_view context) {
   if (s.ok()) return Status::OK();
@@ -21,4 +21,4 @@ Status FromRocks(const rocksdb::Status& s, std::string_view context) {
   }
 }
 
-}  // namespace tally::wal
+}  // namespace tally

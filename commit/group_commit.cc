@@ -1,4 +1,4 @@
-#include "wal/group_commit.h"
+#include "commit/group_commit.h"
 
 #include <algorithm>
 #include <cassert>
@@ -8,9 +8,9 @@
 #include <system_error>
 #include <utility>
 
-#include "wal/batch_concat.h"
+#include "commit/batch_concat.h"
 
-namespace tally::wal {
+namespace tally::commit {
 namespace {
 
 // The GroupCommit whose notifier thread this is, if any.
@@ -368,4 +368,4 @@ GroupCommitStats GroupCommit::stats() const {
   return out;
 }
 
-}  // namespace tally::wal
+}  // namespace tally::commit

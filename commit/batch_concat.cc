@@ -1,9 +1,9 @@
-#include "wal/batch_concat.h"
+#include "commit/batch_concat.h"
 
 #include <cassert>
 #include <utility>
 
-namespace tally::wal {
+namespace tally::commit {
 namespace {
 
 constexpr size_t kCountOffset = 8;  // after the fixed64 sequence
@@ -49,4 +49,4 @@ rocksdb::WriteBatch BatchConcat::Finish() {
   return out;
 }
 
-}  // namespace tally::wal
+}  // namespace tally::commit

@@ -1,10 +1,10 @@
-#include "wal/commit_pipeline.h"
+#include "commit/commit_pipeline.h"
 
 #include <utility>
 
-#include "wal/rocks_status.h"
+#include "util/rocks_status.h"
 
-namespace tally::wal {
+namespace tally::commit {
 
 CommitPipeline::CommitPipeline(rocksdb::DB* db, bool sync,
                                const GroupCommitOptions& group)
@@ -89,4 +89,4 @@ GroupCommitStats CommitPipeline::GroupStats() const {
   return group_ != nullptr ? group_->stats() : GroupCommitStats();
 }
 
-}  // namespace tally::wal
+}  // namespace tally::commit
