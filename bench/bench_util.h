@@ -3,7 +3,8 @@
 // the timed loop around it, event-id delivery streams, run-size scaling,
 // process/disk figures and main().
 //
-// Header-only and independent of tally and RocksDB (only google-benchmark),
+// Header-only and independent of tally and RocksDB (only google-benchmark
+// and the tests' TempDir, itself header-only),
 // so that the peer benchmarks (SQLite, Redis) use exactly the same latency
 // recording and id streams as the tally ones.
 //
@@ -29,36 +30,17 @@
 #include <utility>
 #include <vector>
 
+#include "tests/testutil/temp_dir.h"
+
 namespace tally::bench {
 
 // A fresh directory under $TMPDIR (or /tmp), removed with its contents on
-// destruction. Declare it before the database that lives in it, so that the
-// database is closed first.
-class TempDir {
+// destruction: the tests' TempDir (tests/testutil/temp_dir.h, which needs
+// neither gtest nor tally), named tally-bench-XXXXXX. Declare it before the
+// database that lives in it, so that the database is closed first.
+class TempDir : public test::TempDir {
  public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string templ =
-        std::string(base != nullptr && *base != '\0' ? base : "/tmp") +
-        "/tally-bench-XXXXXX";
-    std::vector<char> buf(templ.begin(), templ.end());
-    buf.push_back('\0');
-    if (::mkdtemp(buf.data()) != nullptr) path_ = buf.data();
-  }
-  ~TempDir() {
-    if (path_.empty()) return;
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  bool ok() const { return !path_.empty(); }
-  const std::string& path() const { return path_; }
-  std::string Sub(const char* name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
+  TempDir() : test::TempDir("tally-bench") {}
 };
 
 // xorshift64*: a cheap, deterministic picker, so that key choice costs the

@@ -18,6 +18,7 @@
 #include "reliability/fault_fs.h"
 #include "tally/db.h"
 #include "tally/limits.h"
+#include "testutil/db_fixture.h"
 #include "testutil/testutil.h"
 
 namespace tally {
@@ -30,12 +31,13 @@ Options Durable() {
   return o;
 }
 
+class DurableIncrement : public test::DbTest {};
+
 // 64 producers: plain increments with distinct deltas and once-increments
 // where every event id is sent by two threads. Totals are exact, every
 // event counted once, before and after a reopen, and Verify is clean.
-TEST(DurableIncrement, SixtyFourProducersCountExactly) {
-  test::TempDir dir;
-  auto db = test::OpenOrDie(dir.Sub("db"), Durable());
+TEST_F(DurableIncrement, SixtyFourProducersCountExactly) {
+  auto db = Open(Durable());
   ASSERT_NE(db, nullptr);
   ASSERT_OK(db->CreateCounter("plain", {10}));
   ASSERT_OK(db->CreateCounter("once", {4}));
@@ -89,7 +91,7 @@ TEST(DurableIncrement, SixtyFourProducersCountExactly) {
   };
   check(db.get());
   db.reset();
-  db = test::OpenOrDie(dir.Sub("db"), Durable());
+  db = Open(Durable());
   ASSERT_NE(db, nullptr);
   check(db.get());
 }
@@ -99,13 +101,12 @@ TEST(DurableIncrement, SixtyFourProducersCountExactly) {
 // latched one, no thread is acknowledged after its first error, and after
 // a reopen on a healed disk the counter holds every acknowledged increment
 // and at most the failed group's on top (they reached the log, unsynced).
-TEST(DurableIncrement, FsyncFailureUnderLoadLatchesAndKeepsAcknowledged) {
-  test::TempDir dir;
+TEST_F(DurableIncrement, FsyncFailureUnderLoadLatchesAndKeepsAcknowledged) {
   auto fs = std::make_shared<test::FaultFs>();
   std::unique_ptr<rocksdb::Env> env = rocksdb::NewCompositeEnv(fs);
   Options o = Durable();
   o.env = env.get();
-  auto db = test::OpenOrDie(dir.Sub("db"), o);
+  auto db = Open(o);
   ASSERT_NE(db, nullptr);
   ASSERT_OK(db->CreateCounter("c", {10}));
 
@@ -164,7 +165,7 @@ TEST(DurableIncrement, FsyncFailureUnderLoadLatchesAndKeepsAcknowledged) {
       << after.status().ToString();
 
   db.reset();
-  db = test::OpenOrDie(dir.Sub("db"), o);
+  db = Open(o);
   ASSERT_NE(db, nullptr);
   auto value = db->ReadExact("c");
   ASSERT_OK(value);
@@ -174,7 +175,7 @@ TEST(DurableIncrement, FsyncFailureUnderLoadLatchesAndKeepsAcknowledged) {
 
 // Each group commit option is refused outside its limits, naming the value
 // and the limit; the limits themselves are accepted.
-TEST(DurableIncrement, GroupCommitOptionsAreChecked) {
+TEST_F(DurableIncrement, GroupCommitOptionsAreChecked) {
   Options o;
   EXPECT_OK(engine::ValidateGroupCommit(o));
   o.group_commit_max_bytes = kMaxGroupCommitBytes;

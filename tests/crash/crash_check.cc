@@ -23,6 +23,7 @@
 #include "schema/records.h"
 #include "tally/batch.h"
 #include "tally/db.h"
+#include "testutil/raw_db.h"
 
 namespace tally::crash {
 namespace {
@@ -103,22 +104,14 @@ class Checker {
 
   // Sums every marker's delta per counter id, straight from RocksDB.
   bool MarkerSums(const std::string& path, std::map<uint64_t, int64_t>* sums) {
-    engine::RocksOptions ro = engine::MakeRocksOptions(Options());
-    std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    rocksdb::DB* raw = nullptr;
-    rocksdb::Status s =
-        rocksdb::DB::OpenForReadOnly(ro.db, path, ro.families, &handles, &raw);
-    if (!s.ok()) {
-      Violation("raw open: " + s.ToString());
+    test::RawDb db(path, test::RawMode::kReadOnly);
+    if (!db.status().ok()) {
+      Violation("raw open: " + db.status().ToString());
       return false;
     }
-    std::unique_ptr<rocksdb::DB> db(raw);
-    rocksdb::ReadOptions read;
-    read.total_order_seek = true;
-    std::unique_ptr<rocksdb::Iterator> it(
-        db->NewIterator(read, handles[engine::kEvents]));
+    std::unique_ptr<rocksdb::Iterator> it = db.Scan(engine::kEvents);
     bool ok = true;
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    for (; it->Valid(); it->Next()) {
       schema::MarkerRecord m;
       uint64_t id;
       std::string_view event;
@@ -136,9 +129,6 @@ class Checker {
       Violation("marker scan: " + it->status().ToString());
       ok = false;
     }
-    it.reset();
-    for (auto* h : handles)
-      db->DestroyColumnFamilyHandle(h).PermitUncheckedError();
     return ok;
   }
 
@@ -353,24 +343,12 @@ bool BuildImportSource(const std::string& path, std::string* error) {
 // Whether `path` holds an unfinished import's note (meta key 0x05...), read
 // with raw RocksDB before any tally open removes it.
 bool HasImportNote(const std::string& path) {
-  engine::RocksOptions ro = engine::MakeRocksOptions(Options());
-  std::vector<rocksdb::ColumnFamilyHandle*> handles;
-  rocksdb::DB* raw = nullptr;
-  if (!rocksdb::DB::OpenForReadOnly(ro.db, path, ro.families, &handles, &raw)
-           .ok()) {
-    return false;
-  }
-  std::unique_ptr<rocksdb::DB> db(raw);
+  test::RawDb db(path, test::RawMode::kReadOnly);
+  if (!db.status().ok()) return false;
   bool found = false;
-  {
-    std::unique_ptr<rocksdb::Iterator> it(
-        db->NewIterator(rocksdb::ReadOptions(), handles[engine::kMeta]));
-    for (it->SeekToFirst(); it->Valid() && !found; it->Next()) {
-      found = it->key().starts_with(rocksdb::Slice(&engine::kImportKeyTag, 1));
-    }
+  for (auto it = db.Scan(engine::kMeta); it->Valid() && !found; it->Next()) {
+    found = it->key().starts_with(rocksdb::Slice(&engine::kImportKeyTag, 1));
   }
-  for (auto* h : handles)
-    db->DestroyColumnFamilyHandle(h).PermitUncheckedError();
   return found;
 }
 

@@ -10,10 +10,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <random>
 #include <string>
 
 #include "crash/crash_check.h"
+#include "testutil/temp_dir.h"
 
 int main(int argc, char** argv) {
   tally::crash::CrashConfig config;
@@ -47,14 +49,11 @@ int main(int argc, char** argv) {
   namespace fs = std::filesystem;
   const fs::path self = fs::canonical("/proc/self/exe");
   config.writer = (self.parent_path() / "tally_crash_writer").string();
-  const bool temporary = dir.empty();
-  if (temporary) {
-    std::string templ = (fs::temp_directory_path() / "tally-crash-XXXXXX");
-    if (::mkdtemp(templ.data()) == nullptr) {
-      std::perror("tally_crash_driver: mkdtemp");
-      return 2;
-    }
-    dir = templ;
+  std::unique_ptr<tally::test::TempDir> temporary;
+  if (dir.empty()) {
+    temporary = std::make_unique<tally::test::TempDir>("tally-crash");
+    if (!temporary->ok()) return 2;
+    dir = temporary->path();
   }
   config.dir = dir;
   std::printf("crash test: %d cycles, %s, seed %llu, in %s\n", config.cycles,
@@ -74,6 +73,6 @@ int main(int argc, char** argv) {
   for (const std::string& v : r.violations) {
     std::printf("VIOLATION %s\n", v.c_str());
   }
-  if (temporary && r.violations.empty()) fs::remove_all(dir);
+  if (temporary != nullptr && !r.violations.empty()) temporary->Keep();
   return r.violations.empty() ? 0 : 1;
 }

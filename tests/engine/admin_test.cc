@@ -2,21 +2,21 @@
 #include <gtest/gtest.h>
 
 #include "tally/limits.h"
+#include "testutil/db_fixture.h"
 #include "testutil/testutil.h"
 
 namespace tally {
 namespace {
 
 using test::ManualClock;
-using test::OpenOrDie;
-using test::TempDir;
 
-TEST(Admin, ListAndGetEvents) {
-  TempDir dir;
+class Admin : public test::DbTest {};
+
+TEST_F(Admin, ListAndGetEvents) {
   ManualClock clock(1000);
   Options o;
   o.clock = &clock;
-  auto db = OpenOrDie(dir.path(), o);
+  auto db = Open(o);
   ASSERT_OK(db->CreateCounter("c", {4}));
   for (int i = 0; i < 10; ++i) {
     ASSERT_OK(db->IncrementOnce("c", "e" + std::to_string(i), i + 1));
@@ -66,11 +66,10 @@ TEST(Admin, ListAndGetEvents) {
 
 // Without the operand bound, increments pile up as operands; a compaction
 // folds them and leaves every value as it was.
-TEST(Admin, CompactFoldsPendingOperands) {
-  TempDir dir;
+TEST_F(Admin, CompactFoldsPendingOperands) {
   Options o;
   o.max_pending_operands = 0;
-  auto db = OpenOrDie(dir.path(), o);
+  auto db = Open(o);
   ASSERT_OK(db->CreateCounter("c", {2}));
   for (int i = 0; i < 100; ++i) ASSERT_OK(db->Increment("c", 1));
   auto pending = db->PendingOperands("c");
@@ -81,36 +80,34 @@ TEST(Admin, CompactFoldsPendingOperands) {
   EXPECT_EQ(*db->ReadExact("c"), 100);
 }
 
-TEST(Admin, CheckpointOpensAsADatabase) {
-  TempDir dir;
-  auto db = OpenOrDie(dir.Sub("db"));
+TEST_F(Admin, CheckpointOpensAsADatabase) {
+  auto db = Open();
   ASSERT_OK(db->CreateCounter("c", {3}));
   for (int i = 0; i < 20; ++i) ASSERT_OK(db->IncrementOnce("c", std::to_string(i), 2));
-  ASSERT_OK(db->Checkpoint(dir.Sub("copy")));
+  ASSERT_OK(db->Checkpoint(Sub("copy")));
   ASSERT_OK(db->Increment("c", 1000));  // after the checkpoint: not in it
-  auto copy = OpenOrDie(dir.Sub("copy"));
+  auto copy = OpenAt("copy");
   ASSERT_NE(copy, nullptr);
   EXPECT_EQ(*copy->ReadExact("c"), 40);
   EXPECT_EQ(*copy->CountEvents("c"), 20u);
   VerifyReport r;
   ASSERT_OK(copy->Verify(&r));
   EXPECT_TRUE(r.ok());
-  EXPECT_FALSE(db->Checkpoint(dir.Sub("copy")).ok()) << "target exists";
+  EXPECT_FALSE(db->Checkpoint(Sub("copy")).ok()) << "target exists";
 }
 
 // An operator's checkpoint while the app holds the database: taken from a
 // read-only instance, it holds what the writer had committed, WAL included.
-TEST(Admin, CheckpointFromReadOnlyBesideWriter) {
-  TempDir dir;
-  auto writer = OpenOrDie(dir.Sub("db"));
+TEST_F(Admin, CheckpointFromReadOnlyBesideWriter) {
+  auto writer = Open();
   ASSERT_OK(writer->CreateCounter("c", {2}));
   for (int i = 0; i < 30; ++i) ASSERT_OK(writer->IncrementOnce("c", std::to_string(i), 1));
   Options ro;
   ro.read_only = true;
-  auto reader = OpenOrDie(dir.Sub("db"), ro);
+  auto reader = Open(ro);
   ASSERT_NE(reader, nullptr);
-  ASSERT_OK(reader->Checkpoint(dir.Sub("copy")));
-  auto copy = OpenOrDie(dir.Sub("copy"));
+  ASSERT_OK(reader->Checkpoint(Sub("copy")));
+  auto copy = OpenAt("copy");
   ASSERT_NE(copy, nullptr);
   EXPECT_EQ(*copy->ReadExact("c"), 30);
   EXPECT_EQ(*copy->CountEvents("c"), 30u);
@@ -118,9 +115,8 @@ TEST(Admin, CheckpointFromReadOnlyBesideWriter) {
 
 // The figures move with the data: markers grow the events family, a
 // compaction moves memtable bytes into SST files.
-TEST(Admin, DbStatsReflectTheData) {
-  TempDir dir;
-  auto db = OpenOrDie(dir.path());
+TEST_F(Admin, DbStatsReflectTheData) {
+  auto db = Open();
   ASSERT_OK(db->CreateCounter("c", {4}));
   for (int i = 0; i < 500; ++i) ASSERT_OK(db->IncrementOnce("c", std::to_string(i), 1));
   ASSERT_OK(db->IncrementOnce("c", "0", 1));  // a duplicate
@@ -144,19 +140,18 @@ TEST(Admin, DbStatsReflectTheData) {
 // Regression (found by review): the writer compacts (flushing everything and
 // dropping its WAL) after a reader opened; a checkpoint from the reader must
 // still hold everything, not pair a stale MANIFEST with the new WAL.
-TEST(Admin, CheckpointFromReadOnlyAfterWriterCompacted) {
-  TempDir dir;
-  auto writer = OpenOrDie(dir.Sub("db"));
+TEST_F(Admin, CheckpointFromReadOnlyAfterWriterCompacted) {
+  auto writer = Open();
   ASSERT_OK(writer->CreateCounter("c", {2}));
   for (int i = 0; i < 30; ++i) ASSERT_OK(writer->IncrementOnce("c", std::to_string(i), 1));
   Options ro;
   ro.read_only = true;
-  auto reader = OpenOrDie(dir.Sub("db"), ro);
+  auto reader = Open(ro);
   ASSERT_NE(reader, nullptr);
   ASSERT_OK(writer->Compact());
   for (int i = 0; i < 5; ++i) ASSERT_OK(writer->Increment("c", 1));
-  ASSERT_OK(reader->Checkpoint(dir.Sub("copy")));
-  auto copy = OpenOrDie(dir.Sub("copy"));
+  ASSERT_OK(reader->Checkpoint(Sub("copy")));
+  auto copy = OpenAt("copy");
   ASSERT_NE(copy, nullptr);
   auto value = copy->ReadExact("c");
   ASSERT_OK(value);
@@ -164,13 +159,12 @@ TEST(Admin, CheckpointFromReadOnlyAfterWriterCompacted) {
   EXPECT_EQ(*copy->CountEvents("c"), 30u);
 }
 
-TEST(Admin, ReadOnlyRefusesCompaction) {
-  TempDir dir;
-  auto writer = OpenOrDie(dir.path());
+TEST_F(Admin, ReadOnlyRefusesCompaction) {
+  auto writer = Open();
   ASSERT_OK(writer->CreateCounter("c", {1}));
   Options ro;
   ro.read_only = true;
-  auto reader = OpenOrDie(dir.path(), ro);
+  auto reader = Open(ro);
   ASSERT_NE(reader, nullptr);
   EXPECT_TRUE(reader->Compact().IsNotSupported());
   EXPECT_OK(reader->PendingOperands("c"));

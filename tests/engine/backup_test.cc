@@ -1,41 +1,41 @@
 // Backups: create (from a writer and from a read-only instance beside it),
 // list, verify, restore, and a damaged backup is caught by verify.
+#include "tally/backup.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "tally/backup.h"
+#include "testutil/db_fixture.h"
 #include "testutil/testutil.h"
 
 namespace tally {
 namespace {
 
-using test::OpenOrDie;
-using test::TempDir;
+class Backup : public test::DbTest {};
 
-TEST(Backup, CreateListVerifyRestore) {
-  TempDir dir;
-  auto db = OpenOrDie(dir.Sub("db"));
+TEST_F(Backup, CreateListVerifyRestore) {
+  auto db = Open();
   ASSERT_OK(db->CreateCounter("c", {3}));
   for (int i = 0; i < 50; ++i) ASSERT_OK(db->IncrementOnce("c", std::to_string(i), 2));
-  auto first = db->CreateBackup(dir.Sub("backups"));
+  auto first = db->CreateBackup(Sub("backups"));
   ASSERT_OK(first);
   ASSERT_OK(db->Increment("c", 1));
-  auto second = db->CreateBackup(dir.Sub("backups"));
+  auto second = db->CreateBackup(Sub("backups"));
   ASSERT_OK(second);
   EXPECT_GT(second->id, first->id);
 
   std::vector<BackupInfo> list;
-  ASSERT_OK(ListBackups(dir.Sub("backups"), &list));
+  ASSERT_OK(ListBackups(Sub("backups"), &list));
   ASSERT_EQ(list.size(), 2u);
   EXPECT_EQ(list[0].id, first->id);
-  ASSERT_OK(VerifyBackup(dir.Sub("backups"), first->id));
+  ASSERT_OK(VerifyBackup(Sub("backups"), first->id));
 
-  ASSERT_OK(RestoreBackup(dir.Sub("backups"), first->id, dir.Sub("r1")));
-  ASSERT_OK(RestoreBackup(dir.Sub("backups"), second->id, dir.Sub("r2")));
-  auto r1 = OpenOrDie(dir.Sub("r1"));
-  auto r2 = OpenOrDie(dir.Sub("r2"));
+  ASSERT_OK(RestoreBackup(Sub("backups"), first->id, Sub("r1")));
+  ASSERT_OK(RestoreBackup(Sub("backups"), second->id, Sub("r2")));
+  auto r1 = OpenAt("r1");
+  auto r2 = OpenAt("r2");
   ASSERT_NE(r1, nullptr);
   ASSERT_NE(r2, nullptr);
   EXPECT_EQ(*r1->ReadExact("c"), 100);
@@ -43,41 +43,41 @@ TEST(Backup, CreateListVerifyRestore) {
   EXPECT_EQ(*r1->CountEvents("c"), 50u);
   EXPECT_EQ(r1->IncrementOnce("c", "7", 2)->outcome, Outcome::kDuplicate);
 
-  EXPECT_TRUE(RestoreBackup(dir.Sub("backups"), first->id, dir.Sub("r1"))
-                  .IsInvalidArgument()) << "never restore over a database";
-  EXPECT_FALSE(VerifyBackup(dir.Sub("backups"), 99).ok());
-  EXPECT_TRUE(ListBackups(dir.Sub("none"), &list).IsNotFound());
+  EXPECT_TRUE(
+      RestoreBackup(Sub("backups"), first->id, Sub("r1")).IsInvalidArgument())
+      << "never restore over a database";
+  EXPECT_FALSE(VerifyBackup(Sub("backups"), 99).ok());
+  EXPECT_TRUE(ListBackups(Sub("none"), &list).IsNotFound());
 }
 
-TEST(Backup, FromReadOnlyInstanceBesideWriter) {
-  TempDir dir;
-  auto writer = OpenOrDie(dir.Sub("db"));
+TEST_F(Backup, FromReadOnlyInstanceBesideWriter) {
+  auto writer = Open();
   ASSERT_OK(writer->CreateCounter("c", {2}));
   for (int i = 0; i < 20; ++i) ASSERT_OK(writer->Increment("c", 3));
   Options ro;
   ro.read_only = true;
-  auto reader = OpenOrDie(dir.Sub("db"), ro);
+  auto reader = Open(ro);
   ASSERT_NE(reader, nullptr);
-  auto b = reader->CreateBackup(dir.Sub("backups"));
+  auto b = reader->CreateBackup(Sub("backups"));
   ASSERT_OK(b);
-  ASSERT_OK(RestoreBackup(dir.Sub("backups"), b->id, dir.Sub("restored")));
-  auto restored = OpenOrDie(dir.Sub("restored"));
+  ASSERT_OK(RestoreBackup(Sub("backups"), b->id, Sub("restored")));
+  auto restored = OpenAt("restored");
   ASSERT_NE(restored, nullptr);
   EXPECT_EQ(*restored->ReadExact("c"), 60);
 }
 
 // Flipping bytes in a backed-up file makes verify fail instead of passing a
 // backup that would restore wrong numbers.
-TEST(Backup, DamagedBackupFailsVerify) {
-  TempDir dir;
-  auto db = OpenOrDie(dir.Sub("db"));
+TEST_F(Backup, DamagedBackupFailsVerify) {
+  auto db = Open();
   ASSERT_OK(db->CreateCounter("c", {2}));
   for (int i = 0; i < 200; ++i) ASSERT_OK(db->IncrementOnce("c", std::to_string(i), 1));
   ASSERT_OK(db->Compact());  // puts the data in SST files
-  auto b = db->CreateBackup(dir.Sub("backups"));
+  auto b = db->CreateBackup(Sub("backups"));
   ASSERT_OK(b);
   int damaged = 0;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(dir.Sub("backups"))) {
+  for (const auto& e :
+       std::filesystem::recursive_directory_iterator(Sub("backups"))) {
     if (e.is_regular_file() && e.path().extension() == ".sst") {
       std::fstream f(e.path(), std::ios::in | std::ios::out | std::ios::binary);
       f.seekp(100);
@@ -86,7 +86,7 @@ TEST(Backup, DamagedBackupFailsVerify) {
     }
   }
   ASSERT_GT(damaged, 0);
-  Status s = VerifyBackup(dir.Sub("backups"), b->id);
+  Status s = VerifyBackup(Sub("backups"), b->id);
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();
 }
 

@@ -5,18 +5,16 @@
 #include <limits>
 
 #include "tally/limits.h"
+#include "testutil/db_fixture.h"
 #include "testutil/testutil.h"
 
 namespace tally {
 namespace {
 
-using test::OpenOrDie;
-using test::TempDir;
-
-class BadInput : public ::testing::Test {
+class BadInput : public test::DbTest {
  protected:
   void SetUp() override {
-    db_ = OpenOrDie(dir_.path());
+    db_ = Open();
     ASSERT_OK(db_->CreateCounter("c", {4}));
   }
   // Nothing may have been written by a refused call.
@@ -30,7 +28,6 @@ class BadInput : public ::testing::Test {
     EXPECT_NE(s.message().find(needle), std::string::npos)
         << "message '" << s.message() << "' does not name '" << needle << "'";
   }
-  TempDir dir_;
   std::unique_ptr<Db> db_;
 };
 

@@ -5,17 +5,16 @@
 #include <limits>
 #include <set>
 
+#include "testutil/db_fixture.h"
 #include "testutil/testutil.h"
 
 namespace tally {
 namespace {
 
-using test::OpenOrDie;
-using test::TempDir;
+class BatchApply : public test::DbMatrixTest {};
 
-TEST(Batch, MixedOpsHaveOwnResults) {
-  TempDir dir;
-  auto db = OpenOrDie(dir.path());
+TEST_P(BatchApply, MixedOpsHaveOwnResults) {
+  auto db = Open();
   ASSERT_OK(db->CreateCounter("plain", {4}));
   ASSERT_OK(db->CreateCounter("once", {4}));
   ASSERT_OK(db->IncrementOnce("once", "old", 1));
@@ -45,9 +44,8 @@ TEST(Batch, MixedOpsHaveOwnResults) {
 // One event counted in two counters (an order's count and its amount) in
 // one batch: both markers and both increments, and a redelivery is a
 // duplicate in both.
-TEST(Batch, MultiCounterEvent) {
-  TempDir dir;
-  auto db = OpenOrDie(dir.path());
+TEST_P(BatchApply, MultiCounterEvent) {
+  auto db = Open();
   ASSERT_OK(db->CreateCounter("orders", {10}));
   ASSERT_OK(db->CreateCounter("revenue-cents", {10}));
   for (int round = 0; round < 2; ++round) {
@@ -65,9 +63,8 @@ TEST(Batch, MultiCounterEvent) {
 }
 
 // A large batch folds into few operands and still sums exactly.
-TEST(Batch, CoalescedBatchSumsExactly) {
-  TempDir dir;
-  auto db = OpenOrDie(dir.path());
+TEST_P(BatchApply, CoalescedBatchSumsExactly) {
+  auto db = Open();
   ASSERT_OK(db->CreateCounter("c", {3}));
   Batch b;
   int64_t want = 0;
@@ -83,9 +80,8 @@ TEST(Batch, CoalescedBatchSumsExactly) {
 
 // Unkeyed plain increments of a batch share one random shard per counter;
 // successive batches still spread over the shards.
-TEST(Batch, PlainOpsShareOneRandomShardPerBatch) {
-  TempDir dir;
-  auto db = OpenOrDie(dir.path());
+TEST_P(BatchApply, PlainOpsShareOneRandomShardPerBatch) {
+  auto db = Open();
   ASSERT_OK(db->CreateCounter("c", {8}));
   ASSERT_OK(db->CreateCounter("d", {8}));
   std::set<uint32_t> used;
@@ -108,9 +104,8 @@ TEST(Batch, PlainOpsShareOneRandomShardPerBatch) {
 }
 
 // One bad op refuses the whole batch and writes nothing.
-TEST(Batch, OneBadOpRefusesAll) {
-  TempDir dir;
-  auto db = OpenOrDie(dir.path());
+TEST_P(BatchApply, OneBadOpRefusesAll) {
+  auto db = Open();
   ASSERT_OK(db->CreateCounter("c", {2}));
   Batch b;
   b.AddOnce("c", "e1", 1);
@@ -130,6 +125,8 @@ TEST(Batch, OneBadOpRefusesAll) {
   ASSERT_TRUE(s.IsOutOfRange()) << s.ToString();
   EXPECT_EQ(*db->ReadExact("c"), 0);
 }
+
+TALLY_WRITE_MODES(BatchApply);
 
 }  // namespace
 }  // namespace tally

@@ -12,6 +12,7 @@
 #include "engine/rocksdb_options.h"
 #include "tally/db.h"
 #include "tally/limits.h"
+#include "testutil/db_fixture.h"
 #include "testutil/raw_db.h"
 #include "testutil/testutil.h"
 
@@ -25,15 +26,14 @@ constexpr int64_t kDay = 86'400'000;
 constexpr int64_t kMidnight = 1'796'083'200'000;
 static_assert(kMidnight % kDay == 0, "kMidnight must be a UTC midnight");
 
-class Buckets : public ::testing::Test {
+class Buckets : public test::DbMatrixTest {
  protected:
-  Buckets() : clock_(kMidnight + 12 * kHour) {}
+  Buckets() : DbMatrixTest(kMidnight + 12 * kHour) {}
 
   std::unique_ptr<Db> Open() {
-    Options o;
-    o.clock = &clock_;
+    Options o = ClockOptions();
     o.rollup_interval_ms = 0;
-    return test::OpenOrDie(dir_.Sub("db"), o);
+    return DbMatrixTest::Open(o);
   }
   static CounterSpec Bucketed(uint32_t shards, BucketWidth width,
                               int64_t retention_ms = 0) {
@@ -47,7 +47,7 @@ class Buckets : public ::testing::Test {
 
   // Shard keys physically stored (raw RocksDB, after close).
   uint64_t StoredShardKeys() {
-    test::RawDb raw(dir_.Sub("db"));
+    test::RawDb raw(path());
     uint64_t n = 0;
     for (auto it = raw.Scan(engine::kShards); it->Valid(); it->Next()) {
       EXPECT_EQ(it->key().size(),
@@ -56,12 +56,9 @@ class Buckets : public ::testing::Test {
     }
     return n;
   }
-
-  test::TempDir dir_;
-  test::ManualClock clock_;
 };
 
-TEST_F(Buckets, DayBucketsSplitAtUtcMidnight) {
+TEST_P(Buckets, DayBucketsSplitAtUtcMidnight) {
   auto db = Open();
   ASSERT_OK(db->CreateCounter("orders", Bucketed(4, BucketWidth::kDay)));
   ASSERT_OK(db->Increment("orders", 1, At(kMidnight - 1)));  // yesterday
@@ -80,7 +77,7 @@ TEST_F(Buckets, DayBucketsSplitAtUtcMidnight) {
   EXPECT_EQ(sum, 1111);
 }
 
-TEST_F(Buckets, MinuteAndHourBuckets) {
+TEST_P(Buckets, MinuteAndHourBuckets) {
   auto db = Open();
   ASSERT_OK(db->CreateCounter("m", Bucketed(1, BucketWidth::kMinute)));
   ASSERT_OK(db->CreateCounter("h", Bucketed(2, BucketWidth::kHour)));
@@ -97,7 +94,7 @@ TEST_F(Buckets, MinuteAndHourBuckets) {
   EXPECT_EQ(*db->ReadRange("h", kMidnight + kHour, kMidnight + 2 * kHour), 0);
 }
 
-TEST_F(Buckets, OnceIncrementsAndBatchesUseTheEventTime) {
+TEST_P(Buckets, OnceIncrementsAndBatchesUseTheEventTime) {
   auto db = Open();
   ASSERT_OK(db->CreateCounter("c", Bucketed(8, BucketWidth::kHour)));
   auto r = db->IncrementOnce("c", "e1", 5, OnceOptions{kMidnight + kHour, {}});
@@ -130,7 +127,7 @@ TEST_F(Buckets, OnceIncrementsAndBatchesUseTheEventTime) {
   EXPECT_TRUE(report.ok()) << report.problems.front();
 }
 
-TEST_F(Buckets, RetentionHidesThenCompactionDropsOldBuckets) {
+TEST_P(Buckets, RetentionHidesThenCompactionDropsOldBuckets) {
   {
     auto db = Open();
     ASSERT_OK(db->CreateCounter("c", Bucketed(2, BucketWidth::kDay, 2 * kDay)));
@@ -165,7 +162,7 @@ TEST_F(Buckets, RetentionHidesThenCompactionDropsOldBuckets) {
   EXPECT_EQ(StoredShardKeys(), 2u);
 }
 
-TEST_F(Buckets, SpecAndRangesAreCheckedAndKeptAcrossReopen) {
+TEST_P(Buckets, SpecAndRangesAreCheckedAndKeptAcrossReopen) {
   {
     auto db = Open();
     CounterSpec bad = Bucketed(1, BucketWidth::kNone, kDay);
@@ -202,6 +199,8 @@ TEST_F(Buckets, SpecAndRangesAreCheckedAndKeptAcrossReopen) {
   EXPECT_EQ(info->retention_ms, kDay);
   EXPECT_EQ(*db->ReadRange("c", kMidnight, kMidnight + 2 * kHour), 4);
 }
+
+TALLY_WRITE_MODES(Buckets);
 
 }  // namespace
 }  // namespace tally

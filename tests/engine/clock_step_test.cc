@@ -12,6 +12,7 @@
 
 #include "engine/buckets.h"
 #include "tally/db.h"
+#include "testutil/db_fixture.h"
 #include "testutil/testutil.h"
 
 namespace tally {
@@ -21,9 +22,9 @@ constexpr int64_t kStart = 1'800'000'000'000;  // a fixed "now", ms
 constexpr int64_t kHour = 3'600'000;
 constexpr int64_t kMinute = 60'000;
 
-class ClockStep : public ::testing::Test {
+class ClockStep : public test::DbTest {
  protected:
-  ClockStep() : clock_(kStart) {}
+  ClockStep() : DbTest(kStart) {}
 
   Options Opts(bool read_only = false) {
     Options o;
@@ -32,10 +33,10 @@ class ClockStep : public ::testing::Test {
     o.read_only = read_only;
     return o;
   }
-  std::unique_ptr<Db> Open() { return test::OpenOrDie(dir_.Sub("db"), Opts()); }
+  std::unique_ptr<Db> Open() { return DbTest::Open(Opts()); }
   std::unique_ptr<Db> OpenReadOnly() {
     std::unique_ptr<Db> db;
-    Status s = Db::Open(Opts(/*read_only=*/true), dir_.Sub("db"), &db);
+    Status s = Db::Open(Opts(/*read_only=*/true), path(), &db);
     EXPECT_OK(s);
     return db;
   }
@@ -94,9 +95,6 @@ class ClockStep : public ::testing::Test {
   static int64_t StartBucket() {
     return engine::BucketStart(kStart, BucketWidthMs(BucketWidth::kHour));
   }
-
-  test::TempDir dir_;
-  test::ManualClock clock_;
 };
 
 // A redelivery of "e" inside its true window is not counted again.

@@ -7,23 +7,22 @@
 
 #include "engine/coding.h"
 #include "engine/rocksdb_options.h"
+#include "testutil/db_fixture.h"
 #include "testutil/raw_db.h"
-
 #include "testutil/testutil.h"
 
 namespace tally {
 namespace {
 
 using test::ManualClock;
-using test::OpenOrDie;
-using test::TempDir;
 
-TEST(Counters, CreateDescribeListDelete) {
-  TempDir dir;
+class Counters : public test::DbTest {};
+
+TEST_F(Counters, CreateDescribeListDelete) {
   ManualClock clock(1'700'000'000'000);
   Options options;
   options.clock = &clock;
-  auto db = OpenOrDie(dir.path(), options);
+  auto db = Open(options);
   ASSERT_OK(db->CreateCounter("orders-today", {10, ShardPolicy::kRandom}));
   ASSERT_OK(db->CreateCounter("likes", {1, ShardPolicy::kAffinity}));
 
@@ -50,9 +49,8 @@ TEST(Counters, CreateDescribeListDelete) {
 }
 
 // Re-creating a deleted name must not resurrect its shards or markers.
-TEST(Counters, RecreatedNameStartsEmpty) {
-  TempDir dir;
-  auto db = OpenOrDie(dir.path());
+TEST_F(Counters, RecreatedNameStartsEmpty) {
+  auto db = Open();
   ASSERT_OK(db->CreateCounter("c", {4}));
   const uint64_t old_id = db->DescribeCounter("c")->id;
   ASSERT_OK(db->Increment("c", 5));
@@ -68,11 +66,10 @@ TEST(Counters, RecreatedNameStartsEmpty) {
 }
 
 // Everything survives a close and reopen; ids are never reused.
-TEST(Counters, ReopenKeepsCountersValuesAndMarkers) {
-  TempDir dir;
+TEST_F(Counters, ReopenKeepsCountersValuesAndMarkers) {
   uint64_t deleted_id;
   {
-    auto db = OpenOrDie(dir.path());
+    auto db = Open();
     ASSERT_OK(db->CreateCounter("a", {3}));
     ASSERT_OK(db->CreateCounter("gone", {1}));
     deleted_id = db->DescribeCounter("gone")->id;
@@ -80,7 +77,7 @@ TEST(Counters, ReopenKeepsCountersValuesAndMarkers) {
     for (int i = 0; i < 100; ++i) ASSERT_OK(db->Increment("a", 2));
     ASSERT_OK(db->IncrementOnce("a", "e1", 11));
   }
-  auto db = OpenOrDie(dir.path());
+  auto db = Open();
   EXPECT_EQ(*db->ReadExact("a"), 211);
   EXPECT_EQ(*db->CountEvents("a"), 1u);
   EXPECT_EQ(db->IncrementOnce("a", "e1", 11)->outcome, Outcome::kDuplicate);
@@ -92,11 +89,10 @@ TEST(Counters, ReopenKeepsCountersValuesAndMarkers) {
 // A delete racing with increments of the same counter leaves no orphaned
 // shard or marker keys behind: increments hold the catalog's shared lock
 // through their commit, the delete takes it exclusively.
-TEST(Counters, DeleteRacingIncrementsLeavesNoOrphans) {
-  TempDir dir;
+TEST_F(Counters, DeleteRacingIncrementsLeavesNoOrphans) {
   uint64_t id;
   {
-    auto db = OpenOrDie(dir.path());
+    auto db = Open();
     ASSERT_OK(db->CreateCounter("c", {4}));
     id = db->DescribeCounter("c")->id;
     std::atomic<bool> deleting{false};
@@ -122,7 +118,7 @@ TEST(Counters, DeleteRacingIncrementsLeavesNoOrphans) {
     for (auto& w : writers) w.join();
     EXPECT_GT(after_delete.load(), 0);
   }
-  test::RawDb raw(dir.path());
+  test::RawDb raw(path());
   ASSERT_NE(raw.db(), nullptr);
   for (engine::Family family : {engine::kShards, engine::kEvents}) {
     int left = 0;

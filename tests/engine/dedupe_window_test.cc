@@ -13,6 +13,7 @@
 #include "engine/rocksdb_options.h"
 #include "tally/db.h"
 #include "tally/limits.h"
+#include "testutil/db_fixture.h"
 #include "testutil/raw_db.h"
 #include "testutil/testutil.h"
 
@@ -22,15 +23,14 @@ namespace {
 constexpr int64_t kStart = 1'800'000'000'000;  // a fixed "now", ms
 constexpr int64_t kHour = 3'600'000;
 
-class DedupeWindow : public ::testing::Test {
+class DedupeWindow : public test::DbMatrixTest {
  protected:
-  DedupeWindow() : clock_(kStart) {}
+  DedupeWindow() : DbMatrixTest(kStart) {}
 
   std::unique_ptr<Db> Open() {
-    Options o;
-    o.clock = &clock_;
+    Options o = ClockOptions();
     o.rollup_interval_ms = 0;
-    return test::OpenOrDie(dir_.Sub("db"), o);
+    return DbMatrixTest::Open(o);
   }
   static CounterSpec Windowed(uint32_t shards, int64_t window_ms) {
     CounterSpec spec;
@@ -42,17 +42,14 @@ class DedupeWindow : public ::testing::Test {
 
   // Markers physically stored for any counter (raw RocksDB, after close).
   uint64_t StoredMarkers() {
-    test::RawDb raw(dir_.Sub("db"));
+    test::RawDb raw(path());
     uint64_t n = 0;
     for (auto it = raw.Scan(engine::kEvents); it->Valid(); it->Next()) ++n;
     return n;
   }
-
-  test::TempDir dir_;
-  test::ManualClock clock_;
 };
 
-TEST_F(DedupeWindow, OldEventsAreOutsideAndNotCounted) {
+TEST_P(DedupeWindow, OldEventsAreOutsideAndNotCounted) {
   auto db = Open();
   ASSERT_OK(db->CreateCounter("c", Windowed(4, kHour)));
   auto r = db->IncrementOnce("c", "old", 5, At(kStart - kHour - 1));
@@ -73,7 +70,7 @@ TEST_F(DedupeWindow, OldEventsAreOutsideAndNotCounted) {
   EXPECT_EQ(marker->expires_at_ms, kStart + kHour);
 }
 
-TEST_F(DedupeWindow, EventTimeIsRequired) {
+TEST_P(DedupeWindow, EventTimeIsRequired) {
   auto db = Open();
   ASSERT_OK(db->CreateCounter("c", Windowed(1, kHour)));
   auto r = db->IncrementOnce("c", "e", 1);
@@ -101,7 +98,7 @@ TEST_F(DedupeWindow, EventTimeIsRequired) {
       << r.status().ToString();
 }
 
-TEST_F(DedupeWindow, RedeliveryInsideTheWindowIsADuplicate) {
+TEST_P(DedupeWindow, RedeliveryInsideTheWindowIsADuplicate) {
   auto db = Open();
   ASSERT_OK(db->CreateCounter("c", Windowed(4, kHour)));
   const int64_t t = kStart - 10 * 60'000;
@@ -125,7 +122,7 @@ TEST_F(DedupeWindow, RedeliveryInsideTheWindowIsADuplicate) {
   EXPECT_EQ(*db->ReadExact("c"), 3);
 }
 
-TEST_F(DedupeWindow, ExpiredMarkersAreGoneForReadsThenForCompaction) {
+TEST_P(DedupeWindow, ExpiredMarkersAreGoneForReadsThenForCompaction) {
   {
     auto db = Open();
     ASSERT_OK(db->CreateCounter("c", Windowed(2, kHour)));
@@ -166,7 +163,7 @@ TEST_F(DedupeWindow, ExpiredMarkersAreGoneForReadsThenForCompaction) {
   EXPECT_EQ(StoredMarkers(), 10u);  // only "forever"'s
 }
 
-TEST_F(DedupeWindow, BatchesMixOutcomes) {
+TEST_P(DedupeWindow, BatchesMixOutcomes) {
   auto db = Open();
   ASSERT_OK(db->CreateCounter("c", Windowed(4, kHour)));
   ASSERT_OK(db->IncrementOnce("c", "seen", 2, At(kStart)));
@@ -190,7 +187,7 @@ TEST_F(DedupeWindow, BatchesMixOutcomes) {
   EXPECT_EQ(db->GetStats().outside_window, 1u);
 }
 
-TEST_F(DedupeWindow, SpecIsCheckedAndKeptAcrossReopen) {
+TEST_P(DedupeWindow, SpecIsCheckedAndKeptAcrossReopen) {
   {
     auto db = Open();
     Status s = db->CreateCounter("bad", Windowed(1, -1));
@@ -215,7 +212,7 @@ TEST_F(DedupeWindow, SpecIsCheckedAndKeptAcrossReopen) {
 // window, the clock moved 2 hours ahead, one compaction: no marker left, the
 // events family shrinks, counts unchanged. TALLY_DEDUPE_EVENTS sets N
 // (default 20,000; the closing note's figure used 1,000,000).
-TEST_F(DedupeWindow, CompactionDropsExpiredMarkersAndSpace) {
+TEST_P(DedupeWindow, CompactionDropsExpiredMarkersAndSpace) {
   size_t events = 20000;
   if (const char* env = std::getenv("TALLY_DEDUPE_EVENTS")) {
     events = std::strtoull(env, nullptr, 10);
@@ -256,6 +253,8 @@ TEST_F(DedupeWindow, CompactionDropsExpiredMarkersAndSpace) {
               events, static_cast<unsigned long long>(bytes_before),
               static_cast<unsigned long long>(bytes_after));
 }
+
+TALLY_WRITE_MODES(DedupeWindow);
 
 }  // namespace
 }  // namespace tally

@@ -11,6 +11,7 @@
 #include "engine/shard_picker.h"
 #include "tally/db.h"
 #include "tally/sync.h"
+#include "testutil/db_fixture.h"
 #include "testutil/testutil.h"
 
 namespace tally {
@@ -26,12 +27,13 @@ std::string KeyForShard(uint32_t shard, uint32_t shards) {
   }
 }
 
-TEST(HubOverflow, Item15_EdgeSpreadSumsPastInt64OnOneHubShard) {
-  test::TempDir dir;
+class HubOverflow : public test::DbTest {};
+
+TEST_F(HubOverflow, Item15_EdgeSpreadSumsPastInt64OnOneHubShard) {
   Options o;
   o.rollup_interval_ms = 0;
-  auto edge = test::OpenOrDie(dir.Sub("edge"), o);
-  auto hub = test::OpenOrDie(dir.Sub("hub"), o);
+  auto edge = OpenAt("edge", o);
+  auto hub = OpenAt("hub", o);
   CounterSpec spec;
   spec.shards = 3;
   spec.policy = ShardPolicy::kAffinity;
@@ -70,9 +72,8 @@ TEST(HubOverflow, Item15_EdgeSpreadSumsPastInt64OnOneHubShard) {
 
 // Between the batches the hub's shard is past int64: a read then says so
 // (OutOfRange), and says the value is still there, not lost.
-TEST(HubOverflow, Item15_ReadWhileBeyondInt64IsOutOfRangeThenRecovers) {
-  test::TempDir dir;
-  auto db = test::OpenOrDie(dir.path());
+TEST_F(HubOverflow, Item15_ReadWhileBeyondInt64IsOutOfRangeThenRecovers) {
+  auto db = Open();
   ASSERT_OK(db->CreateCounter("c", {1}));
   ASSERT_OK(db->Increment("c", kMax));
   ASSERT_OK(db->Compact());

@@ -7,17 +7,16 @@
 #include <thread>
 
 #include "engine/hash.h"
+#include "testutil/db_fixture.h"
 #include "testutil/testutil.h"
 
 namespace tally {
 namespace {
 
-using test::OpenOrDie;
-using test::TempDir;
+class Idempotency : public test::DbMatrixTest {};
 
-TEST(Idempotency, SequentialDuplicateAndConflict) {
-  TempDir dir;
-  auto db = OpenOrDie(dir.path());
+TEST_P(Idempotency, SequentialDuplicateAndConflict) {
+  auto db = Open();
   ASSERT_OK(db->CreateCounter("orders", {10}));
   auto first = db->IncrementOnce("orders", "ORDER_ACCEPTED:ord-1", 3);
   ASSERT_OK(first);
@@ -43,9 +42,8 @@ TEST(Idempotency, SequentialDuplicateAndConflict) {
 }
 
 // Markers are scoped per counter: one event counts once in each counter.
-TEST(Idempotency, MarkersAreScopedPerCounter) {
-  TempDir dir;
-  auto db = OpenOrDie(dir.path());
+TEST_P(Idempotency, MarkersAreScopedPerCounter) {
+  auto db = Open();
   ASSERT_OK(db->CreateCounter("count", {2}));
   ASSERT_OK(db->CreateCounter("amount", {2}));
   EXPECT_EQ(db->IncrementOnce("count", "ord-9", 1)->outcome, Outcome::kApplied);
@@ -54,16 +52,15 @@ TEST(Idempotency, MarkersAreScopedPerCounter) {
   EXPECT_EQ(*db->ReadExact("amount"), 250);
 }
 
-TEST(Idempotency, RedeliveryAfterReopenIsDuplicate) {
-  TempDir dir;
+TEST_P(Idempotency, RedeliveryAfterReopenIsDuplicate) {
   {
-    auto db = OpenOrDie(dir.path());
+    auto db = Open();
     ASSERT_OK(db->CreateCounter("c", {4}));
     for (int i = 0; i < 50; ++i) {
       ASSERT_OK(db->IncrementOnce("c", "e" + std::to_string(i), 1));
     }
   }
-  auto db = OpenOrDie(dir.path());
+  auto db = Open();
   for (int i = 0; i < 50; ++i) {
     EXPECT_EQ(db->IncrementOnce("c", "e" + std::to_string(i), 1)->outcome,
               Outcome::kDuplicate);
@@ -73,9 +70,8 @@ TEST(Idempotency, RedeliveryAfterReopenIsDuplicate) {
 
 // 8 threads deliver the same 10,000 events 3 times each, in different
 // orders, single ops and batches mixed: each event counts exactly once.
-TEST(Idempotency, EightThreadsThreeDeliveriesCountOnce) {
-  TempDir dir;
-  auto db = OpenOrDie(dir.path());
+TEST_P(Idempotency, EightThreadsThreeDeliveriesCountOnce) {
+  auto db = Open();
   ASSERT_OK(db->CreateCounter("orders", {10}));
   constexpr int kEvents = 10000;
   constexpr int kThreads = 8;
@@ -128,9 +124,8 @@ TEST(Idempotency, EightThreadsThreeDeliveriesCountOnce) {
 
 // Concurrent copies of one event with different deltas: exactly one wins,
 // the rest are conflicts, and the total is the winner's delta.
-TEST(Idempotency, ConcurrentConflictingCopiesOneWins) {
-  TempDir dir;
-  auto db = OpenOrDie(dir.path());
+TEST_P(Idempotency, ConcurrentConflictingCopiesOneWins) {
+  auto db = Open();
   ASSERT_OK(db->CreateCounter("c", {3}));
   for (int round = 0; round < 50; ++round) {
     const std::string id = "evt-" + std::to_string(round);
@@ -154,6 +149,8 @@ TEST(Idempotency, ConcurrentConflictingCopiesOneWins) {
   }
   EXPECT_EQ(*db->CountEvents("c"), 50u);
 }
+
+TALLY_WRITE_MODES(Idempotency);
 
 }  // namespace
 }  // namespace tally

@@ -5,13 +5,13 @@
 #include "engine/format.h"
 #include "engine/shard_picker.h"
 #include "tally/limits.h"
+#include "testutil/db_fixture.h"
 #include "testutil/testutil.h"
 
 namespace tally {
 namespace {
 
 using test::OpenOrDie;
-using test::TempDir;
 
 // Copies every counter of `from` into `to` through the public API, the way
 // counterctl export/import does (markers read in small pages).
@@ -21,12 +21,13 @@ void CopyAll(Db* from, Db* to) {
   }
 }
 
-TEST(Import, RoundTripIsExact) {
-  TempDir dir;
+class Import : public test::DbTest {};
+
+TEST_F(Import, RoundTripIsExact) {
   test::ManualClock clock(5000);
   Options o;
   o.clock = &clock;
-  auto a = OpenOrDie(dir.Sub("a"), o);
+  auto a = OpenAt("a", o);
   ASSERT_OK(a->CreateCounter("orders", {5}));
   ASSERT_OK(a->CreateCounter("views", {3, ShardPolicy::kAffinity}));
   for (int i = 0; i < 40; ++i) {
@@ -38,7 +39,7 @@ TEST(Import, RoundTripIsExact) {
   ASSERT_OK(a->Increment("views", 9, dev));
   ASSERT_OK(a->IncrementOnce("views", "v-1", 2));
 
-  auto b = OpenOrDie(dir.Sub("b"));
+  auto b = OpenAt("b");
   CopyAll(a.get(), b.get());
   for (const char* name : {"orders", "views"}) {
     EXPECT_EQ(*a->ReadExact(name), *b->ReadExact(name)) << name;
@@ -61,9 +62,8 @@ TEST(Import, RoundTripIsExact) {
   EXPECT_EQ(b->IncrementOnce("orders", "ord-3", 4)->outcome, Outcome::kDuplicate);
 }
 
-TEST(Import, RefusesBadOrRepeatedMarkersWritingNothing) {
-  TempDir dir;
-  auto db = OpenOrDie(dir.path());
+TEST_F(Import, RefusesBadOrRepeatedMarkersWritingNothing) {
+  auto db = Open();
   CounterImport im;
   im.info.name = "c";
   im.info.shards = 4;
@@ -127,15 +127,14 @@ void ExpectSame(Db* from, Db* to, const std::string& name) {
 // fails, so the disk holds what a SIGKILL there leaves) leaves each counter
 // whole or absent; a rerun that skips existing counters then restores every
 // count, and redelivered events are duplicates that count nothing.
-TEST(Import, Item06_CutAtAnyWriteLeavesEachCounterWholeOrAbsent) {
-  TempDir dir;
-  auto src = OpenOrDie(dir.Sub("src"));
+TEST_F(Import, Item06_CutAtAnyWriteLeavesEachCounterWholeOrAbsent) {
+  auto src = OpenAt("src");
   FillSource(src.get());
   const std::vector<CounterInfo> counters = *src->ListCounters();
   bool completed = false;
   for (int cut = 0; !completed && cut < 200; ++cut) {
     SCOPED_TRACE("cut after " + std::to_string(cut) + " WAL appends");
-    const std::string path = dir.Sub("dst-" + std::to_string(cut));
+    const std::string path = Sub("dst-" + std::to_string(cut));
     completed = test::ImportCutAfter(src.get(), path, cut);
     {
       // A reader before any writer reopens: the unfinished import's keys
@@ -177,9 +176,8 @@ TEST(Import, Item06_CutAtAnyWriteLeavesEachCounterWholeOrAbsent) {
 
 // Item 6 with more markers than one write holds (kMaxBatchOps): a cut
 // between the marker writes also leaves no counter.
-TEST(Import, Item06_CutBetweenMarkerBatchesLeavesNoCounter) {
-  TempDir dir;
-  auto src = OpenOrDie(dir.Sub("src"));
+TEST_F(Import, Item06_CutBetweenMarkerBatchesLeavesNoCounter) {
+  auto src = OpenAt("src");
   ASSERT_OK(src->CreateCounter("bulk", {4}));
   Batch batch;
   std::vector<IncrementResult> results;
@@ -195,7 +193,7 @@ TEST(Import, Item06_CutBetweenMarkerBatchesLeavesNoCounter) {
   int partial = 0;
   for (int cut = 0; !completed && cut < 500; cut += 3) {
     SCOPED_TRACE("cut after " + std::to_string(cut) + " WAL appends");
-    const std::string path = dir.Sub("dst-" + std::to_string(cut));
+    const std::string path = Sub("dst-" + std::to_string(cut));
     completed = test::ImportCutAfter(src.get(), path, cut);
     auto dst = OpenOrDie(path);
     if (dst->DescribeCounter("bulk").ok()) {

@@ -9,18 +9,17 @@
 
 #include "engine/coding.h"
 #include "engine/rocksdb_options.h"
+#include "testutil/db_fixture.h"
 #include "testutil/raw_db.h"
 #include "testutil/testutil.h"
 
 namespace tally {
 namespace {
 
-using test::OpenOrDie;
-using test::TempDir;
+class Increment : public test::DbMatrixTest {};
 
-TEST(Increment, ExactReadSumsShards) {
-  TempDir dir;
-  auto db = OpenOrDie(dir.path());
+TEST_P(Increment, ExactReadSumsShards) {
+  auto db = Open();
   ASSERT_OK(db->CreateCounter("views", {8}));
   int64_t expect = 0;
   for (int i = 1; i <= 500; ++i) {
@@ -38,9 +37,8 @@ TEST(Increment, ExactReadSumsShards) {
 }
 
 // Affinity keys pin a device's increments to one shard.
-TEST(Increment, AffinityKeyPinsShard) {
-  TempDir dir;
-  auto db = OpenOrDie(dir.path());
+TEST_P(Increment, AffinityKeyPinsShard) {
+  auto db = Open();
   ASSERT_OK(db->CreateCounter("per-device", {16, ShardPolicy::kAffinity}));
   IncrementOptions o;
   o.affinity_key = "device-42";
@@ -58,11 +56,10 @@ TEST(Increment, AffinityKeyPinsShard) {
 
 // Many threads on one hot shard: no lost increments, and the bounded
 // operand chain keeps folding correctly.
-TEST(Increment, ConcurrentHotShardLosesNothing) {
-  TempDir dir;
-  Options options;
+TEST_P(Increment, ConcurrentHotShardLosesNothing) {
+  Options options = BaseOptions();
   options.max_pending_operands = 16;
-  auto db = OpenOrDie(dir.path(), options);
+  auto db = Open(options);
   ASSERT_OK(db->CreateCounter("hot", {1}));
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t) {
@@ -77,16 +74,15 @@ TEST(Increment, ConcurrentHotShardLosesNothing) {
 // Overflow is a state: the write that crosses int64 is accepted (it cannot
 // be known without a read), and every read reports OutOfRange, never a
 // wrapped number.
-TEST(Increment, OverflowIsReportedOnRead) {
-  TempDir dir;
-  auto db = OpenOrDie(dir.path());
+TEST_P(Increment, OverflowIsReportedOnRead) {
+  auto db = Open();
   ASSERT_OK(db->CreateCounter("big", {1}));
   ASSERT_OK(db->Increment("big", std::numeric_limits<int64_t>::max()));
   ASSERT_OK(db->Increment("big", 1));
   EXPECT_TRUE(db->ReadExact("big").status().IsOutOfRange());
   EXPECT_TRUE(db->ShardCounts("big").status().IsOutOfRange());
   db.reset();
-  db = OpenOrDie(dir.path());
+  db = Open();
   EXPECT_TRUE(db->ReadExact("big").status().IsOutOfRange())
       << "overflow must survive flush and reopen";
   ASSERT_OK(db->CreateCounter("other", {1}));
@@ -94,9 +90,8 @@ TEST(Increment, OverflowIsReportedOnRead) {
 }
 
 // Two shards each within int64 whose sum is not: the read says so.
-TEST(Increment, SumBeyondInt64IsOutOfRange) {
-  TempDir dir;
-  auto db = OpenOrDie(dir.path());
+TEST_P(Increment, SumBeyondInt64IsOutOfRange) {
+  auto db = Open();
   ASSERT_OK(db->CreateCounter("two", {2, ShardPolicy::kAffinity}));
   IncrementOptions a, b;
   a.affinity_key = "a";
@@ -111,24 +106,23 @@ TEST(Increment, SumBeyondInt64IsOutOfRange) {
 
 // A malformed shard value written behind the engine's back reads as
 // Corruption naming the key, never as a number.
-TEST(Increment, CorruptShardValueIsCorruptionNamingKey) {
-  TempDir dir;
+TEST_P(Increment, CorruptShardValueIsCorruptionNamingKey) {
   uint64_t id;
   {
-    auto db = OpenOrDie(dir.path());
+    auto db = Open();
     ASSERT_OK(db->CreateCounter("c", {1}));
     ASSERT_OK(db->Increment("c", 5));
     id = db->DescribeCounter("c")->id;
   }
   {
-    test::RawDb raw(dir.path());
+    test::RawDb raw(path());
     ASSERT_NE(raw.db(), nullptr);
     char key[engine::kShardKeyBytes];
     engine::EncodeShardKey(id, 0, key);
     ASSERT_TRUE(raw.db()->Put(rocksdb::WriteOptions(), raw.family(engine::kShards),
                               rocksdb::Slice(key, sizeof key), "bad").ok());
   }
-  auto db = OpenOrDie(dir.path());
+  auto db = Open();
   auto r = db->ReadExact("c");
   ASSERT_TRUE(r.status().IsCorruption()) << r.status().ToString();
   EXPECT_NE(r.status().message().find("key"), std::string::npos);
@@ -137,6 +131,8 @@ TEST(Increment, CorruptShardValueIsCorruptionNamingKey) {
   ASSERT_OK(db->Increment("c", 1));
   EXPECT_TRUE(db->ReadExact("c").status().IsCorruption());
 }
+
+TALLY_WRITE_MODES(Increment);
 
 }  // namespace
 }  // namespace tally

@@ -18,6 +18,7 @@
 #include "engine/shard_picker.h"
 #include "tally/batch.h"
 #include "tally/db.h"
+#include "testutil/db_fixture.h"
 #include "testutil/testutil.h"
 
 namespace tally {
@@ -82,7 +83,7 @@ class PausingClock : public Clock {
   std::thread::id thread_;
 };
 
-class OnceOrder : public ::testing::Test {
+class OnceOrder : public test::DbTest {
  protected:
   OnceOrder() : manual_(kStart), clock_(&manual_) {}
 
@@ -91,7 +92,7 @@ class OnceOrder : public ::testing::Test {
     o.clock = &clock_;
     o.rollup_interval_ms = 0;
     o.event_lock_stripes = stripes;
-    return test::OpenOrDie(dir_.Sub("db"), o);
+    return DbTest::Open(o);
   }
   static CounterSpec Windowed(int64_t window_ms) {
     CounterSpec spec;
@@ -135,7 +136,6 @@ class OnceOrder : public ::testing::Test {
     return paused;
   }
 
-  test::TempDir dir_;
   test::ManualClock manual_;
   PausingClock clock_;
 };

@@ -3,78 +3,74 @@
 #include <gtest/gtest.h>
 #include <rocksdb/db.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "engine/format.h"
 #include "engine/rocksdb_options.h"
-#include "testutil/raw_db.h"
 #include "schema/records.h"
+#include "testutil/db_fixture.h"
+#include "testutil/raw_db.h"
 #include "testutil/testutil.h"
 
 namespace tally {
 namespace {
 
-using test::OpenOrDie;
-using test::TempDir;
+class DbOpen : public test::DbTest {};
 
-TEST(Open, MissingWithoutCreateIsNotFound) {
-  TempDir dir;
+TEST_F(DbOpen, MissingWithoutCreateIsNotFound) {
   Options o;
   o.create_if_missing = false;
   std::unique_ptr<Db> db;
-  Status s = Db::Open(o, dir.Sub("nothing"), &db);
+  Status s = Db::Open(o, Sub("nothing"), &db);
   EXPECT_TRUE(s.IsNotFound()) << s.ToString();
   EXPECT_EQ(db, nullptr);
 }
 
-TEST(Open, DirectoryWithOtherFilesIsRefused) {
-  TempDir dir;
-  std::ofstream(dir.Sub("notes.txt")) << "hello";
+TEST_F(DbOpen, DirectoryWithOtherFilesIsRefused) {
+  std::filesystem::create_directory(path());
+  std::ofstream(path() + "/notes.txt") << "hello";
   std::unique_ptr<Db> db;
-  Status s = Db::Open(Options(), dir.path(), &db);
+  Status s = Db::Open(Options(), path(), &db);
   EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
   EXPECT_NE(s.message().find("not a tally database"), std::string::npos);
-  EXPECT_NE(s.message().find(dir.path()), std::string::npos);
+  EXPECT_NE(s.message().find(path()), std::string::npos);
 }
 
-TEST(Open, PlainFileIsRefused) {
-  TempDir dir;
-  std::ofstream(dir.Sub("file")) << "x";
+TEST_F(DbOpen, PlainFileIsRefused) {
+  std::ofstream(Sub("file")) << "x";
   std::unique_ptr<Db> db;
-  EXPECT_TRUE(Db::Open(Options(), dir.Sub("file"), &db).IsInvalidArgument());
+  EXPECT_TRUE(Db::Open(Options(), Sub("file"), &db).IsInvalidArgument());
 }
 
-TEST(Open, PlainRocksDbIsRefused) {
-  TempDir dir;
+TEST_F(DbOpen, PlainRocksDbIsRefused) {
   {
     rocksdb::Options o;
     o.create_if_missing = true;
     rocksdb::DB* raw;
-    ASSERT_TRUE(rocksdb::DB::Open(o, dir.path(), &raw).ok());
+    ASSERT_TRUE(rocksdb::DB::Open(o, path(), &raw).ok());
     delete raw;
   }
   std::unique_ptr<Db> db;
-  Status s = Db::Open(Options(), dir.path(), &db);
+  Status s = Db::Open(Options(), path(), &db);
   EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
   EXPECT_NE(s.message().find("column family 'meta'"), std::string::npos);
 }
 
-TEST(Open, SecondOpenIsBusyNamingPath) {
-  TempDir dir;
-  auto first = OpenOrDie(dir.path());
+TEST_F(DbOpen, SecondOpenIsBusyNamingPath) {
+  auto first = Open();
   std::unique_ptr<Db> second;
-  Status s = Db::Open(Options(), dir.path(), &second);
+  Status s = Db::Open(Options(), path(), &second);
   EXPECT_TRUE(s.IsBusy()) << s.ToString();
-  EXPECT_NE(s.message().find(dir.path()), std::string::npos);
+  EXPECT_NE(s.message().find(path()), std::string::npos);
   EXPECT_NE(s.message().find("in use"), std::string::npos);
 }
 
 // A database written by a newer format is refused, not misread.
-TEST(Open, NewerFormatIsRefused) {
-  TempDir dir;
-  OpenOrDie(dir.path()).reset();
+TEST_F(DbOpen, NewerFormatIsRefused) {
+  Open().reset();
   {
-    test::RawDb raw(dir.path());
+    test::RawDb raw(path());
     ASSERT_NE(raw.db(), nullptr);
     rocksdb::ColumnFamilyHandle* meta = raw.family(engine::kMeta);
     std::string v;
@@ -86,7 +82,7 @@ TEST(Open, NewerFormatIsRefused) {
     ASSERT_TRUE(raw.db()->Put(rocksdb::WriteOptions(), meta, engine::kHeaderKey, v).ok());
   }
   std::unique_ptr<Db> db;
-  Status s = Db::Open(Options(), dir.path(), &db);
+  Status s = Db::Open(Options(), path(), &db);
   EXPECT_TRUE(s.IsNotSupported()) << s.ToString();
   EXPECT_NE(s.message().find("format version " +
                             std::to_string(engine::kFormatVersion + 1)),
@@ -94,12 +90,11 @@ TEST(Open, NewerFormatIsRefused) {
       << s.ToString();
 }
 
-TEST(Open, InvalidOptionsAreRefused) {
-  TempDir dir;
+TEST_F(DbOpen, InvalidOptionsAreRefused) {
   Options o;
   o.event_lock_stripes = 0;
   std::unique_ptr<Db> db;
-  EXPECT_TRUE(Db::Open(o, dir.path(), &db).IsInvalidArgument());
+  EXPECT_TRUE(Db::Open(o, path(), &db).IsInvalidArgument());
   EXPECT_TRUE(Db::Open(Options(), "", &db).IsInvalidArgument());
 }
 

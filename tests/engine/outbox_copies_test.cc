@@ -12,19 +12,20 @@
 #include "tally/backup.h"
 #include "tally/db.h"
 #include "tally/sync.h"
+#include "testutil/db_fixture.h"
 #include "testutil/power_cut_fs.h"
 #include "testutil/testutil.h"
 
 namespace tally {
 namespace {
 
-class OutboxCopies : public ::testing::Test {
+class OutboxCopies : public test::DbTest {
  protected:
   std::unique_ptr<Db> OpenHub() {
     Options o;
     o.sync = true;  // what counterctl sync does: the hub is durable
     o.rollup_interval_ms = 0;
-    auto hub = test::OpenOrDie(dir_.Sub("hub"), o);
+    auto hub = OpenAt("hub", o);
     EXPECT_OK(hub->CreateCounter("orders", {16}));
     return hub;
   }
@@ -40,8 +41,6 @@ class OutboxCopies : public ::testing::Test {
     EXPECT_OK(SyncOutbox(edge, hub, SyncOptions(), &report));
     return report;
   }
-
-  test::TempDir dir_;
 };
 
 // A power cut after the hub committed a sync batch and before the edge's
@@ -53,8 +52,8 @@ TEST_F(OutboxCopies, Item04_PowerCutBeforeAckNeverLosesLaterIncrements) {
   auto hub = OpenHub();
   auto fs = std::make_shared<test::PowerCutFs>();
   std::unique_ptr<rocksdb::Env> env = rocksdb::NewCompositeEnv(fs);
-  const std::string edge_path = dir_.Sub("edge");
-  const std::string cut_path = dir_.Sub("edge-after-cut");
+  const std::string edge_path = Sub("edge");
+  const std::string cut_path = Sub("edge-after-cut");
   auto edge = OpenEdge(edge_path, env.get());
   ASSERT_OK(edge->CreateCounter("orders", test::OutboxSpec(4)));
   for (int i = 0; i < 5; ++i) ASSERT_OK(edge->Increment("orders", 1));
@@ -99,7 +98,7 @@ TEST_F(OutboxCopies, Item04_PowerCutBeforeAckNeverLosesLaterIncrements) {
   for (int i = 0; i < 4; ++i) {
     ASSERT_OK(again->IncrementOnce("orders", "keep-" + std::to_string(i), 7));
   }
-  const std::string cut2 = dir_.Sub("edge-after-cut-2");
+  const std::string cut2 = Sub("edge-after-cut-2");
   // Make the four entries durable (an ack of nothing syncs nothing, so a
   // synced write of an unrelated counter does it), then cut inside the
   // next sync's acknowledgement.
@@ -124,13 +123,13 @@ TEST_F(OutboxCopies, Item04_PowerCutBeforeAckNeverLosesLaterIncrements) {
 // counted on the hub, never answered duplicate or conflict.
 TEST_F(OutboxCopies, Item05_CheckpointAsSecondDeviceNeverCollides) {
   auto hub = OpenHub();
-  auto a = OpenEdge(dir_.Sub("a"));
+  auto a = OpenEdge(Sub("a"));
   ASSERT_OK(a->CreateCounter("orders", test::OutboxSpec(4)));
   for (int i = 0; i < 4; ++i) ASSERT_OK(a->Increment("orders", 1));
   Sync(a.get(), hub.get());  // 4 on the hub
   for (int i = 0; i < 3; ++i) ASSERT_OK(a->Increment("orders", 2));  // unsynced
-  ASSERT_OK(a->Checkpoint(dir_.Sub("b")));
-  auto b = OpenEdge(dir_.Sub("b"));
+  ASSERT_OK(a->Checkpoint(Sub("b")));
+  auto b = OpenEdge(Sub("b"));
   const int64_t inherited = *b->ReadExact("orders");
   ASSERT_EQ(inherited, 10);
 
@@ -156,8 +155,8 @@ TEST_F(OutboxCopies, Item05_CheckpointAsSecondDeviceNeverCollides) {
 // duplicates on the hub; what it counts after the restore is counted.
 TEST_F(OutboxCopies, Item05_RestoredOlderBackupNeverReusesIdentities) {
   auto hub = OpenHub();
-  const std::string backups = dir_.Sub("backups");
-  auto edge = OpenEdge(dir_.Sub("edge"));
+  const std::string backups = Sub("backups");
+  auto edge = OpenEdge(Sub("edge"));
   ASSERT_OK(edge->CreateCounter("orders", test::OutboxSpec(4)));
   for (int i = 0; i < 3; ++i) ASSERT_OK(edge->Increment("orders", 1));
   ASSERT_OK(edge->CreateBackup(backups));  // 3 unsynced entries in it
@@ -165,8 +164,8 @@ TEST_F(OutboxCopies, Item05_RestoredOlderBackupNeverReusesIdentities) {
   EXPECT_EQ(Sync(edge.get(), hub.get()).applied, 7u);
   edge.reset();  // the device is lost; its backup is restored
 
-  ASSERT_OK(RestoreBackup(backups, 1, dir_.Sub("restored")));
-  auto restored = OpenEdge(dir_.Sub("restored"));
+  ASSERT_OK(RestoreBackup(backups, 1, Sub("restored")));
+  auto restored = OpenEdge(Sub("restored"));
   for (int i = 0; i < 4; ++i) ASSERT_OK(restored->Increment("orders", 1000));
   const SyncReport r = Sync(restored.get(), hub.get());
   EXPECT_EQ(r.duplicates, 3u);  // the backup's entries: already on the hub

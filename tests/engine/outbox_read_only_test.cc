@@ -15,6 +15,7 @@
 #include "engine/db_impl.h"
 #include "reliability/fault_fs.h"
 #include "tally/db.h"
+#include "testutil/db_fixture.h"
 #include "testutil/testutil.h"
 
 namespace tally {
@@ -70,11 +71,12 @@ class ReservationGate {
   bool holding_ = false, released_ = false;
 };
 
-TEST(OutboxReadOnly, Item09_NeverReturnsASeqPastOneStillCommitting) {
-  test::TempDir dir;
-  auto writer = test::OpenOrDie(dir.path());
+class OutboxReadOnly : public test::DbTest {};
+
+TEST_F(OutboxReadOnly, Item09_NeverReturnsASeqPastOneStillCommitting) {
+  auto writer = Open();
   ASSERT_OK(writer->CreateCounter("c", test::OutboxSpec(2)));
-  auto reader = test::OpenOrDie(dir.path(), ReadOnly());
+  auto reader = Open(ReadOnly());
   ReservationGate gate(writer.get(), /*held=*/1);
   std::thread first([&] { ASSERT_OK(writer->Increment("c", 1)); });
   gate.WaitUntilHeld();
@@ -91,17 +93,16 @@ TEST(OutboxReadOnly, Item09_NeverReturnsASeqPastOneStillCommitting) {
 // A commit that fails leaves its seq dead; an entry reserved while it was in
 // flight cannot prove that. The reader must not wait forever: the writer
 // proves it (at the latest at its next open).
-TEST(OutboxReadOnly, Item09_NotHeldForeverBehindAFailedCommit) {
-  test::TempDir dir;
+TEST_F(OutboxReadOnly, Item09_NotHeldForeverBehindAFailedCommit) {
   auto fs = std::make_shared<test::FaultFs>();
   std::unique_ptr<rocksdb::Env> env = rocksdb::NewCompositeEnv(fs);
   Options wo;
   wo.env = env.get();
   wo.rollup_interval_ms = 0;
-  auto writer = test::OpenOrDie(dir.path(), wo);
+  auto writer = Open(wo);
   ASSERT_OK(writer->CreateCounter("c", test::OutboxSpec(2)));
   ASSERT_OK(writer->Increment("c", 1));  // seq 1
-  auto reader = test::OpenOrDie(dir.path(), ReadOnly());
+  auto reader = Open(ReadOnly());
   {
     ReservationGate gate(writer.get(), /*held=*/2);
     std::thread failing([&] {
@@ -117,7 +118,7 @@ TEST(OutboxReadOnly, Item09_NotHeldForeverBehindAFailedCommit) {
   // Seq 3 was reserved while seq 2 was in flight: alone it proves nothing.
   EXPECT_EQ(Seqs(reader.get(), 0), std::vector<uint64_t>{1});
   writer.reset();
-  writer = test::OpenOrDie(dir.path(), wo);  // every seq settled now
+  writer = Open(wo);  // every seq settled now
   EXPECT_EQ(Seqs(reader.get(), 1), std::vector<uint64_t>{3});
   ASSERT_OK(writer->Increment("c", 4));  // seq 4, never 2 or 3 again
   EXPECT_EQ(Seqs(reader.get(), 3), std::vector<uint64_t>{4});
@@ -126,13 +127,12 @@ TEST(OutboxReadOnly, Item09_NotHeldForeverBehindAFailedCommit) {
 // The reproduction, bounded: 3 writer threads (plain increments and
 // batches, which reserve runs), a read-only reader paging with Refresh and
 // ReadOutbox(after cursor). Every seq must come exactly once, in order.
-TEST(OutboxReadOnly, Item09_PagingReaderBesideThreeWritersSkipsNothing) {
-  test::TempDir dir;
+TEST_F(OutboxReadOnly, Item09_PagingReaderBesideThreeWritersSkipsNothing) {
   Options wo;
   wo.rollup_interval_ms = 0;
-  auto writer = test::OpenOrDie(dir.path(), wo);
+  auto writer = Open(wo);
   ASSERT_OK(writer->CreateCounter("c", test::OutboxSpec(8)));
-  auto reader = test::OpenOrDie(dir.path(), ReadOnly());
+  auto reader = Open(ReadOnly());
   constexpr int kThreads = 3, kCalls = 1500;
   std::atomic<int> done{0};
   std::vector<std::thread> writers;

@@ -14,6 +14,7 @@
 #include "engine/shard_picker.h"
 #include "tally/db.h"
 #include "tally/sync.h"
+#include "testutil/db_fixture.h"
 #include "testutil/testutil.h"
 
 namespace tally {
@@ -21,23 +22,19 @@ namespace {
 
 constexpr int64_t kStart = 1'800'000'000'000;
 
-class Outbox : public ::testing::Test {
+class Outbox : public test::DbMatrixTest {
  protected:
-  Outbox() : clock_(kStart) {}
+  Outbox() : DbMatrixTest(kStart) {}
 
   std::unique_ptr<Db> Open(const std::string& name, uint64_t cap = 1000000) {
-    Options o;
-    o.clock = &clock_;
+    Options o = ClockOptions();
     o.rollup_interval_ms = 0;
     o.outbox_max_entries = cap;
-    return test::OpenOrDie(dir_.Sub(name), o);
+    return OpenAt(name, o);
   }
-
-  test::TempDir dir_;
-  test::ManualClock clock_;
 };
 
-TEST_F(Outbox, EveryAppliedIncrementInOrderThenAcknowledged) {
+TEST_P(Outbox, EveryAppliedIncrementInOrderThenAcknowledged) {
   auto db = Open("edge");
   ASSERT_OK(db->CreateCounter("orders", test::OutboxSpec(4)));
   ASSERT_OK(db->CreateCounter("quiet", {4}));  // no outbox
@@ -95,7 +92,7 @@ TEST_F(Outbox, EveryAppliedIncrementInOrderThenAcknowledged) {
   EXPECT_TRUE(report.ok()) << report.problems.front();
 }
 
-TEST_F(Outbox, CapRefusesAndWritesNothing) {
+TEST_P(Outbox, CapRefusesAndWritesNothing) {
   auto db = Open("edge", /*cap=*/3);
   ASSERT_OK(db->CreateCounter("c", test::OutboxSpec(1)));
   for (int i = 0; i < 3; ++i) ASSERT_OK(db->Increment("c", 1));
@@ -116,14 +113,14 @@ TEST_F(Outbox, CapRefusesAndWritesNothing) {
   Options bad;
   bad.outbox_max_entries = 0;
   std::unique_ptr<Db> none;
-  Status s = Db::Open(bad, dir_.Sub("bad"), &none);
+  Status s = Db::Open(bad, Sub("bad"), &none);
   EXPECT_TRUE(s.IsInvalidArgument());
   EXPECT_NE(s.message().find("outbox_max_entries 0"), std::string::npos);
 }
 
 // Writers on 4 threads, a reader acknowledging as it goes: the reader sees
 // every seq exactly once, in order, and the deltas add up.
-TEST_F(Outbox, ConcurrentWritersNeverMakeTheReaderSkip) {
+TEST_P(Outbox, ConcurrentWritersNeverMakeTheReaderSkip) {
   auto db = Open("edge");
   ASSERT_OK(db->CreateCounter("c", test::OutboxSpec(8)));
   constexpr int kThreads = 4, kPerThread = 2000;
@@ -167,7 +164,7 @@ TEST_F(Outbox, ConcurrentWritersNeverMakeTheReaderSkip) {
   EXPECT_EQ(db->GetOutboxStatus()->entries, 0u);
 }
 
-TEST_F(Outbox, SyncTwoEdgesIntoOneHubExactlyWithAttribution) {
+TEST_P(Outbox, SyncTwoEdgesIntoOneHubExactlyWithAttribution) {
   auto hub = Open("hub");
   ASSERT_OK(hub->CreateCounter("orders", {64}));
   auto a = Open("edge-a");
@@ -208,7 +205,7 @@ TEST_F(Outbox, SyncTwoEdgesIntoOneHubExactlyWithAttribution) {
   EXPECT_TRUE(v.ok()) << v.problems.front();
 }
 
-TEST_F(Outbox, CutSyncIsRepairedByTheNextWithoutDoubling) {
+TEST_P(Outbox, CutSyncIsRepairedByTheNextWithoutDoubling) {
   auto hub = Open("hub");
   auto edge = Open("edge");
   ASSERT_OK(hub->CreateCounter("c", {4}));
@@ -251,6 +248,8 @@ TEST_F(Outbox, CutSyncIsRepairedByTheNextWithoutDoubling) {
   for (int i = 21; i <= 50; ++i) expected += i;
   EXPECT_EQ(*hub->ReadExact("c"), expected);
 }
+
+TALLY_WRITE_MODES(Outbox);
 
 }  // namespace
 }  // namespace tally

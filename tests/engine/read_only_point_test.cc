@@ -10,13 +10,13 @@
 #include <string>
 #include <thread>
 
+#include "testutil/db_fixture.h"
 #include "testutil/testutil.h"
 
 namespace tally {
 namespace {
 
 using test::OpenOrDie;
-using test::TempDir;
 
 // Points a loop test judges: fewer under the sanitizers, whose runs are
 // 5-10x slower (the plain build's counts are the ones the figures
@@ -94,19 +94,20 @@ Beside RunBesideWriter(const std::string& path, int points, View view) {
   return out;
 }
 
+class ReadOnlyPoint : public test::DbTest {};
+
 // Deterministic: the reader has replayed the writer's log into its
 // memtables; the writer then flushes (Compact) and goes idle. RocksDB's
 // secondary catch-up installs the flushed table files but keeps the
 // memtable that holds the same entries: the merge operands count twice
 // while the markers (plain values) do not.
-TEST(ReadOnly, Item01_RefreshAfterWriterFlushCountsOnce) {
-  TempDir dir;
-  auto writer = OpenOrDie(dir.path());
+TEST_F(ReadOnlyPoint, Item01_RefreshAfterWriterFlushCountsOnce) {
+  auto writer = Open();
   ASSERT_OK(writer->CreateCounter("c", {4}));
   for (int i = 0; i < 100; ++i) {
     ASSERT_OK(writer->IncrementOnce("c", "e" + std::to_string(i), 1));
   }
-  auto reader = OpenOrDie(dir.path(), ReadOnly());
+  auto reader = Open(ReadOnly());
   ASSERT_NE(reader, nullptr);
   EXPECT_EQ(*reader->ReadExact("c"), 100);
   ASSERT_OK(writer->Compact());
@@ -120,13 +121,12 @@ TEST(ReadOnly, Item01_RefreshAfterWriterFlushCountsOnce) {
   EXPECT_EQ(*reader->ReadExact("c"), 101);
 }
 
-TEST(ReadOnly, Item01_RefreshIsOnePointAcrossFamilies) {
-  TempDir dir;
-  { auto w = OpenOrDie(dir.path(), SmallBuffers()); }
-  auto reader = OpenOrDie(dir.path(), ReadOnly());
+TEST_F(ReadOnlyPoint, Item01_RefreshIsOnePointAcrossFamilies) {
+  { auto w = Open(SmallBuffers()); }
+  auto reader = Open(ReadOnly());
   ASSERT_NE(reader, nullptr);
   int refused = 0;
-  Beside b = RunBesideWriter(dir.path(), 150 / kPointScale, [&]() -> Db* {
+  Beside b = RunBesideWriter(path(), 150 / kPointScale, [&]() -> Db* {
     Status s = reader->Refresh();
     // Busy: the writer deleted logs during every attempt (64 KiB buffers
     // flush very often); the documented refusal, not a mixed point.
@@ -142,13 +142,12 @@ TEST(ReadOnly, Item01_RefreshIsOnePointAcrossFamilies) {
       << "of " << b.points << " points; first: " << b.first;
 }
 
-TEST(ReadOnly, Item01_FreshOpenIsOnePointAcrossFamilies) {
-  TempDir dir;
-  { auto w = OpenOrDie(dir.path(), SmallBuffers()); }
+TEST_F(ReadOnlyPoint, Item01_FreshOpenIsOnePointAcrossFamilies) {
+  { auto w = Open(SmallBuffers()); }
   std::unique_ptr<Db> reader;
-  Beside b = RunBesideWriter(dir.path(), 60 / kPointScale, [&]() -> Db* {
+  Beside b = RunBesideWriter(path(), 60 / kPointScale, [&]() -> Db* {
     reader.reset();
-    Status s = Db::Open(ReadOnly(), dir.path(), &reader);
+    Status s = Db::Open(ReadOnly(), path(), &reader);
     if (s.IsBusy()) return nullptr;  // the documented refusal, as above
     EXPECT_OK(s);
     return reader.get();

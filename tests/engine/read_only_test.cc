@@ -5,13 +5,11 @@
 #include <atomic>
 #include <thread>
 
+#include "testutil/db_fixture.h"
 #include "testutil/testutil.h"
 
 namespace tally {
 namespace {
-
-using test::OpenOrDie;
-using test::TempDir;
 
 Options ReadOnly() {
   Options o;
@@ -19,13 +17,14 @@ Options ReadOnly() {
   return o;
 }
 
-TEST(ReadOnly, ReadsBesideWriterAndCatchesUpOnRefresh) {
-  TempDir dir;
-  auto writer = OpenOrDie(dir.path());
+class ReadOnlyDb : public test::DbTest {};
+
+TEST_F(ReadOnlyDb, ReadsBesideWriterAndCatchesUpOnRefresh) {
+  auto writer = Open();
   ASSERT_OK(writer->CreateCounter("c", {4}));
   for (int i = 0; i < 10; ++i) ASSERT_OK(writer->IncrementOnce("c", std::to_string(i), 1));
 
-  auto reader = OpenOrDie(dir.path(), ReadOnly());
+  auto reader = Open(ReadOnly());
   ASSERT_NE(reader, nullptr);
   EXPECT_EQ(*reader->ReadExact("c"), 10);
   EXPECT_EQ(*reader->CountEvents("c"), 10u);
@@ -42,10 +41,9 @@ TEST(ReadOnly, ReadsBesideWriterAndCatchesUpOnRefresh) {
   ASSERT_OK(writer->Refresh());  // a writer is always current
 }
 
-TEST(ReadOnly, RefusesEveryWrite) {
-  TempDir dir;
-  ASSERT_OK(OpenOrDie(dir.path())->CreateCounter("c", {2}));
-  auto reader = OpenOrDie(dir.path(), ReadOnly());
+TEST_F(ReadOnlyDb, RefusesEveryWrite) {
+  ASSERT_OK(Open()->CreateCounter("c", {2}));
+  auto reader = Open(ReadOnly());
   ASSERT_NE(reader, nullptr);
   EXPECT_TRUE(reader->Increment("c", 1).status().IsNotSupported());
   EXPECT_TRUE(reader->IncrementOnce("c", "e", 1).status().IsNotSupported());
@@ -60,22 +58,20 @@ TEST(ReadOnly, RefusesEveryWrite) {
   EXPECT_EQ(*reader->ReadExact("c"), 0);
 }
 
-TEST(ReadOnly, MissingDatabaseIsNotFoundAndNotCreated) {
-  TempDir dir;
+TEST_F(ReadOnlyDb, MissingDatabaseIsNotFoundAndNotCreated) {
   std::unique_ptr<Db> db;
   Options o = ReadOnly();
   o.create_if_missing = true;  // ignored for readers
-  EXPECT_TRUE(Db::Open(o, dir.Sub("none"), &db).IsNotFound());
+  EXPECT_TRUE(Db::Open(o, Sub("none"), &db).IsNotFound());
 }
 
 // Reads while a writer thread is committing: every read is a consistent
 // point between the start and the end, and after the writer stops a Refresh
 // sees the final total.
-TEST(ReadOnly, ValuesLieBetweenStartAndEndDuringWrites) {
-  TempDir dir;
-  auto writer = OpenOrDie(dir.path());
+TEST_F(ReadOnlyDb, ValuesLieBetweenStartAndEndDuringWrites) {
+  auto writer = Open();
   ASSERT_OK(writer->CreateCounter("c", {8}));
-  auto reader = OpenOrDie(dir.path(), ReadOnly());
+  auto reader = Open(ReadOnly());
   ASSERT_NE(reader, nullptr);
   constexpr int kWrites = 5000;
   std::atomic<bool> done{false};

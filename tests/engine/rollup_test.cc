@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tally/db.h"
+#include "testutil/db_fixture.h"
 #include "testutil/testutil.h"
 
 namespace tally {
@@ -18,23 +19,19 @@ namespace {
 
 constexpr int64_t kStart = 1'800'000'000'000;  // a fixed "now", ms
 
-class Rollup : public ::testing::Test {
+class Rollup : public test::DbMatrixTest {
  protected:
-  Rollup() : clock_(kStart) {}
+  Rollup() : DbMatrixTest(kStart) {}
 
   std::unique_ptr<Db> Open(uint32_t interval_ms = 0, bool read_only = false) {
-    Options o;
-    o.clock = &clock_;
+    Options o = ClockOptions();
     o.rollup_interval_ms = interval_ms;
     o.read_only = read_only;
-    return test::OpenOrDie(dir_.Sub("db"), o);
+    return DbMatrixTest::Open(o);
   }
-
-  test::TempDir dir_;
-  test::ManualClock clock_;
 };
 
-TEST_F(Rollup, ConvergesToTheExactValue) {
+TEST_P(Rollup, ConvergesToTheExactValue) {
   auto db = Open();
   ASSERT_OK(db->CreateCounter("c", {8}));
   for (int i = 1; i <= 100; ++i) ASSERT_OK(db->Increment("c", i));
@@ -50,7 +47,7 @@ TEST_F(Rollup, ConvergesToTheExactValue) {
   EXPECT_GT(cached->sequence, 0u);
 }
 
-TEST_F(Rollup, LagIsReportedAndShrinksAfterARollup) {
+TEST_P(Rollup, LagIsReportedAndShrinksAfterARollup) {
   auto db = Open();
   ASSERT_OK(db->CreateCounter("c", {4}));
   ASSERT_OK(db->Increment("c", 10));
@@ -80,7 +77,7 @@ TEST_F(Rollup, LagIsReportedAndShrinksAfterARollup) {
   EXPECT_GT(fresh->sequence, stale->sequence);
 }
 
-TEST_F(Rollup, FirstReadCachedRollsUpAndUnchangedCountersAreSkipped) {
+TEST_P(Rollup, FirstReadCachedRollsUpAndUnchangedCountersAreSkipped) {
   auto db = Open();
   ASSERT_OK(db->CreateCounter("c", {2}));
   ASSERT_OK(db->Increment("c", 3));
@@ -100,7 +97,7 @@ TEST_F(Rollup, FirstReadCachedRollsUpAndUnchangedCountersAreSkipped) {
 // Writers and roll-ups run at once: every cached value is one the counter
 // really passed through (monotonic, never above the final total), and after
 // the writers stop one roll-up makes cached == exact.
-TEST_F(Rollup, NeverLosesOrDoubleCountsUnderConcurrentIncrements) {
+TEST_P(Rollup, NeverLosesOrDoubleCountsUnderConcurrentIncrements) {
   auto db = Open();
   ASSERT_OK(db->CreateCounter("c", {16}));
   constexpr int kThreads = 4, kPerThread = 5000;
@@ -140,7 +137,7 @@ TEST_F(Rollup, NeverLosesOrDoubleCountsUnderConcurrentIncrements) {
   EXPECT_EQ(cached->lag_increments, 0u);
 }
 
-TEST_F(Rollup, ReopenKeepsTheRollupButNotItsIncrementCount) {
+TEST_P(Rollup, ReopenKeepsTheRollupButNotItsIncrementCount) {
   {
     auto db = Open();
     ASSERT_OK(db->CreateCounter("c", {2}));
@@ -158,7 +155,7 @@ TEST_F(Rollup, ReopenKeepsTheRollupButNotItsIncrementCount) {
   EXPECT_FALSE(cached->lag_increments_known);
 }
 
-TEST_F(Rollup, DeleteRemovesTheRollup) {
+TEST_P(Rollup, DeleteRemovesTheRollup) {
   auto db = Open();
   ASSERT_OK(db->CreateCounter("c", {2}));
   ASSERT_OK(db->Increment("c", 7));
@@ -174,7 +171,7 @@ TEST_F(Rollup, DeleteRemovesTheRollup) {
   EXPECT_TRUE(report.ok());
 }
 
-TEST_F(Rollup, ReadOnlyServesTheWritersRollups) {
+TEST_P(Rollup, ReadOnlyServesTheWritersRollups) {
   auto writer = Open();
   ASSERT_OK(writer->CreateCounter("rolled", {2}));
   ASSERT_OK(writer->CreateCounter("never", {2}));
@@ -190,7 +187,7 @@ TEST_F(Rollup, ReadOnlyServesTheWritersRollups) {
 }
 
 // The background worker keeps the cached value fresh without being asked.
-TEST_F(Rollup, WorkerCatchesUpWithoutBeingAsked) {
+TEST_P(Rollup, WorkerCatchesUpWithoutBeingAsked) {
   auto db = Open(/*interval_ms=*/5);
   ASSERT_OK(db->CreateCounter("c", {4}));
   for (int i = 0; i < 1000; ++i) ASSERT_OK(db->Increment("c", 1));
@@ -207,6 +204,8 @@ TEST_F(Rollup, WorkerCatchesUpWithoutBeingAsked) {
   }
   EXPECT_EQ(seen, 1000);
 }
+
+TALLY_WRITE_MODES(Rollup);
 
 }  // namespace
 }  // namespace tally

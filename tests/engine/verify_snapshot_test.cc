@@ -7,17 +7,17 @@
 #include <thread>
 
 #include "engine/db_impl.h"
+#include "testutil/db_fixture.h"
 #include "testutil/testutil.h"
 
 namespace tally {
 namespace {
 
-using test::OpenOrDie;
-using test::TempDir;
+class VerifySnapshot : public test::DbTest {};
 
-TEST(Verify, Item11_FirstPlainIncrementBetweenCatalogCopyAndSnapshot) {
-  TempDir dir;
-  auto db = OpenOrDie(dir.path());
+TEST_F(VerifySnapshot,
+       Item11_FirstPlainIncrementBetweenCatalogCopyAndSnapshot) {
+  auto db = Open();
   ASSERT_OK(db->CreateCounter("c", {4}));
   for (int i = 0; i < 10; ++i) {
     ASSERT_OK(db->IncrementOnce("c", "e" + std::to_string(i), 1));

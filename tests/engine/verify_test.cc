@@ -4,6 +4,7 @@
 
 #include "engine/coding.h"
 #include "engine/format.h"
+#include "testutil/db_fixture.h"
 #include "testutil/raw_db.h"
 #include "testutil/testutil.h"
 
@@ -12,7 +13,6 @@ namespace {
 
 using test::OpenOrDie;
 using test::RawDb;
-using test::TempDir;
 
 // A database with a once-only counter "once" and a mixed counter "mixed".
 uint64_t Populate(const std::string& path) {
@@ -40,10 +40,11 @@ std::string Dump(const VerifyReport& r) {
   return out;
 }
 
-TEST(Verify, HealthyDatabaseIsClean) {
-  TempDir dir;
-  Populate(dir.path());
-  auto db = OpenOrDie(dir.path());
+class VerifyDb : public test::DbTest {};
+
+TEST_F(VerifyDb, HealthyDatabaseIsClean) {
+  Populate(path());
+  auto db = Open();
   VerifyReport r;
   ASSERT_OK(db->Verify(&r));
   EXPECT_TRUE(r.ok()) << Dump(r);
@@ -57,17 +58,16 @@ TEST(Verify, HealthyDatabaseIsClean) {
   EXPECT_EQ(db->DescribeCounter("once")->flags, 0u);
 }
 
-TEST(Verify, ReportsCorruptShardValueByKey) {
-  TempDir dir;
-  const uint64_t id = Populate(dir.path());
+TEST_F(VerifyDb, ReportsCorruptShardValueByKey) {
+  const uint64_t id = Populate(path());
   char key[engine::kShardKeyBytes];
   engine::EncodeShardKey(id, 1, key);
   {
-    RawDb raw(dir.path());
+    RawDb raw(path());
     ASSERT_TRUE(raw.db()->Put(rocksdb::WriteOptions(), raw.family(engine::kShards),
                               rocksdb::Slice(key, sizeof key), "xyz").ok());
   }
-  auto db = OpenOrDie(dir.path());
+  auto db = Open();
   VerifyReport r;
   ASSERT_OK(db->Verify(&r));
   EXPECT_FALSE(r.ok());
@@ -77,17 +77,16 @@ TEST(Verify, ReportsCorruptShardValueByKey) {
   EXPECT_TRUE(db->ReadExact("once").status().IsCorruption());
 }
 
-TEST(Verify, ReportsCorruptMarkerByKey) {
-  TempDir dir;
-  const uint64_t id = Populate(dir.path());
+TEST_F(VerifyDb, ReportsCorruptMarkerByKey) {
+  const uint64_t id = Populate(path());
   std::string key;
   engine::EncodeMarkerKey(id, "e7", &key);
   {
-    RawDb raw(dir.path());
+    RawDb raw(path());
     ASSERT_TRUE(raw.db()->Put(rocksdb::WriteOptions(), raw.family(engine::kEvents),
                               key, "not a flatbuffer").ok());
   }
-  auto db = OpenOrDie(dir.path());
+  auto db = Open();
   VerifyReport r;
   ASSERT_OK(db->Verify(&r));
   EXPECT_TRUE(Mentions(r, engine::HexKey(key))) << Dump(r);
@@ -96,11 +95,10 @@ TEST(Verify, ReportsCorruptMarkerByKey) {
   EXPECT_TRUE(db->IncrementOnce("once", "e7", 7).status().IsCorruption());
 }
 
-TEST(Verify, ReportsOrphansAndSumMismatch) {
-  TempDir dir;
-  const uint64_t id = Populate(dir.path());
+TEST_F(VerifyDb, ReportsOrphansAndSumMismatch) {
+  const uint64_t id = Populate(path());
   {
-    RawDb raw(dir.path());
+    RawDb raw(path());
     char orphan[engine::kShardKeyBytes], shard0[engine::kShardKeyBytes];
     char one[engine::kValueBytes];
     engine::EncodeShardKey(999, 0, orphan);
@@ -115,7 +113,7 @@ TEST(Verify, ReportsOrphansAndSumMismatch) {
                                 rocksdb::Slice(shard0, sizeof shard0),
                                 rocksdb::Slice(one, sizeof one)).ok());
   }
-  auto db = OpenOrDie(dir.path());
+  auto db = Open();
   VerifyReport r;
   ASSERT_OK(db->Verify(&r));
   EXPECT_TRUE(Mentions(r, "belongs to no counter (id 999)")) << Dump(r);
@@ -124,14 +122,13 @@ TEST(Verify, ReportsOrphansAndSumMismatch) {
   EXPECT_EQ(r.problems.size(), 2u) << Dump(r);
 }
 
-TEST(Verify, WorksReadOnlyBesideWriter) {
-  TempDir dir;
-  Populate(dir.path());
-  auto writer = OpenOrDie(dir.path());
+TEST_F(VerifyDb, WorksReadOnlyBesideWriter) {
+  Populate(path());
+  auto writer = Open();
   ASSERT_OK(writer->IncrementOnce("once", "late", 3));
   Options ro;
   ro.read_only = true;
-  auto reader = OpenOrDie(dir.path(), ro);
+  auto reader = Open(ro);
   ASSERT_NE(reader, nullptr);
   VerifyReport r;
   ASSERT_OK(reader->Verify(&r));

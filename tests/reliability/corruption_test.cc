@@ -16,6 +16,7 @@
 
 #include "engine/rocksdb_options.h"
 #include "tally/db.h"
+#include "testutil/raw_db.h"
 #include "testutil/testutil.h"
 
 namespace tally {
@@ -57,22 +58,15 @@ std::vector<std::string> FilesLike(const std::string& dir,
 // The SST files of one column family, from RocksDB's own metadata.
 std::vector<std::string> SstFilesOf(const std::string& path,
                                     const std::string& family) {
-  engine::RocksOptions ro = engine::MakeRocksOptions(Options());
-  std::vector<rocksdb::ColumnFamilyHandle*> handles;
-  rocksdb::DB* raw = nullptr;
+  test::RawDb raw(path, test::RawMode::kReadOnly);
   std::vector<std::string> out;
-  rocksdb::Status s =
-      rocksdb::DB::OpenForReadOnly(ro.db, path, ro.families, &handles, &raw);
-  EXPECT_TRUE(s.ok()) << s.ToString();
-  if (!s.ok()) return out;
+  EXPECT_TRUE(raw.status().ok()) << raw.status().ToString();
+  if (!raw.status().ok()) return out;
   std::vector<rocksdb::LiveFileMetaData> files;
-  raw->GetLiveFilesMetaData(&files);
+  raw.db()->GetLiveFilesMetaData(&files);
   for (const auto& f : files) {
     if (f.column_family_name == family) out.push_back(path + f.name);
   }
-  for (auto* h : handles)
-    raw->DestroyColumnFamilyHandle(h).PermitUncheckedError();
-  delete raw;
   return out;
 }
 

@@ -14,25 +14,6 @@
 
 namespace tally::test {
 
-TempDir::TempDir() {
-  const char* base = std::getenv("TMPDIR");
-  std::string templ = std::string(base && *base ? base : "/tmp") +
-                      "/tally-test-XXXXXX";
-  std::vector<char> buf(templ.begin(), templ.end());
-  buf.push_back('\0');
-  const char* made = ::mkdtemp(buf.data());
-  if (made == nullptr) {
-    ADD_FAILURE() << "mkdtemp failed for " << templ;
-    return;
-  }
-  path_ = made;
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-}
-
 CounterSpec OutboxSpec(uint32_t shards) {
   CounterSpec spec;
   spec.shards = shards;

@@ -1,5 +1,5 @@
-// Test helpers: ASSERT_OK/EXPECT_OK for Status and Result, and a temporary
-// directory that is removed when the test ends.
+// Test helpers: ASSERT_OK/EXPECT_OK for Status and Result, database opens,
+// clocks and import helpers (the temporary directory is testutil/temp_dir.h).
 #ifndef TALLY_TESTS_TESTUTIL_H_
 #define TALLY_TESTS_TESTUTIL_H_
 
@@ -13,6 +13,7 @@
 
 #include "tally/db.h"
 #include "tally/status.h"
+#include "testutil/temp_dir.h"
 
 namespace tally::test {
 
@@ -32,22 +33,6 @@ template <typename T>
 // Streamable like any gtest assertion; evaluates `expr` once.
 #define ASSERT_OK(expr) ASSERT_PRED_FORMAT1(::tally::test::IsOk, expr)
 #define EXPECT_OK(expr) EXPECT_PRED_FORMAT1(::tally::test::IsOk, expr)
-
-// A fresh directory under $TMPDIR (or /tmp), removed with its contents on
-// destruction.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  // A path inside the directory (not created).
-  std::string Sub(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
 
 // Opens (creating) a database at `path`, failing the test on error.
 // A counter spec with `shards` shards and an outbox.
