@@ -279,8 +279,9 @@ void RegisterAll() {
           ->Threads(producers);
     }
   }
-  // Reads per shard count: about the same time for each (a 1000-shard hot
-  // read takes ~10 ms).
+  // Reads per shard count: about the same time for each (a hot read's cost
+  // grows with its shards; docs/benchmarks.md, "Figures behind code
+  // choices").
   const std::vector<std::pair<uint32_t, int64_t>> reads = {
       {1, 20000}, {10, 10000}, {100, 1000}, {1000, 150}};
   for (const auto& [shards, n] : reads) {

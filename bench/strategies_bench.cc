@@ -485,9 +485,10 @@ void BM_Strategy(benchmark::State& state, Strategy strategy, Layout layout,
 }
 
 // Increments per benchmark at scale 1, by writes per batch: enough for a
-// few tenths of a second each on the 2-core test machine. The cold layout
-// runs fewer (its read-modify-writes read the disk, ~5-8k increments/s):
-// 10,000 per benchmark, 20,000 (20 batches) at 1000 writes per batch.
+// few tenths of a second each (docs/benchmarks.md, Machine). The cold layout
+// runs fewer (its read-modify-writes read the disk; docs/benchmarks.md,
+// "Figures behind code choices"): 10,000 per benchmark, 20,000 (20 batches)
+// at 1000 writes per batch.
 int64_t BaseIncrements(Layout layout, int batch) {
   if (layout == Layout::kCold) return batch == 1000 ? 20000 : 10000;
   switch (batch) {

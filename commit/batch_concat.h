@@ -7,10 +7,10 @@
 // two batches, is not public; WriteBatch(std::string&&) and Data() are, so
 // the group is the first header with the counts summed, then every batch's
 // records in order. The sequence number is assigned by DB::Write. This is
-// ~20x cheaper than re-adding each record through a WriteBatch::Handler
-// (0.6 us against 13-19 us for 64 two-record batches, measured on the
-// project's VM); tests/commit/batch_concat_test.cc proves a concatenated batch
-// replays exactly as its parts do.
+// much cheaper than re-adding each record through a WriteBatch::Handler
+// (docs/benchmarks.md, "Figures behind code choices");
+// tests/commit/batch_concat_test.cc proves a concatenated batch replays
+// exactly as its parts do.
 //
 // Only plain batches may be joined: no save points carried over, no
 // per-key protection info (tally sets neither), no two-phase-commit markers.

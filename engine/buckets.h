@@ -33,6 +33,18 @@ inline bool BucketExpired(int64_t start_ms, int64_t width_ms,
   return retention_ms != 0 && start_ms + width_ms + retention_ms < now_ms;
 }
 
+// The start of the first bucket not past retention at `now_ms`: a read
+// may seek there, stepping over nothing compaction has yet to drop. 0 when
+// the counter keeps everything.
+inline int64_t FirstRetainedBucket(int64_t width_ms, int64_t retention_ms,
+                                   int64_t now_ms) {
+  if (retention_ms == 0) return 0;
+  // BucketExpired is start < lowest; the first start >= lowest, rounded up.
+  const int64_t lowest = now_ms - retention_ms - width_ms;
+  if (lowest <= 0) return 0;
+  return BucketStart(lowest + width_ms - 1, width_ms);
+}
+
 }  // namespace tally::engine
 
 #endif  // TALLY_ENGINE_BUCKETS_H_

@@ -1,6 +1,17 @@
 // DbImpl: the implementation behind tally::Db. Its methods are spread over
-// open.cc (open and close), write_path.cc (increments and batches) and
-// read_path.cc (exact reads, histograms, marker counts).
+// (scripts/check_doc_links keeps this list whole):
+//   open.cc         open and close, create, delete and describe counters
+//   reader.cc       read-only opens: secondary instances, Refresh
+//   time_mark.cc    the persisted time mark
+//   write_path.cc   increments and batches
+//   read_path.cc    exact and range reads, histograms, marker counts
+//   marker_reads.cc GetEvent, ListEvents
+//   rollups.cc      roll-ups and ReadCached
+//   outbox.cc       the outbox feed
+//   import.cc       ImportCounter
+//   verify.cc       Verify
+//   admin.cc        Compact, Checkpoint, stats, pending operands
+//   backup.cc       CreateBackup
 //
 // Ownership: owns the rocksdb::DB, its column family handles, the commit
 // pipeline, the catalog and the event locks. Thread safety: as Db.

@@ -1,8 +1,13 @@
 // The read path: exact sums, shard histograms and marker counts. Every read
-// of a counter sees one consistent view (one iterator, or one Get for a
-// single-shard counter), so a multi-shard write is seen whole or not at all.
+// of a counter sees one consistent view (one Get for a single-shard
+// counter, one MultiGet up to kMultiGetMaxShards shards, else one
+// iterator), so a multi-shard write is seen whole or not at all. A read of
+// a bucketed counter scans at most kMaxReadBuckets buckets and refuses
+// beyond (docs/design.md, "Time buckets").
 
 #include <rocksdb/iterator.h>
+
+#include <algorithm>
 
 #include "engine/buckets.h"
 #include "engine/coding.h"
@@ -11,6 +16,7 @@
 #include "engine/marker_expiry.h"
 #include "engine/validate.h"
 #include "schema/records.h"
+#include "tally/limits.h"
 #include "util/rocks_status.h"
 
 namespace tally::engine {
@@ -42,11 +48,20 @@ Status NarrowSum(const CounterInfo& c, const ExactSum& sum, int64_t* out) {
   return Status::OK();
 }
 
+Status TooManyBuckets(const CounterInfo& c) {
+  return Status::InvalidArgument(
+      "counter " + Quote(c.name) + ": the read spans more than " +
+      std::to_string(kMaxReadBuckets) +
+      " time buckets, the most one read scans (kMaxReadBuckets); read "
+      "shorter ranges with ReadRange, or keep fewer buckets with a retention");
+}
+
 // Up to this many shards an exact read is one MultiGet; beyond, one prefix
-// scan. Measured (BM_ReadExact, docs/benchmarks.md): a scan is faster on a
-// cold counter (100 shards 23 us vs 94 us) but must step over every hidden
-// version a hot counter has in the memtable (10 shards during a write
-// burst: 190 us vs 53 us); hot many-shard counters are ReadCached's job.
+// scan. A scan is faster on a cold counter with many shards but must step
+// over every hidden version a hot counter has in the memtable, where
+// MultiGet stops at each key's newest; hot many-shard counters are
+// ReadCached's job. The figures behind the choice: docs/benchmarks.md,
+// "Reads: exact and cached, cold and during a write burst".
 constexpr uint32_t kMultiGetMaxShards = 64;
 
 // A stored shard value, decoded and checked.
@@ -72,8 +87,15 @@ Status DbImpl::ScanBuckets(
   const int64_t width = BucketWidthMs(c.bucket);
   const int64_t now = clock_->NowMillis();
   CounterRange range(c.id, ro);
+  // Buckets past retention that compaction has not dropped yet are not
+  // stepped over: the scan starts at the first retained one.
   char start[kBucketShardKeyBytes];
-  EncodeBucketShardKey(c.id, from_bucket, 0, start);
+  EncodeBucketShardKey(
+      c.id,
+      std::max(from_bucket, FirstRetainedBucket(width, c.retention_ms, now)), 0,
+      start);
+  size_t buckets = 0;  // distinct buckets visited, at most kMaxReadBuckets
+  int64_t last_bucket = kNoBucket;
   std::unique_ptr<rocksdb::Iterator> it = range.NewIterator(db_.get(), shards_);
   for (it->Seek(rocksdb::Slice(start, sizeof start)); it->Valid(); it->Next()) {
     const std::string_view key = it->key().ToStringView();
@@ -87,6 +109,11 @@ Status DbImpl::ScanBuckets(
     }
     if (bucket >= to_bucket) break;
     if (BucketExpired(bucket, width, c.retention_ms, now)) continue;
+    if (bucket != last_bucket) {
+      if (buckets == kMaxReadBuckets) return TooManyBuckets(c);
+      ++buckets;
+      last_bucket = bucket;
+    }
     ShardSum v;
     Status s = CheckShardValue(c, key, it->value().ToStringView(), shard, &v);
     if (!s.ok()) return s;

@@ -34,9 +34,9 @@ rocksdb::BlockBasedTableOptions TableOptions(
 // A block too large for one shard of an LRU cache is evicted as soon as it
 // is released, so every lookup reads and checksums it again. A 64 MiB marker
 // file has a ~1.2 MiB filter, over the 512 KiB shards RocksDB picks for a
-// 32 MiB cache: counterctl apply spent 11% re-reading filters. Shards of at
-// least 8 MiB (4 for the default cache) keep whole filters cached; measured
-// faster than partitioned filters, whose two-level index costs every hit.
+// 32 MiB cache. Shards of at least 8 MiB (4 for the default cache) keep
+// whole filters cached, which beat partitioned filters, whose two-level
+// index costs every hit (docs/benchmarks.md, "Figures behind code choices").
 int CacheShardBits(size_t capacity) {
   constexpr size_t kMinShardBytes = size_t{8} << 20;
   int bits = 0;

@@ -158,6 +158,9 @@ class Db {
   // int64, so such a counter reads again once later increments bring it
   // back; docs/format.md) or a shard is in the sticky overflowed state;
   // Corruption when a stored value is malformed (the message names the key).
+  // A bucketed counter sums its retained buckets; InvalidArgument naming
+  // kMaxReadBuckets when there are more than that (limits.h): the read is
+  // refused, never cut short; read it in ranges (ReadRange).
   virtual Result<int64_t> ReadExact(std::string_view counter,
                                     const ReadOptions& options = {}) = 0;
   // A bucketed counter's sum over the buckets overlapping [from_ms, to_ms)
@@ -165,14 +168,16 @@ class Db {
   // Buckets past the counter's retention count as empty, whether or not
   // compaction has dropped them yet. "Today" on a day-bucketed counter is
   // [UTC midnight, +24 h); one bucket is [start, start + width).
-  // InvalidArgument for a counter without buckets. (ReadExact of a bucketed
-  // counter sums every retained bucket.)
+  // InvalidArgument for a counter without buckets, and for a range holding
+  // more than kMaxReadBuckets retained buckets (read it in parts). (ReadExact
+  // of a bucketed counter sums every retained bucket.)
   virtual Result<int64_t> ReadRange(std::string_view counter, int64_t from_ms,
                                     int64_t to_ms,
                                     const ReadOptions& options = {}) = 0;
   // Each shard's value, index 0..shards-1, from one consistent snapshot (a
-  // bucketed counter's: summed over its retained buckets). OutOfRange when
-  // one of them lies outside int64.
+  // bucketed counter's: summed over its retained buckets, refused as
+  // ReadExact is beyond kMaxReadBuckets). OutOfRange when one of them lies
+  // outside int64.
   virtual Result<std::vector<int64_t>> ShardCounts(
       std::string_view counter, const ReadOptions& options = {}) = 0;
   // The number of idempotency markers the counter holds (expired ones, not
@@ -183,7 +188,9 @@ class Db {
   // The counter's cached total (one Get, no shard scan) with its age and
   // lag. On a writable database a counter never rolled up is rolled up
   // first; a read-only one returns NotFound for it. The value is exact as of
-  // `as_of_ms`; ReadExact gives the current one.
+  // `as_of_ms`; ReadExact gives the current one. A roll-up reads as
+  // ReadExact does, so a bucketed counter beyond kMaxReadBuckets has none
+  // (the roll-up is refused with ReadExact's InvalidArgument).
   virtual Result<CachedValue> ReadCached(std::string_view counter) = 0;
   // Rolls up one counter, or every counter when `counter` is empty, now.
   // NotSupported on a read-only database. Counters with no increment since

@@ -29,6 +29,17 @@ inline constexpr size_t kMaxCounters = 1 << 20;
 inline constexpr size_t kMaxListEvents = 100000;
 // Problems one Db::Verify report keeps (the rest are only counted).
 inline constexpr size_t kMaxVerifyProblems = 1000;
+// Time buckets one read scans at most (Db::ReadExact, ReadRange,
+// ShardCounts and the roll-up behind ReadCached): a bucketed counter keeps
+// one key per (bucket, shard) it was incremented in, so without this a
+// read of a minute-bucketed counter kept forever would cost more every
+// minute, without bound. A read that would scan more is refused
+// (InvalidArgument naming this limit), never cut short: read in parts with
+// ReadRange, or give the counter a retention that keeps fewer buckets.
+// 2^16 covers 45 days of minute buckets, 7 years of hour buckets and 179
+// years of day buckets, and bounds a read to kMaxReadBuckets keys per shard,
+// as many as one full Batch writes.
+inline constexpr size_t kMaxReadBuckets = size_t{1} << 16;
 // A delta is any int64 except the minimum, whose 8-byte form the engine
 // reserves as the stored "overflowed" state of a shard (docs/format.md).
 inline constexpr int64_t kMinDelta = std::numeric_limits<int64_t>::min() + 1;

@@ -56,8 +56,8 @@ struct Options {
 
   // fsync the WAL before an increment is acknowledged. Default: false, which
   // survives a process crash (whole batches only) but may lose the last
-  // writes on power loss. true costs one fsync per commit group (~4k/s from
-  // one thread on this project's test machine); concurrent writers share it.
+  // writes on power loss. true costs one fsync per commit group
+  // (docs/durability.md); concurrent writers share it.
   bool sync = false;
 
   // Block cache shared by all column families, in bytes. Default: 32 MiB.
@@ -71,12 +71,11 @@ struct Options {
 
   // Pending merge operands one shard may hold in the memtable before the
   // write path folds them into a value (RocksDB max_successive_merges).
-  // Default: 64. It bounds the read cost of a hot shard: after 20,000
-  // increments still in the memtable an exact read took ~1.9 us with the
-  // bound and ~630 us without (tally_bench BM_HotReadAfterBurst). Its price
-  // is paid by every increment, not only every Nth: RocksDB seeks the key's
-  // pending operands before each merge, which measured +13% per increment on
-  // a 1-shard counter and up to +45% on a 10-shard one (BM_HotIncrement).
+  // Default: 64. It bounds the read cost of a hot shard, which otherwise
+  // folds every pending operand on each read. Its price is paid by every
+  // increment, not only every Nth: RocksDB seeks the key's pending operands
+  // before each merge (figures: docs/benchmarks.md, "Figures behind code
+  // choices").
   // 0 disables the bound: for write-mostly counters that are rarely read.
   // A read_only instance does not apply the bound to the writer's operands
   // it replays from the WAL (RocksDB applies it on the write path only), so

@@ -642,6 +642,37 @@ const std::vector<ApiRow>& Rows() {
        "that holds it",
        false, [](Env* e) { return OpenReadOnly(e)->CreateCounter("x", {1}); },
        nullptr},
+
+      // ---- reads of time-bucketed counters ----
+      {"API-62",
+       "ReadExact(\"m\") of a minute-bucketed counter holding 65537 buckets",
+       Code::kInvalidArgument,
+       "counter 'm': the read spans more than 65536 time buckets, the most "
+       "one read scans (kMaxReadBuckets); read shorter ranges with "
+       "ReadRange, or keep fewer buckets with a retention",
+       false,
+       [](Env* e) {
+         CounterSpec spec;
+         spec.shards = 1;
+         spec.bucket = BucketWidth::kMinute;
+         Status s = e->db->CreateCounter("m", spec);
+         constexpr int64_t kMinute = 60'000;
+         for (int64_t i = 0; s.ok() && i <= int64_t{kMaxReadBuckets}; ++i) {
+           s = e->db->Increment("m", 1, IncrementOptions{{}, i * kMinute})
+                   .status();
+         }
+         return s.ok() ? e->db->ReadExact("m").status() : s;
+       },
+       [](Env* e) {
+         // Refused, not cut short; the parts the message points to read.
+         constexpr int64_t kMinute = 60'000;
+         const int64_t half = int64_t{kMaxReadBuckets} / 2 * kMinute;
+         const int64_t end = (int64_t{kMaxReadBuckets} + 1) * kMinute;
+         EXPECT_EQ(*e->db->ReadRange("m", 0, half) +
+                       *e->db->ReadRange("m", half, end),
+                   int64_t{kMaxReadBuckets} + 1);
+         EXPECT_EQ(*e->db->ReadExact("c"), 5);
+       }},
   };
   return rows;
 }
