@@ -1,11 +1,13 @@
 // Backups: create (from a writer and from a read-only instance beside it),
 // list, verify, restore, and a damaged backup is caught by verify.
+#include "tally/backup.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "tally/backup.h"
+#include "tally/admin.h"
 #include "testutil/testutil.h"
 
 namespace tally {
@@ -19,10 +21,10 @@ TEST(Backup, CreateListVerifyRestore) {
   auto db = OpenOrDie(dir.Sub("db"));
   ASSERT_OK(db->CreateCounter("c", {3}));
   for (int i = 0; i < 50; ++i) ASSERT_OK(db->IncrementOnce("c", std::to_string(i), 2));
-  auto first = db->CreateBackup(dir.Sub("backups"));
+  auto first = tally::CreateBackup(*db, dir.Sub("backups"));
   ASSERT_OK(first);
   ASSERT_OK(db->Increment("c", 1));
-  auto second = db->CreateBackup(dir.Sub("backups"));
+  auto second = tally::CreateBackup(*db, dir.Sub("backups"));
   ASSERT_OK(second);
   EXPECT_GT(second->id, first->id);
 
@@ -40,7 +42,7 @@ TEST(Backup, CreateListVerifyRestore) {
   ASSERT_NE(r2, nullptr);
   EXPECT_EQ(*r1->ReadExact("c"), 100);
   EXPECT_EQ(*r2->ReadExact("c"), 101);
-  EXPECT_EQ(*r1->CountEvents("c"), 50u);
+  EXPECT_EQ(*r1->CountMarkers("c"), 50u);
   EXPECT_EQ(r1->IncrementOnce("c", "7", 2)->outcome, Outcome::kDuplicate);
 
   EXPECT_TRUE(RestoreBackup(dir.Sub("backups"), first->id, dir.Sub("r1"))
@@ -58,7 +60,7 @@ TEST(Backup, FromReadOnlyInstanceBesideWriter) {
   ro.read_only = true;
   auto reader = OpenOrDie(dir.Sub("db"), ro);
   ASSERT_NE(reader, nullptr);
-  auto b = reader->CreateBackup(dir.Sub("backups"));
+  auto b = tally::CreateBackup(*reader, dir.Sub("backups"));
   ASSERT_OK(b);
   ASSERT_OK(RestoreBackup(dir.Sub("backups"), b->id, dir.Sub("restored")));
   auto restored = OpenOrDie(dir.Sub("restored"));
@@ -73,8 +75,8 @@ TEST(Backup, DamagedBackupFailsVerify) {
   auto db = OpenOrDie(dir.Sub("db"));
   ASSERT_OK(db->CreateCounter("c", {2}));
   for (int i = 0; i < 200; ++i) ASSERT_OK(db->IncrementOnce("c", std::to_string(i), 1));
-  ASSERT_OK(db->Compact());  // puts the data in SST files
-  auto b = db->CreateBackup(dir.Sub("backups"));
+  ASSERT_OK(tally::Compact(*db));  // puts the data in SST files
+  auto b = tally::CreateBackup(*db, dir.Sub("backups"));
   ASSERT_OK(b);
   int damaged = 0;
   for (const auto& e : std::filesystem::recursive_directory_iterator(dir.Sub("backups"))) {

@@ -7,8 +7,8 @@
 
 #include "engine/coding.h"
 #include "engine/rocksdb_options.h"
+#include "tally/admin.h"
 #include "testutil/raw_db.h"
-
 #include "testutil/testutil.h"
 
 namespace tally {
@@ -61,7 +61,7 @@ TEST(Counters, RecreatedNameStartsEmpty) {
   ASSERT_OK(db->CreateCounter("c", {4}));
   EXPECT_NE(db->DescribeCounter("c")->id, old_id);
   EXPECT_EQ(*db->ReadExact("c"), 0);
-  EXPECT_EQ(*db->CountEvents("c"), 0u);
+  EXPECT_EQ(*db->CountMarkers("c"), 0u);
   auto again = db->IncrementOnce("c", "evt-1", 7);
   ASSERT_OK(again);
   EXPECT_EQ(again->outcome, Outcome::kApplied);
@@ -82,7 +82,7 @@ TEST(Counters, ReopenKeepsCountersValuesAndMarkers) {
   }
   auto db = OpenOrDie(dir.path());
   EXPECT_EQ(*db->ReadExact("a"), 211);
-  EXPECT_EQ(*db->CountEvents("a"), 1u);
+  EXPECT_EQ(*db->CountMarkers("a"), 1u);
   EXPECT_EQ(db->IncrementOnce("a", "e1", 11)->outcome, Outcome::kDuplicate);
   EXPECT_TRUE(db->DescribeCounter("gone").status().IsNotFound());
   ASSERT_OK(db->CreateCounter("new", {1}));
@@ -116,7 +116,7 @@ TEST(Counters, DeleteRacingIncrementsLeavesNoOrphans) {
       });
     }
     // Delete once the writers are demonstrably running.
-    while (db->GetStats().applied < 500) std::this_thread::yield();
+    while (tally::GetStats(*db).applied < 500) std::this_thread::yield();
     deleting = true;
     ASSERT_OK(db->DeleteCounter("c"));
     for (auto& w : writers) w.join();

@@ -1,9 +1,10 @@
-// Db::Verify: a healthy database verifies clean; each kind of damage written
+// tally::Verify: a healthy database verifies clean; each kind of damage written
 // behind the engine's back is reported, naming the key or counter.
 #include <gtest/gtest.h>
 
 #include "engine/coding.h"
 #include "engine/format.h"
+#include "tally/admin.h"
 #include "testutil/raw_db.h"
 #include "testutil/testutil.h"
 
@@ -45,7 +46,7 @@ TEST(Verify, HealthyDatabaseIsClean) {
   Populate(dir.path());
   auto db = OpenOrDie(dir.path());
   VerifyReport r;
-  ASSERT_OK(db->Verify(&r));
+  ASSERT_OK(tally::Verify(*db, &r));
   EXPECT_TRUE(r.ok()) << Dump(r);
   EXPECT_EQ(r.counters, 2u);
   EXPECT_EQ(r.markers, 51u);
@@ -69,7 +70,7 @@ TEST(Verify, ReportsCorruptShardValueByKey) {
   }
   auto db = OpenOrDie(dir.path());
   VerifyReport r;
-  ASSERT_OK(db->Verify(&r));
+  ASSERT_OK(tally::Verify(*db, &r));
   EXPECT_FALSE(r.ok());
   EXPECT_TRUE(Mentions(r, engine::HexKey(std::string_view(key, sizeof key))))
       << Dump(r);
@@ -89,7 +90,7 @@ TEST(Verify, ReportsCorruptMarkerByKey) {
   }
   auto db = OpenOrDie(dir.path());
   VerifyReport r;
-  ASSERT_OK(db->Verify(&r));
+  ASSERT_OK(tally::Verify(*db, &r));
   EXPECT_TRUE(Mentions(r, engine::HexKey(key))) << Dump(r);
   EXPECT_TRUE(Mentions(r, "event marker")) << Dump(r);
   // A redelivery of that event must not be counted on top of garbage.
@@ -117,7 +118,7 @@ TEST(Verify, ReportsOrphansAndSumMismatch) {
   }
   auto db = OpenOrDie(dir.path());
   VerifyReport r;
-  ASSERT_OK(db->Verify(&r));
+  ASSERT_OK(tally::Verify(*db, &r));
   EXPECT_TRUE(Mentions(r, "belongs to no counter (id 999)")) << Dump(r);
   EXPECT_TRUE(Mentions(r, "counter 'once': shard sum 1226 != marker delta sum 1225"))
       << Dump(r);
@@ -134,7 +135,7 @@ TEST(Verify, WorksReadOnlyBesideWriter) {
   auto reader = OpenOrDie(dir.path(), ro);
   ASSERT_NE(reader, nullptr);
   VerifyReport r;
-  ASSERT_OK(reader->Verify(&r));
+  ASSERT_OK(tally::Verify(*reader, &r));
   EXPECT_TRUE(r.ok()) << Dump(r);
   EXPECT_EQ(r.markers, 52u);
 }
