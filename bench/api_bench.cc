@@ -179,7 +179,7 @@ void BM_Read(benchmark::State& state, uint32_t shards, bool hot) {
       return;
     }
   }
-  Status cs = db->Compact();
+  Status cs = tally::Compact(*db);
   if (!cs.ok()) {
     Fail(state, "compact", cs.ToString());
     return;

@@ -546,7 +546,7 @@ void BM_ReadExact(benchmark::State& state) {
       return;
     }
   }
-  if (!db->Compact().ok()) {
+  if (!tally::Compact(*db).ok()) {
     Fail(state, "compact", "c");
     return;
   }

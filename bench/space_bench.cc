@@ -50,12 +50,12 @@ Status ApplyInBatches(Db* db, const std::vector<std::string>& items, Add add) {
 
 // Compacts and returns the database's figures, or fails the benchmark.
 bool CompactAndStat(benchmark::State& state, Db* db, DbStats* stats) {
-  Status s = db->Compact();
+  Status s = tally::Compact(*db);
   if (!s.ok()) {
     Fail(state, "compact", s.ToString());
     return false;
   }
-  Result<DbStats> r = db->GetDbStats();
+  Result<DbStats> r = tally::GetDbStats(*db);
   if (!r.ok()) {
     Fail(state, "stats", r.status().ToString());
     return false;
@@ -86,7 +86,7 @@ void BM_SpaceMarkers(benchmark::State& state, int64_t n) {
   DbStats st;
   if (!CompactAndStat(state, db.get(), &st)) return;
   Result<int64_t> total = db->ReadExact("c");
-  Result<uint64_t> events = db->CountEvents("c");
+  Result<uint64_t> events = db->CountMarkers("c");
   if (!total.ok() || *total != n || !events.ok() ||
       *events != static_cast<uint64_t>(n)) {
     Fail(state, "check", "total or marker count != written");

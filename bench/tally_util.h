@@ -67,7 +67,7 @@ inline void CheckTally(benchmark::State& state, Db* db,
     }
     sum += *r;
   }
-  const EngineStats st = db->GetStats();
+  const EngineStats st = tally::GetStats(*db);
   if (sum != expected || st.duplicates != duplicates || st.conflicts != 0 ||
       st.rejected != 0) {
     Fail(state, "tally check",

@@ -39,12 +39,16 @@
 #include "engine/periodic_task.h"
 #include "engine/rocksdb_options.h"
 #include "engine/writer_files.h"
+#include "tally/backend.h"
 #include "tally/db.h"
 #include "commit/commit_pipeline.h"
 
 namespace tally::engine {
 
-class DbImpl final : public Db {
+// DbImpl is the Db and, privately, its own BackendOps (tally/backend.h):
+// the free functions of the other public headers reach the methods marked
+// "BackendOps" below through Db::backend_ops.
+class DbImpl final : public Db, private BackendOps {
  public:
   DbImpl(const Options& options, std::string path);
   ~DbImpl() override;
@@ -75,16 +79,20 @@ class DbImpl final : public Db {
                                            const ReadOptions& options) override;
   Result<int64_t> ReadRange(std::string_view counter, int64_t from_ms,
                             int64_t to_ms, const ReadOptions& options) override;
-  Result<uint64_t> CountEvents(std::string_view counter) override;
+  Result<uint64_t> CountMarkers(std::string_view counter) override;
 
-  Result<std::vector<MarkerInfo>> ListEvents(
-      std::string_view counter, const ListEventsOptions& options) override;
-  Result<MarkerInfo> GetEvent(std::string_view counter,
-                              std::string_view event_id) override;
-  Result<uint64_t> PendingOperands(std::string_view counter) override;
-  Status Compact() override;
+  Result<std::vector<MarkerInfo>> ListMarkers(
+      std::string_view counter, const ListMarkersOptions& options) override;
+  Result<MarkerInfo> GetMarker(std::string_view counter,
+                               std::string_view event_id) override;
   Result<CachedValue> ReadCached(std::string_view counter) override;
   Status RollupNow(std::string_view counter) override;
+  Status Refresh() override;
+  const std::string& path() const override { return path_; }
+
+  // BackendOps (tally/admin.h, checkpoint.h, backup.h, import.h, outbox.h).
+  Result<uint64_t> PendingOperands(std::string_view counter) override;
+  Status Compact() override;
   Status Checkpoint(const std::string& dir) override;
   Status Verify(VerifyReport* report) override;
   Result<BackupInfo> CreateBackup(const std::string& backup_dir) override;
@@ -95,10 +103,8 @@ class DbImpl final : public Db {
   Status AckOutbox(uint64_t through_seq) override;
   Result<OutboxStatus> GetOutboxStatus() override;
   Result<std::string> DatabaseId() override;
-  Status Refresh() override;
   EngineStats GetStats() const override;
   Result<DbStats> GetDbStats() override;
-  const std::string& path() const override { return path_; }
 
   // Tests only: runs inside Verify between its copy of the catalog and its
   // snapshot (set before Verify runs, not concurrently).
@@ -115,6 +121,8 @@ class DbImpl final : public Db {
   void OutboxRunFailed();
 
  private:
+  BackendOps& backend_ops() override { return *this; }
+
   struct Counters {
     std::atomic<uint64_t> applied{0};
     std::atomic<uint64_t> duplicates{0};

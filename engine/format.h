@@ -50,7 +50,7 @@ inline constexpr char kOutboxAckedKey[] = "\x03";
 // the Unix epoch as u64be, 8 bytes (format 3, kTimeMarkFormatVersion).
 inline constexpr char kTimeMarkKey[] = "\x04";
 // How often a writer persists the mark (a synced meta write when its time
-// moved); also done at open and before Db::Compact. Compaction filters use
+// moved); also done at open and before tally::Compact. Compaction filters use
 // the durable mark, so expired data is dropped up to this much later.
 inline constexpr int64_t kTimeMarkIntervalMs = 60'000;
 // outbox CF: entries at u64be(seq), seq >= 1; at u64be(0) the recorded

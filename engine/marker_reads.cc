@@ -33,8 +33,8 @@ Status DecodeMarkerAt(std::string_view key, std::string_view value,
 
 }  // namespace
 
-Result<MarkerInfo> DbImpl::GetEvent(std::string_view counter,
-                                    std::string_view event_id) {
+Result<MarkerInfo> DbImpl::GetMarker(std::string_view counter,
+                                     std::string_view event_id) {
   Status s = ValidateEventId(event_id);
   if (!s.ok()) return s;
   Catalog::Reader catalog(catalog_.get());
@@ -60,13 +60,12 @@ Result<MarkerInfo> DbImpl::GetEvent(std::string_view counter,
   return info;
 }
 
-Result<std::vector<MarkerInfo>> DbImpl::ListEvents(
-    std::string_view counter, const ListEventsOptions& options) {
-  if (options.limit < 1 || options.limit > kMaxListEvents) {
-    return Status::InvalidArgument("event list limit " +
-                                   std::to_string(options.limit) +
-                                   " is outside 1.." +
-                                   std::to_string(kMaxListEvents));
+Result<std::vector<MarkerInfo>> DbImpl::ListMarkers(
+    std::string_view counter, const ListMarkersOptions& options) {
+  if (options.limit < 1 || options.limit > kMaxListMarkers) {
+    return Status::InvalidArgument(
+        "marker list limit " + std::to_string(options.limit) +
+        " is outside 1.." + std::to_string(kMaxListMarkers));
   }
   if (options.start_after.size() > kMaxEventIdBytes) {
     return Status::InvalidArgument(

@@ -268,7 +268,7 @@ Result<std::vector<int64_t>> DbImpl::ShardCounts(std::string_view counter,
   return counts;
 }
 
-Result<uint64_t> DbImpl::CountEvents(std::string_view counter) {
+Result<uint64_t> DbImpl::CountMarkers(std::string_view counter) {
   Catalog::Reader catalog(catalog_.get());
   const CounterInfo* c = catalog.Find(counter);
   if (c == nullptr) return CounterNotFound(counter);

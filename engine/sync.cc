@@ -8,6 +8,7 @@
 
 #include "tally/batch.h"
 #include "tally/limits.h"
+#include "tally/outbox.h"
 
 namespace tally {
 namespace {
@@ -53,9 +54,9 @@ Status SyncOutbox(Db* edge, Db* hub, const SyncOptions& options,
         "sync batch of " + std::to_string(options.batch_entries) +
         " entries is outside 1.." + std::to_string(kMaxBatchOps));
   }
-  Result<std::string> edge_id = edge->DatabaseId();
+  Result<std::string> edge_id = tally::DatabaseId(*edge);
   if (!edge_id.ok()) return edge_id.status();
-  Result<OutboxStatus> status = edge->GetOutboxStatus();
+  Result<OutboxStatus> status = tally::GetOutboxStatus(*edge);
   if (!status.ok()) return status.status();
   uint64_t cursor = status->acked_through;
   const std::string affinity = options.shard_by_edge ? *edge_id : "";
@@ -64,7 +65,7 @@ Status SyncOutbox(Db* edge, Db* hub, const SyncOptions& options,
   std::vector<IncrementResult> results;
   for (;;) {
     Result<std::vector<OutboxEntry>> entries =
-        edge->ReadOutbox(cursor, options.batch_entries);
+        tally::ReadOutbox(*edge, cursor, options.batch_entries);
     if (!entries.ok()) return entries.status();
     if (entries->empty()) break;
     batch.Clear();
@@ -83,7 +84,7 @@ Status SyncOutbox(Db* edge, Db* hub, const SyncOptions& options,
       if (!s.ok()) return s;
     }
     cursor = entries->back().seq;
-    s = edge->AckOutbox(cursor);
+    s = tally::AckOutbox(*edge, cursor);
     if (!s.ok()) return s;
     report->acked_through = cursor;
     ++report->batches;

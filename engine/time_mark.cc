@@ -1,7 +1,8 @@
 // The time mark: the engine clock's high-water mark persisted in meta
 // (docs/design.md, "Time: a clock that never steps back"; docs/format.md,
 // meta). Loaded at every open and Refresh; advanced by writers at open, by
-// the tick (kTimeMarkIntervalMs) and before Db::Compact, never per increment.
+// the tick (kTimeMarkIntervalMs) and before tally::Compact, never per
+// increment.
 
 #include <rocksdb/write_batch.h>
 

@@ -1,4 +1,4 @@
-// Db::Verify: one pass over every column family from one consistent view,
+// tally::Verify: one pass over every column family from one consistent view,
 // checking each record and the cross-record invariants (docs/format.md).
 
 #include <rocksdb/iterator.h>

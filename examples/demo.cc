@@ -98,9 +98,9 @@ void PrintHistogram(tally::Db* db, const std::string& counter) {
 // Checks a counter's exact total and marker count.
 void CheckTotals(tally::Db* db, const std::string& counter, int64_t want) {
   tally::Result<int64_t> total = db->ReadExact(counter);
-  tally::Result<uint64_t> markers = db->CountEvents(counter);
+  tally::Result<uint64_t> markers = db->CountMarkers(counter);
   if (!Ok(total.status(), "ReadExact") ||
-      !Ok(markers.status(), "CountEvents")) {
+      !Ok(markers.status(), "CountMarkers")) {
     return;
   }
   std::printf("  %-18s exact total %lld, markers %llu (expected %lld each)\n",

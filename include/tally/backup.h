@@ -1,7 +1,9 @@
 // Backups of tally databases, on RocksDB's BackupEngine: incremental (files
 // shared between backups are stored once), checksummed, restorable to a
-// new directory. Db::CreateBackup takes one from an open database; the
-// functions here work on a backup directory alone.
+// new directory. CreateBackup takes one from an open database; the other
+// functions here work on a backup directory alone. Local by nature: the
+// backup directory is on the file system of the calling process (a backend
+// without a local disk returns NotSupported from CreateBackup).
 //
 // Thread safety: one backup directory must not be written by two callers at
 // once (RocksDB's rule); reading it (list, verify, restore) is safe
@@ -14,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "tally/db.h"
 #include "tally/status.h"
 
 namespace tally {
@@ -24,6 +27,11 @@ struct BackupInfo {
   uint64_t bytes = 0;        // payload bytes of its files
   uint32_t files = 0;
 };
+
+// Adds a backup of the open database `db` to `backup_dir` (created if
+// missing) and returns its description. Writers and read-only instances
+// alike; may run while other threads use the Db.
+Result<BackupInfo> CreateBackup(Db& db, const std::string& backup_dir);
 
 // The backups in `backup_dir`, oldest first. NotFound when there is none.
 Status ListBackups(const std::string& backup_dir,

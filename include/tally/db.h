@@ -16,6 +16,13 @@
 // One process: the RocksDB LOCK file makes one process the writer. Opening a
 // database another process holds returns Busy naming the path; other
 // processes read it with Options::read_only.
+//
+// Db holds the data path (increments, batches, reads, roll-ups, markers) and
+// the catalog (create, describe, list, delete counters). The other audiences
+// have their own headers of free functions taking a Db&: tally/admin.h
+// (verify, compact, stats), tally/checkpoint.h and tally/backup.h (copies),
+// tally/import.h (restoring an export), tally/outbox.h (the change feed)
+// and tally/sync.h (edge to hub).
 
 #ifndef TALLY_DB_H_
 #define TALLY_DB_H_
@@ -27,7 +34,6 @@
 #include <string_view>
 #include <vector>
 
-#include "tally/backup.h"
 #include "tally/batch.h"
 #include "tally/options.h"
 #include "tally/status.h"
@@ -66,6 +72,11 @@ struct OnceOptions {
 
 // What IncrementAsync calls back with.
 using IncrementCallback = std::function<void(const Result<IncrementResult>&)>;
+
+class BackendOps;  // tally/backend.h
+namespace internal {
+class BackendAccess;
+}  // namespace internal
 
 class Db {
  public:
@@ -180,9 +191,17 @@ class Db {
   // outside int64.
   virtual Result<std::vector<int64_t>> ShardCounts(
       std::string_view counter, const ReadOptions& options = {}) = 0;
-  // The number of idempotency markers the counter holds (expired ones, not
-  // yet dropped by compaction, are not counted; nor by ListEvents/GetEvent).
-  virtual Result<uint64_t> CountEvents(std::string_view counter) = 0;
+  // ---- markers: the idempotency marker of each event a once-increment
+  // counted (CounterSpec::dedupe_window_ms says how long one is kept) ----
+  // The number of markers the counter holds (expired ones, not yet dropped
+  // by compaction, are not counted; nor by ListMarkers/GetMarker).
+  virtual Result<uint64_t> CountMarkers(std::string_view counter) = 0;
+  // Markers of a counter, in event-id byte order (see ListMarkersOptions).
+  virtual Result<std::vector<MarkerInfo>> ListMarkers(
+      std::string_view counter, const ListMarkersOptions& options) = 0;
+  // The marker of one event; NotFound when the event was never counted.
+  virtual Result<MarkerInfo> GetMarker(std::string_view counter,
+                                       std::string_view event_id) = 0;
 
   // ---- roll-ups: cached totals ----
   // The counter's cached total (one Get, no shard scan) with its age and
@@ -197,40 +216,6 @@ class Db {
   // their last roll-up in this process are skipped.
   virtual Status RollupNow(std::string_view counter = {}) = 0;
 
-  // Checks every stored record and invariant from one consistent view:
-  // header and counter records decode; every shard key belongs to a known
-  // counter and a shard below its count, and its value decodes (and has not
-  // overflowed); every marker decodes, matches its key and sits on the
-  // shard its event id hashes to; and for each counter that never had a
-  // plain increment, the sum of its shards equals the sum of its markers'
-  // deltas (judged by the counter's flags as the snapshot has them). A
-  // read-only Db checks its current point (see Refresh). Findings go to
-  // `report` (report->ok() when none); the Status is an error only when the
-  // check itself could not run (I/O; Busy on a read-only Db whose last
-  // Refresh failed mid-way, or whose whole-file checksum failed while the
-  // writer changed its files: Refresh and verify again).
-  virtual Status Verify(VerifyReport* report) = 0;
-
-  // ---- outbox: the change feed of counters with CounterSpec::outbox ----
-  // Entries with seq > after_seq, in seq order, at most `limit`
-  // (1..kMaxOutboxRead), never skipping one still committing: a writer
-  // returns only entries whose seq and every smaller one are settled; a
-  // read-only instance returns them while their seqs follow on, stepping
-  // over a missing seq only when its view proves it dead (an entry reserved
-  // after it settled, the recorded watermark or the acknowledged cursor).
-  // A failed commit's seqs are proven dead by the writer's next entry, or
-  // at once, or at its next open (docs/sync.md).
-  virtual Result<std::vector<OutboxEntry>> ReadOutbox(uint64_t after_seq,
-                                                      size_t limit) = 0;
-  // Deletes every entry with seq <= through_seq (durably). Idempotent;
-  // InvalidArgument beyond the last settled seq. Writers only.
-  virtual Status AckOutbox(uint64_t through_seq) = 0;
-  virtual Result<OutboxStatus> GetOutboxStatus() = 0;
-  // The database's id: 32 hex characters, random at creation, copied by
-  // checkpoints and backups (and so shared by copies: SyncOutbox uses it
-  // only for per-device hub shards; entry identities are the origins).
-  virtual Result<std::string> DatabaseId() = 0;
-
   // Read-only databases: catch up with the writer (new counters, deletes,
   // increments) so later reads see a more recent consistent point: one
   // point of the writer's history in every column family (each committed
@@ -239,67 +224,21 @@ class Db {
   // writer deleted write-ahead logs during each of several attempts (it
   // flushes faster than an open completes): the previous point is kept,
   // unless the failed catch-up had moved it, in which case reads are not
-  // known to be one point (Verify returns Busy) until a Refresh succeeds
-  // (docs/design.md, readers in other processes). A writer's Db is always
-  // current: OK, nothing to do.
+  // known to be one point (tally::Verify returns Busy) until a Refresh
+  // succeeds (docs/design.md, readers in other processes). A writer's Db is
+  // always current: OK, nothing to do.
   virtual Status Refresh() = 0;
 
-  // Markers of a counter, in event-id byte order (see ListEventsOptions).
-  virtual Result<std::vector<MarkerInfo>> ListEvents(
-      std::string_view counter, const ListEventsOptions& options) = 0;
-  // The marker of one event; NotFound when the event was never counted.
-  virtual Result<MarkerInfo> GetEvent(std::string_view counter,
-                                      std::string_view event_id) = 0;
-  // Merge operands not yet folded, summed over the counter's shards: how
-  // much work an exact read does beyond one value per shard.
-  virtual Result<uint64_t> PendingOperands(std::string_view counter) = 0;
-
-  // Flushes memtables and compacts every column family (folds all operands,
-  // drops deleted counters' keys). Writers only: NotSupported read-only.
-  virtual Status Compact() = 0;
-  // Writes a consistent copy of the database to `dir` (which must not
-  // exist) with RocksDB's Checkpoint: hard links where possible. The copy
-  // opens as an ordinary tally database. Works read-only too (the copy then
-  // holds what the writer had committed when the instance last caught up,
-  // its WAL included).
-  virtual Status Checkpoint(const std::string& dir) = 0;
-
-  // Adds a backup of this database to `backup_dir` (created if missing;
-  // see tally/backup.h) and returns its description. Writers and read-only
-  // instances alike.
-  virtual Result<BackupInfo> CreateBackup(const std::string& backup_dir) = 0;
-
-  // ---- import (restoring an export; see counterctl export/import) ----
-  // Creates a counter as exported, with its shard values and markers
-  // (see CounterImport), whole or not at all: the values and markers are
-  // written first, under a new counter id that no counter record names yet
-  // (invisible to every read, increment and Verify; several writes when
-  // there are more than kMaxBatchOps), and the counter appears, complete,
-  // in the one durable write that adds its record. A failure, or a crash,
-  // before that write leaves no counter: its partial data is removed at
-  // once, or by the next read-write open after a crash, so a rerun of the
-  // same import simply imports it again. AlreadyExists when the name is
-  // taken (also by a counter created while the import ran); InvalidArgument,
-  // writing nothing, for a malformed value or marker, a marker not on its
-  // event id's shard, or an event id given twice; NotSupported for a
-  // non-zero shard value of a bucketed counter.
-  virtual Status ImportCounter(const CounterImport& counter) = 0;
-  // Restores exported outbox entries (at most kMaxBatchOps, one synced
-  // atomic write) with their identity, origin and origin_seq, so a hub
-  // dedupes any that another copy already synced; `seq` is ignored: they
-  // take this database's next seqs, in the given order, and count against
-  // Options::outbox_max_entries. Each counter must exist with
-  // CounterSpec::outbox (their deltas are in its imported shard values,
-  // nothing is counted again). InvalidArgument names the first bad entry
-  // (no outbox, bad delta or event id, malformed identity, one identity
-  // twice); nothing is written then.
-  virtual Status ImportOutbox(const std::vector<OutboxEntry>& entries) = 0;
-
-  virtual EngineStats GetStats() const = 0;
-  // Engine counters plus memory, disk and throttling figures from RocksDB.
-  virtual Result<DbStats> GetDbStats() = 0;
   // The path this Db was opened at.
   virtual const std::string& path() const = 0;
+
+ private:
+  friend class internal::BackendAccess;
+  // The one way in for the free functions of tally/admin.h,
+  // tally/checkpoint.h, tally/backup.h (CreateBackup), tally/import.h and
+  // tally/outbox.h (tally/backend.h says why). Every backend implements it;
+  // the object lives as long as this Db.
+  virtual BackendOps& backend_ops() = 0;
 };
 
 }  // namespace tally

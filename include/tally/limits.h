@@ -25,9 +25,9 @@ inline constexpr uint32_t kMaxShards = 4096;
 inline constexpr size_t kMaxBatchOps = 65536;
 // Live counters in one database (the catalog is held in memory).
 inline constexpr size_t kMaxCounters = 1 << 20;
-// Markers one Db::ListEvents call returns at most (page with start_after).
-inline constexpr size_t kMaxListEvents = 100000;
-// Problems one Db::Verify report keeps (the rest are only counted).
+// Markers one Db::ListMarkers call returns at most (page with start_after).
+inline constexpr size_t kMaxListMarkers = 100000;
+// Problems one tally::Verify report keeps (the rest are only counted).
 inline constexpr size_t kMaxVerifyProblems = 1000;
 // Time buckets one read scans at most (Db::ReadExact, ReadRange,
 // ShardCounts and the roll-up behind ReadCached): a bucketed counter keeps
@@ -61,7 +61,7 @@ inline constexpr uint32_t kMaxGroupCommitDelayUs = 100000;
 
 // Options::outbox_max_entries: 1..kMaxOutboxEntries unacknowledged entries.
 inline constexpr uint64_t kMaxOutboxEntries = uint64_t{1} << 32;
-// Entries one Db::ReadOutbox call returns at most.
+// Entries one tally::ReadOutbox call returns at most.
 inline constexpr size_t kMaxOutboxRead = 100000;
 
 static_assert(kMaxShards <= (1u << 16), "shard index must stay small");

@@ -104,7 +104,7 @@ struct Options {
   // Unacknowledged outbox entries the database holds at most (counters with
   // CounterSpec::outbox). An increment that would pass the cap is refused
   // with Busy naming it, and nothing is written: sync and acknowledge
-  // (SyncOutbox, Db::AckOutbox) to make room. Default: 1,000,000 (~60 MB).
+  // (SyncOutbox, tally::AckOutbox) to make room. Default: 1,000,000 (~60 MB).
   // 1..kMaxOutboxEntries.
   uint64_t outbox_max_entries = 1000000;
 

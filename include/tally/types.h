@@ -69,7 +69,7 @@ struct CounterSpec {
   BucketWidth bucket = BucketWidth::kNone;
   int64_t retention_ms = 0;
   // Every applied increment (plain or once) also appends an outbox entry in
-  // the same atomic write, for Db::ReadOutbox and SyncOutbox (tally/sync.h).
+  // the same atomic write, for tally::ReadOutbox and SyncOutbox (tally/sync.h).
   bool outbox = false;
 };
 
@@ -126,7 +126,7 @@ struct IncrementResult {
   uint32_t shard = 0;  // the shard the increment went (or had gone) to
 };
 
-// One idempotency marker, as Db::ListEvents and Db::GetEvent return it.
+// One idempotency marker, as Db::ListMarkers and Db::GetMarker return it.
 struct MarkerInfo {
   std::string event_id;
   uint32_t shard = 0;
@@ -140,7 +140,7 @@ struct MarkerInfo {
   bool pinned = false;
 };
 
-// One exported counter with its contents, for Db::ImportCounter.
+// One exported counter with its contents, for tally::ImportCounter.
 struct CounterImport {
   // Name, shards, policy, created-at, flags, dedupe window, buckets,
   // retention and outbox as exported; the id is ignored (a new one is
@@ -154,7 +154,7 @@ struct CounterImport {
   std::vector<MarkerInfo> markers;
 };
 
-// One outbox entry (Db::ReadOutbox): an applied increment of a counter with
+// One outbox entry (tally::ReadOutbox): an applied increment of a counter with
 // CounterSpec::outbox, in commit order.
 struct OutboxEntry {
   // This database's position of the entry: 1, 2, ... in reservation order,
@@ -175,7 +175,7 @@ struct OutboxEntry {
   uint64_t origin_seq = 0;
 };
 
-// Where a database's outbox stands (Db::GetOutboxStatus).
+// Where a database's outbox stands (tally::GetOutboxStatus).
 struct OutboxStatus {
   // Written and not yet acknowledged: last_seq - acked_through (a seq whose
   // commit failed counts until acknowledged past).
@@ -186,16 +186,16 @@ struct OutboxStatus {
   int64_t age_ms = 0;           // now - oldest_time_ms (0 when empty)
 };
 
-// Which markers Db::ListEvents returns: in event-id byte order, after
+// Which markers Db::ListMarkers returns: in event-id byte order, after
 // `start_after` (exclusive; empty: from the first), created at or after
-// `since_ms`, at most `limit` of them (1..kMaxListEvents).
-struct ListEventsOptions {
+// `since_ms`, at most `limit` of them (1..kMaxListMarkers).
+struct ListMarkersOptions {
   size_t limit = 100;
   int64_t since_ms = std::numeric_limits<int64_t>::min();
   std::string start_after;
 };
 
-// What Db::Verify found. `problems` holds one line per broken invariant,
+// What tally::Verify found. `problems` holds one line per broken invariant,
 // naming the key or counter; at most kMaxVerifyProblems are kept and
 // `problems_dropped` counts the rest.
 struct VerifyReport {
@@ -227,7 +227,7 @@ struct FamilyStats {
   uint64_t l0_files = 0;
 };
 
-// What Db::GetDbStats reports: this process's engine counters and the
+// What tally::GetDbStats reports: this process's engine counters and the
 // RocksDB figures that matter for a counter database.
 struct DbStats {
   // Counted by this process since Open; a read-only process sees zeros.

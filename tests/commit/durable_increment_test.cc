@@ -16,6 +16,7 @@
 
 #include "engine/validate.h"
 #include "reliability/fault_fs.h"
+#include "tally/admin.h"
 #include "tally/db.h"
 #include "tally/limits.h"
 #include "testutil/db_fixture.h"
@@ -82,11 +83,11 @@ TEST_F(DurableIncrement, SixtyFourProducersCountExactly) {
     auto once = d->ReadExact("once");
     ASSERT_OK(once);
     EXPECT_EQ(*once, kEvents);
-    auto events = d->CountEvents("once");
+    auto events = d->CountMarkers("once");
     ASSERT_OK(events);
     EXPECT_EQ(*events, uint64_t{kEvents});
     VerifyReport report;
-    ASSERT_OK(d->Verify(&report));
+    ASSERT_OK(tally::Verify(*d, &report));
     EXPECT_TRUE(report.ok());
   };
   check(db.get());

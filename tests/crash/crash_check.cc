@@ -21,6 +21,7 @@
 #include "engine/format.h"
 #include "engine/rocksdb_options.h"
 #include "schema/records.h"
+#include "tally/admin.h"
 #include "tally/batch.h"
 #include "tally/db.h"
 #include "testutil/raw_db.h"
@@ -70,7 +71,7 @@ class BesideReader {
       Status s = db->Refresh();
       if (s.IsBusy()) continue;
       VerifyReport report;
-      if (s.ok()) s = db->Verify(&report);
+      if (s.ok()) s = tally::Verify(*db, &report);
       if (s.IsBusy()) continue;
       if (!s.ok()) {
         problems_.push_back("read-only refresh/verify: " + s.ToString());
@@ -160,7 +161,7 @@ class Checker {
         continue;
       }
       ++report_->acknowledged;
-      auto marker = db->GetEvent(counter, event);
+      auto marker = db->GetMarker(counter, event);
       if (!marker.ok()) {
         Violation("acknowledged " + counter + "/" + event +
                   " lost: " + marker.status().ToString());
@@ -186,7 +187,7 @@ class Checker {
       return;
     }
     VerifyReport verify;
-    s = db->Verify(&verify);
+    s = tally::Verify(*db, &verify);
     if (!s.ok() || !verify.ok()) {
       Violation("verify: " + (s.ok() ? verify.problems.front() : s.ToString()));
     } else {
@@ -413,7 +414,7 @@ CrashReport RunImportCycles(const CrashConfig& config) {
       break;
     }
     VerifyReport verify;
-    s = db->Verify(&verify);
+    s = tally::Verify(*db, &verify);
     if (!s.ok() || !verify.ok()) {
       violation(cycle,
                 "verify: " + (s.ok() ? verify.problems.front() : s.ToString()));
@@ -426,8 +427,8 @@ CrashReport RunImportCycles(const CrashConfig& config) {
       ++present;
       auto want = src->ReadExact(c.name);
       auto got = db->ReadExact(c.name);
-      auto want_events = src->CountEvents(c.name);
-      auto got_events = db->CountEvents(c.name);
+      auto want_events = src->CountMarkers(c.name);
+      auto got_events = db->CountMarkers(c.name);
       if (!got.ok() || *got != *want || !got_events.ok() ||
           *got_events != *want_events ||
           *db->ShardCounts(c.name) != *src->ShardCounts(c.name)) {
@@ -436,9 +437,9 @@ CrashReport RunImportCycles(const CrashConfig& config) {
                              ", want " + std::to_string(*want) + ")");
         continue;
       }
-      ListEventsOptions one;
+      ListMarkersOptions one;
       one.limit = 1;
-      auto first = src->ListEvents(c.name, one);
+      auto first = src->ListMarkers(c.name, one);
       if (first.ok() && !first->empty()) {
         auto again = db->IncrementOnce(c.name, first->front().event_id,
                                        first->front().delta);

@@ -4,7 +4,7 @@
 //
 // Invariants checked after every kill:
 //   - every marker decodes and agrees with its key (read with raw RocksDB);
-//   - Db::Verify is clean;
+//   - tally::Verify is clean;
 //   - each once-counter's exact value equals its markers' delta sum (read
 //     independently of the engine's Verify);
 //   - every once-increment the writer logged as acknowledged has its marker,

@@ -24,7 +24,7 @@
 // Import mode (item 6 of issue 12: a kill during import):
 //   tally_crash_writer --import SOURCE DB_PATH
 // imports every counter of SOURCE (opened read-only) that DB_PATH does not
-// hold, one Db::ImportCounter each, as `counterctl import --merge
+// hold, one tally::ImportCounter each, as `counterctl import --merge
 // skip-existing` does, writing one byte to stdout as it starts each
 // counter's import (after reading it) or skips it, and one more when all are
 // imported; then waits to be killed.
@@ -43,6 +43,7 @@
 
 #include "crash/workload.h"
 #include "tally/db.h"
+#include "tally/import.h"
 #include "testutil/exported.h"
 
 namespace {
@@ -213,7 +214,7 @@ int ImportMain(const char* source, const char* target) {
     s = tally::test::ReadExported(src.get(), c, 1000, &im);
     if (!s.ok()) Die("read " + c.name, s);
     progress();  // a kill now lands inside this counter's import
-    s = db->ImportCounter(im);
+    s = tally::ImportCounter(*db, im);
     if (!s.ok()) Die("import " + c.name, s);
   }
   progress();          // all imported

@@ -9,6 +9,7 @@
 #include "crash/child_process.h"
 #include "crash/outbox_workload.h"
 #include "tally/db.h"
+#include "tally/outbox.h"
 #include "tally/sync.h"
 #include "testutil/power_cut_fs.h"
 
@@ -90,12 +91,13 @@ class OutboxChecker {
       return;  // killed before the counters existed: nothing to check
     }
     const int64_t edge_total = Total(edge.get());
-    auto pending = edge->GetOutboxStatus();
+    auto pending = tally::GetOutboxStatus(*edge);
     SyncReport report;
     s = SyncOutbox(edge.get(), hub.get(), SyncOptions(), &report);
     Check(s.ok(), "sync of the surviving outbox: " + s.ToString());
     if (!s.ok()) return;
-    Check(edge->GetOutboxStatus()->entries == 0, "outbox not empty after sync");
+    Check(tally::GetOutboxStatus(*edge)->entries == 0,
+          "outbox not empty after sync");
     const int64_t hub_after = Total(hub.get());
     Check(hub_after >= edge_total,
           "hub holds " + std::to_string(hub_after) + " < edge total " +

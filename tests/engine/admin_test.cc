@@ -1,6 +1,8 @@
 // Marker listing, pending-operand counts, compaction and checkpoints.
 #include <gtest/gtest.h>
 
+#include "tally/admin.h"
+#include "tally/checkpoint.h"
 #include "tally/limits.h"
 #include "testutil/db_fixture.h"
 #include "testutil/testutil.h"
@@ -22,8 +24,8 @@ TEST_F(Admin, ListAndGetEvents) {
     ASSERT_OK(db->IncrementOnce("c", "e" + std::to_string(i), i + 1));
     clock.Advance(100);  // e<i> created at 1000 + 100 * i
   }
-  ListEventsOptions all;
-  auto page = db->ListEvents("c", all);
+  ListMarkersOptions all;
+  auto page = db->ListMarkers("c", all);
   ASSERT_OK(page);
   ASSERT_EQ(page->size(), 10u);
   EXPECT_EQ((*page)[0].event_id, "e0");
@@ -31,11 +33,11 @@ TEST_F(Admin, ListAndGetEvents) {
   EXPECT_EQ((*page)[3].delta, 4);
   EXPECT_EQ((*page)[3].created_at_ms, 1300);
 
-  ListEventsOptions paged;
+  ListMarkersOptions paged;
   paged.limit = 4;
   std::vector<std::string> seen;
   for (;;) {
-    auto p = db->ListEvents("c", paged);
+    auto p = db->ListMarkers("c", paged);
     ASSERT_OK(p);
     for (const MarkerInfo& m : *p) seen.push_back(m.event_id);
     if (p->size() < paged.limit) break;
@@ -44,24 +46,24 @@ TEST_F(Admin, ListAndGetEvents) {
   ASSERT_EQ(seen.size(), 10u) << "paging must neither skip nor repeat";
   for (int i = 0; i < 10; ++i) EXPECT_EQ(seen[i], "e" + std::to_string(i));
 
-  ListEventsOptions since;
+  ListMarkersOptions since;
   since.since_ms = 1700;
-  auto recent = db->ListEvents("c", since);
+  auto recent = db->ListMarkers("c", since);
   ASSERT_OK(recent);
   ASSERT_EQ(recent->size(), 3u);
   EXPECT_EQ(recent->front().event_id, "e7");
 
-  auto one = db->GetEvent("c", "e5");
+  auto one = db->GetMarker("c", "e5");
   ASSERT_OK(one);
   EXPECT_EQ(one->delta, 6);
   EXPECT_EQ(one->shard, db->IncrementOnce("c", "e5", 6)->shard);
-  EXPECT_TRUE(db->GetEvent("c", "nope").status().IsNotFound());
-  EXPECT_TRUE(db->GetEvent("c", "").status().IsInvalidArgument());
-  ListEventsOptions bad;
+  EXPECT_TRUE(db->GetMarker("c", "nope").status().IsNotFound());
+  EXPECT_TRUE(db->GetMarker("c", "").status().IsInvalidArgument());
+  ListMarkersOptions bad;
   bad.limit = 0;
-  EXPECT_TRUE(db->ListEvents("c", bad).status().IsInvalidArgument());
-  bad.limit = kMaxListEvents + 1;
-  EXPECT_TRUE(db->ListEvents("c", bad).status().IsInvalidArgument());
+  EXPECT_TRUE(db->ListMarkers("c", bad).status().IsInvalidArgument());
+  bad.limit = kMaxListMarkers + 1;
+  EXPECT_TRUE(db->ListMarkers("c", bad).status().IsInvalidArgument());
 }
 
 // Without the operand bound, increments pile up as operands; a compaction
@@ -72,11 +74,11 @@ TEST_F(Admin, CompactFoldsPendingOperands) {
   auto db = Open(o);
   ASSERT_OK(db->CreateCounter("c", {2}));
   for (int i = 0; i < 100; ++i) ASSERT_OK(db->Increment("c", 1));
-  auto pending = db->PendingOperands("c");
+  auto pending = tally::PendingOperands(*db, "c");
   ASSERT_OK(pending);
   EXPECT_GE(*pending, 90u);
-  ASSERT_OK(db->Compact());
-  EXPECT_EQ(*db->PendingOperands("c"), 0u);
+  ASSERT_OK(tally::Compact(*db));
+  EXPECT_EQ(*tally::PendingOperands(*db, "c"), 0u);
   EXPECT_EQ(*db->ReadExact("c"), 100);
 }
 
@@ -84,16 +86,16 @@ TEST_F(Admin, CheckpointOpensAsADatabase) {
   auto db = Open();
   ASSERT_OK(db->CreateCounter("c", {3}));
   for (int i = 0; i < 20; ++i) ASSERT_OK(db->IncrementOnce("c", std::to_string(i), 2));
-  ASSERT_OK(db->Checkpoint(Sub("copy")));
+  ASSERT_OK(tally::Checkpoint(*db, Sub("copy")));
   ASSERT_OK(db->Increment("c", 1000));  // after the checkpoint: not in it
   auto copy = OpenAt("copy");
   ASSERT_NE(copy, nullptr);
   EXPECT_EQ(*copy->ReadExact("c"), 40);
-  EXPECT_EQ(*copy->CountEvents("c"), 20u);
+  EXPECT_EQ(*copy->CountMarkers("c"), 20u);
   VerifyReport r;
-  ASSERT_OK(copy->Verify(&r));
+  ASSERT_OK(tally::Verify(*copy, &r));
   EXPECT_TRUE(r.ok());
-  EXPECT_FALSE(db->Checkpoint(Sub("copy")).ok()) << "target exists";
+  EXPECT_FALSE(tally::Checkpoint(*db, Sub("copy")).ok()) << "target exists";
 }
 
 // An operator's checkpoint while the app holds the database: taken from a
@@ -106,11 +108,11 @@ TEST_F(Admin, CheckpointFromReadOnlyBesideWriter) {
   ro.read_only = true;
   auto reader = Open(ro);
   ASSERT_NE(reader, nullptr);
-  ASSERT_OK(reader->Checkpoint(Sub("copy")));
+  ASSERT_OK(tally::Checkpoint(*reader, Sub("copy")));
   auto copy = OpenAt("copy");
   ASSERT_NE(copy, nullptr);
   EXPECT_EQ(*copy->ReadExact("c"), 30);
-  EXPECT_EQ(*copy->CountEvents("c"), 30u);
+  EXPECT_EQ(*copy->CountMarkers("c"), 30u);
 }
 
 // The figures move with the data: markers grow the events family, a
@@ -120,7 +122,7 @@ TEST_F(Admin, DbStatsReflectTheData) {
   ASSERT_OK(db->CreateCounter("c", {4}));
   for (int i = 0; i < 500; ++i) ASSERT_OK(db->IncrementOnce("c", std::to_string(i), 1));
   ASSERT_OK(db->IncrementOnce("c", "0", 1));  // a duplicate
-  auto before = db->GetDbStats();
+  auto before = tally::GetDbStats(*db);
   ASSERT_OK(before);
   EXPECT_EQ(before->engine.applied, 500u);
   EXPECT_EQ(before->engine.duplicates, 1u);
@@ -128,8 +130,8 @@ TEST_F(Admin, DbStatsReflectTheData) {
   EXPECT_EQ(before->events.sst_bytes, 0u);
   EXPECT_GT(before->block_cache_capacity_bytes, 0u);
   EXPECT_TRUE(before->latched_error.empty());
-  ASSERT_OK(db->Compact());
-  auto after = db->GetDbStats();
+  ASSERT_OK(tally::Compact(*db));
+  auto after = tally::GetDbStats(*db);
   ASSERT_OK(after);
   EXPECT_GT(after->events.sst_bytes, 0u);
   EXPECT_GT(after->shards.sst_bytes, 0u);
@@ -148,15 +150,15 @@ TEST_F(Admin, CheckpointFromReadOnlyAfterWriterCompacted) {
   ro.read_only = true;
   auto reader = Open(ro);
   ASSERT_NE(reader, nullptr);
-  ASSERT_OK(writer->Compact());
+  ASSERT_OK(tally::Compact(*writer));
   for (int i = 0; i < 5; ++i) ASSERT_OK(writer->Increment("c", 1));
-  ASSERT_OK(reader->Checkpoint(Sub("copy")));
+  ASSERT_OK(tally::Checkpoint(*reader, Sub("copy")));
   auto copy = OpenAt("copy");
   ASSERT_NE(copy, nullptr);
   auto value = copy->ReadExact("c");
   ASSERT_OK(value);
   EXPECT_EQ(*value, 35);
-  EXPECT_EQ(*copy->CountEvents("c"), 30u);
+  EXPECT_EQ(*copy->CountMarkers("c"), 30u);
 }
 
 TEST_F(Admin, ReadOnlyRefusesCompaction) {
@@ -166,8 +168,8 @@ TEST_F(Admin, ReadOnlyRefusesCompaction) {
   ro.read_only = true;
   auto reader = Open(ro);
   ASSERT_NE(reader, nullptr);
-  EXPECT_TRUE(reader->Compact().IsNotSupported());
-  EXPECT_OK(reader->PendingOperands("c"));
+  EXPECT_TRUE(tally::Compact(*reader).IsNotSupported());
+  EXPECT_OK(tally::PendingOperands(*reader, "c"));
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "engine/test_hooks.h"
+#include "tally/admin.h"
 #include "tally/db.h"
 #include "testutil/testutil.h"
 
@@ -88,7 +89,7 @@ TEST(IncrementAsync, ManyInFlightFromOneThreadCountExactly) {
     cb.Wait(kN);
     EXPECT_EQ(cb.ok(), uint64_t{kN});
     EXPECT_EQ(*db->ReadExact("c"), 2 * kN);
-    EXPECT_EQ(db->GetStats().applied, uint64_t{kN});
+    EXPECT_EQ(tally::GetStats(*db).applied, uint64_t{kN});
     // Queued and not yet called back when the Db closes: still committed.
     for (int i = 0; i < kN; ++i) db->IncrementAsync("c", 1, cb.Make());
   }
@@ -139,7 +140,7 @@ TEST(IncrementAsync, DeleteWaitsForAsyncCommits) {
   EXPECT_GT(cb.ok(), 0u);
   EXPECT_GT(cb.failed(), 0u);  // after the delete: NotFound
   VerifyReport report;
-  ASSERT_OK(db->Verify(&report));
+  ASSERT_OK(tally::Verify(*db, &report));
   EXPECT_TRUE(report.ok()) << report.problems.front();
   EXPECT_EQ(report.shard_keys, 0u);
 }
@@ -272,7 +273,7 @@ TEST(IncrementAsync, Item02_DoneMayDeleteCounters) {
     EXPECT_EQ(later.ok() + later.failed(), 10u);
     EXPECT_TRUE(db->ReadExact("c").status().IsNotFound());
     VerifyReport report;
-    ASSERT_OK(db->Verify(&report));
+    ASSERT_OK(tally::Verify(*db, &report));
     EXPECT_TRUE(report.ok()) << report.problems.front();
     EXPECT_EQ(report.shard_keys, 0u);
   }

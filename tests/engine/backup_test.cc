@@ -1,5 +1,6 @@
 // Backups: create (from a writer and from a read-only instance beside it),
 // list, verify, restore, and a damaged backup is caught by verify.
+#include "tally/admin.h"
 #include "tally/backup.h"
 
 #include <gtest/gtest.h>
@@ -19,10 +20,10 @@ TEST_F(Backup, CreateListVerifyRestore) {
   auto db = Open();
   ASSERT_OK(db->CreateCounter("c", {3}));
   for (int i = 0; i < 50; ++i) ASSERT_OK(db->IncrementOnce("c", std::to_string(i), 2));
-  auto first = db->CreateBackup(Sub("backups"));
+  auto first = tally::CreateBackup(*db, Sub("backups"));
   ASSERT_OK(first);
   ASSERT_OK(db->Increment("c", 1));
-  auto second = db->CreateBackup(Sub("backups"));
+  auto second = tally::CreateBackup(*db, Sub("backups"));
   ASSERT_OK(second);
   EXPECT_GT(second->id, first->id);
 
@@ -40,7 +41,7 @@ TEST_F(Backup, CreateListVerifyRestore) {
   ASSERT_NE(r2, nullptr);
   EXPECT_EQ(*r1->ReadExact("c"), 100);
   EXPECT_EQ(*r2->ReadExact("c"), 101);
-  EXPECT_EQ(*r1->CountEvents("c"), 50u);
+  EXPECT_EQ(*r1->CountMarkers("c"), 50u);
   EXPECT_EQ(r1->IncrementOnce("c", "7", 2)->outcome, Outcome::kDuplicate);
 
   EXPECT_TRUE(
@@ -58,7 +59,7 @@ TEST_F(Backup, FromReadOnlyInstanceBesideWriter) {
   ro.read_only = true;
   auto reader = Open(ro);
   ASSERT_NE(reader, nullptr);
-  auto b = reader->CreateBackup(Sub("backups"));
+  auto b = tally::CreateBackup(*reader, Sub("backups"));
   ASSERT_OK(b);
   ASSERT_OK(RestoreBackup(Sub("backups"), b->id, Sub("restored")));
   auto restored = OpenAt("restored");
@@ -72,8 +73,8 @@ TEST_F(Backup, DamagedBackupFailsVerify) {
   auto db = Open();
   ASSERT_OK(db->CreateCounter("c", {2}));
   for (int i = 0; i < 200; ++i) ASSERT_OK(db->IncrementOnce("c", std::to_string(i), 1));
-  ASSERT_OK(db->Compact());  // puts the data in SST files
-  auto b = db->CreateBackup(Sub("backups"));
+  ASSERT_OK(tally::Compact(*db));  // puts the data in SST files
+  auto b = tally::CreateBackup(*db, Sub("backups"));
   ASSERT_OK(b);
   int damaged = 0;
   for (const auto& e :

@@ -20,6 +20,8 @@
 
 #include "engine/shard_picker.h"
 #include "tally/backup.h"
+#include "tally/checkpoint.h"
+#include "tally/import.h"
 #include "tally/limits.h"
 #include "testutil/doc_table.h"
 #include "testutil/testutil.h"
@@ -123,9 +125,9 @@ std::string Snapshot(Env* env) {
       out << " " << counts.status().ToString();
     }
     out << "\n";
-    ListEventsOptions all;
-    all.limit = kMaxListEvents;
-    Result<std::vector<MarkerInfo>> markers = env->db->ListEvents(c.name, all);
+    ListMarkersOptions all;
+    all.limit = kMaxListMarkers;
+    Result<std::vector<MarkerInfo>> markers = env->db->ListMarkers(c.name, all);
     if (!markers.ok()) {
       out << markers.status().ToString() << "\n";
       continue;
@@ -327,7 +329,7 @@ const std::vector<ApiRow>& Rows() {
          return e->db->IncrementOnce("c", std::string(256, 'e'), 1).status();
        },
        [](Env* e) {
-         EXPECT_EQ(*e->db->CountEvents("c"), 2u);
+         EXPECT_EQ(*e->db->CountMarkers("c"), 2u);
          EXPECT_EQ(*e->db->ReadExact("c"), 6);
        }},
       {"API-26", "IncrementOnce(\"c\", std::string(257, 'e'), 1)",
@@ -457,37 +459,38 @@ const std::vector<ApiRow>& Rows() {
       {"API-40", "DeleteCounter(\"missing\")", Code::kNotFound,
        "counter 'missing' does not exist", false,
        [](Env* e) { return e->db->DeleteCounter("missing"); }, nullptr},
-      {"API-41", "GetEvent(\"c\", \"never\")", Code::kNotFound,
+      {"API-41", "GetMarker(\"c\", \"never\")", Code::kNotFound,
        "event 'never' was never counted in counter 'c'", false,
-       [](Env* e) { return e->db->GetEvent("c", "never").status(); }, nullptr},
-      {"API-42", "ListEvents(\"c\", {.limit = 0})", Code::kInvalidArgument,
-       "event list limit 0 is outside 1..100000", false,
+       [](Env* e) { return e->db->GetMarker("c", "never").status(); }, nullptr},
+      {"API-42", "ListMarkers(\"c\", {.limit = 0})", Code::kInvalidArgument,
+       "marker list limit 0 is outside 1..100000", false,
        [](Env* e) {
-         ListEventsOptions o;
+         ListMarkersOptions o;
          o.limit = 0;
-         return e->db->ListEvents("c", o).status();
+         return e->db->ListMarkers("c", o).status();
        },
        nullptr},
-      {"API-43", "ListEvents(\"c\", {.limit = 100000})", Code::kOk, "", false,
+      {"API-43", "ListMarkers(\"c\", {.limit = 100000})", Code::kOk, "", false,
        [](Env* e) {
-         ListEventsOptions o;
-         o.limit = kMaxListEvents;
-         Result<std::vector<MarkerInfo>> r = e->db->ListEvents("c", o);
+         ListMarkersOptions o;
+         o.limit = kMaxListMarkers;
+         Result<std::vector<MarkerInfo>> r = e->db->ListMarkers("c", o);
          if (r.ok()) {
            EXPECT_EQ(r->size(), 1u);
          }
          return r.status();
        },
        nullptr},
-      {"API-44", "ListEvents(\"c\", {.limit = 100001})", Code::kInvalidArgument,
-       "event list limit 100001 is outside 1..100000", false,
+      {"API-44", "ListMarkers(\"c\", {.limit = 100001})",
+       Code::kInvalidArgument, "marker list limit 100001 is outside 1..100000",
+       false,
        [](Env* e) {
-         ListEventsOptions o;
-         o.limit = kMaxListEvents + 1;
-         return e->db->ListEvents("c", o).status();
+         ListMarkersOptions o;
+         o.limit = kMaxListMarkers + 1;
+         return e->db->ListMarkers("c", o).status();
        },
        nullptr},
-      {"API-45", "ListEvents(\"c\", {.start_after = std::string(257, 'e')})",
+      {"API-45", "ListMarkers(\"c\", {.start_after = std::string(257, 'e')})",
        Code::kInvalidArgument,
        "start_after "
        "'eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee...' "
@@ -495,19 +498,21 @@ const std::vector<ApiRow>& Rows() {
        "limit is 256)",
        false,
        [](Env* e) {
-         ListEventsOptions o;
+         ListMarkersOptions o;
          o.start_after = std::string(257, 'e');
-         return e->db->ListEvents("c", o).status();
+         return e->db->ListMarkers("c", o).status();
        },
        nullptr},
 
       // ---- import ----
       {"API-46", "ImportCounter({.info = {.name = \"x\", .shards = 0}})",
        Code::kInvalidArgument, "shard count 0 is outside 1..4096", false,
-       [](Env* e) { return e->db->ImportCounter(Import("x", 0)); }, nullptr},
+       [](Env* e) { return tally::ImportCounter(*e->db, Import("x", 0)); },
+       nullptr},
       {"API-47", "ImportCounter({.info = {.name = \"c\", .shards = 4}})",
        Code::kAlreadyExists, "counter 'c' already exists", false,
-       [](Env* e) { return e->db->ImportCounter(Import("c", 4)); }, nullptr},
+       [](Env* e) { return tally::ImportCounter(*e->db, Import("c", 4)); },
+       nullptr},
       {"API-48",
        "ImportCounter({.info = {.name = \"x\", .shards = 1, .flags = 6}})",
        Code::kInvalidArgument,
@@ -517,7 +522,7 @@ const std::vector<ApiRow>& Rows() {
        [](Env* e) {
          CounterImport im = Import("x", 1);
          im.info.flags = 6;
-         return e->db->ImportCounter(im);
+         return tally::ImportCounter(*e->db, im);
        },
        nullptr},
       {"API-49", "ImportCounter({x, 4 shards, .shard_values = {1, 2}})",
@@ -528,7 +533,7 @@ const std::vector<ApiRow>& Rows() {
        [](Env* e) {
          CounterImport im = Import("x", 4);
          im.shard_values = {1, 2};
-         return e->db->ImportCounter(im);
+         return tally::ImportCounter(*e->db, im);
        },
        nullptr},
       {"API-50", "ImportCounter({x, 1 shard, .shard_values = {INT64_MIN}})",
@@ -539,7 +544,7 @@ const std::vector<ApiRow>& Rows() {
        [](Env* e) {
          CounterImport im = Import("x", 1);
          im.shard_values = {kInt64Min};
-         return e->db->ImportCounter(im);
+         return tally::ImportCounter(*e->db, im);
        },
        nullptr},
       {"API-51", "ImportCounter({x, 4 shards, .markers = {{\"e9\", shard 3}}})",
@@ -548,7 +553,7 @@ const std::vector<ApiRow>& Rows() {
        [](Env* e) {
          CounterImport im = Import("x", 4);
          im.markers = {MarkerInfo{"e9", 3, 1, 0}};
-         return e->db->ImportCounter(im);
+         return tally::ImportCounter(*e->db, im);
        },
        nullptr},
       {"API-52",
@@ -558,7 +563,7 @@ const std::vector<ApiRow>& Rows() {
        [](Env* e) {
          CounterImport im = Import("x", 4);
          im.markers = {MarkerInfo{"e8", 2, 1, 0}, MarkerInfo{"e8", 2, 1, 0}};
-         return e->db->ImportCounter(im);
+         return tally::ImportCounter(*e->db, im);
        },
        nullptr},
       {"API-53",
@@ -571,7 +576,7 @@ const std::vector<ApiRow>& Rows() {
          CounterImport im = Import("x", 1);
          im.info.bucket = BucketWidth::kHour;
          im.shard_values = {5};
-         return e->db->ImportCounter(im);
+         return tally::ImportCounter(*e->db, im);
        },
        nullptr},
       {"API-54", "ImportCounter({x, 1 shard, .markers = {{\"\", shard 0}}})",
@@ -579,7 +584,7 @@ const std::vector<ApiRow>& Rows() {
        [](Env* e) {
          CounterImport im = Import("x", 1);
          im.markers = {MarkerInfo{"", 0, 1, 0}};
-         return e->db->ImportCounter(im);
+         return tally::ImportCounter(*e->db, im);
        },
        nullptr},
       {"API-55",
@@ -592,17 +597,18 @@ const std::vector<ApiRow>& Rows() {
        [](Env* e) {
          CounterImport im = Import("x", 1);
          im.markers = {MarkerInfo{"e1", 0, 1, 0, 5}};
-         return e->db->ImportCounter(im);
+         return tally::ImportCounter(*e->db, im);
        },
        nullptr},
 
       // ---- checkpoint, backup, restore ----
       {"API-56", "Checkpoint(\"<TMP>/notdb\")", Code::kInvalidArgument,
        "checkpoint <TMP>/notdb: Invalid argument: Directory exists", false,
-       [](Env* e) { return e->db->Checkpoint(e->tmp.Sub("notdb")); }, nullptr},
+       [](Env* e) { return tally::Checkpoint(*e->db, e->tmp.Sub("notdb")); },
+       nullptr},
       {"API-57", "Checkpoint(\"\")", Code::kInvalidArgument,
        "checkpoint directory is empty", false,
-       [](Env* e) { return e->db->Checkpoint(""); }, nullptr},
+       [](Env* e) { return tally::Checkpoint(*e->db, ""); }, nullptr},
       {"API-58", "RestoreBackup(\"<TMP>/nobackups\", 1, \"<TMP>/restored\")",
        Code::kNotFound, "no backup directory at <TMP>/nobackups", false,
        [](Env* e) {
@@ -615,7 +621,7 @@ const std::vector<ApiRow>& Rows() {
        "restore target <TMP>/notdb is not empty; restore into a new directory",
        false,
        [](Env* e) {
-         Status s = e->db->CreateBackup(e->tmp.Sub("bk")).status();
+         Status s = tally::CreateBackup(*e->db, e->tmp.Sub("bk")).status();
          return s.ok() ? RestoreBackup(e->tmp.Sub("bk"), 1, e->tmp.Sub("notdb"))
                        : s;
        },

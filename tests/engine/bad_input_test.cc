@@ -4,6 +4,7 @@
 
 #include <limits>
 
+#include "tally/admin.h"
 #include "tally/limits.h"
 #include "testutil/db_fixture.h"
 #include "testutil/testutil.h"
@@ -20,7 +21,7 @@ class BadInput : public test::DbTest {
   // Nothing may have been written by a refused call.
   void ExpectUntouched() {
     EXPECT_EQ(*db_->ReadExact("c"), 0);
-    EXPECT_EQ(*db_->CountEvents("c"), 0u);
+    EXPECT_EQ(*db_->CountMarkers("c"), 0u);
     EXPECT_EQ(db_->ListCounters()->size(), 1u);
   }
   static void ExpectNames(const Status& s, const std::string& needle) {
@@ -69,7 +70,7 @@ TEST_F(BadInput, UnknownCounter) {
   EXPECT_TRUE(db_->IncrementOnce("missing", "e", 1).status().IsNotFound());
   EXPECT_TRUE(db_->ReadExact("missing").status().IsNotFound());
   EXPECT_TRUE(db_->ShardCounts("missing").status().IsNotFound());
-  EXPECT_TRUE(db_->CountEvents("missing").status().IsNotFound());
+  EXPECT_TRUE(db_->CountMarkers("missing").status().IsNotFound());
   EXPECT_TRUE(db_->DeleteCounter("missing").IsNotFound());
   // A malformed name is InvalidArgument even on lookups.
   EXPECT_TRUE(db_->Increment("", 1).status().IsInvalidArgument());
@@ -88,7 +89,7 @@ TEST_F(BadInput, EventIds) {
                   .status()
                   .IsInvalidArgument());
   EXPECT_OK(db_->IncrementOnce("c", std::string(kMaxEventIdBytes, 'e'), 0));
-  EXPECT_EQ(*db_->CountEvents("c"), 1u);
+  EXPECT_EQ(*db_->CountMarkers("c"), 1u);
 }
 
 TEST_F(BadInput, DeltaThatWouldOverflow) {
@@ -116,7 +117,7 @@ TEST_F(BadInput, AffinityKeysAndBatchLimit) {
   EXPECT_TRUE(s.IsInvalidArgument());
   ExpectNames(s, std::to_string(kMaxBatchOps + 1));
   ExpectUntouched();
-  EXPECT_GE(db_->GetStats().rejected, 2u);
+  EXPECT_GE(tally::GetStats(*db_).rejected, 2u);
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ TEST_P(BatchApply, MixedOpsHaveOwnResults) {
   EXPECT_EQ(r[1].shard, r[3].shard);
   EXPECT_EQ(*db->ReadExact("plain"), 5);
   EXPECT_EQ(*db->ReadExact("once"), 3);
-  EXPECT_EQ(*db->CountEvents("once"), 2u);
+  EXPECT_EQ(*db->CountMarkers("once"), 2u);
 }
 
 // One event counted in two counters (an order's count and its amount) in
@@ -116,7 +116,7 @@ TEST_P(BatchApply, OneBadOpRefusesAll) {
   EXPECT_NE(s.message().find("batch op 1"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("'nope'"), std::string::npos) << s.message();
   EXPECT_EQ(*db->ReadExact("c"), 0);
-  EXPECT_EQ(*db->CountEvents("c"), 0u);
+  EXPECT_EQ(*db->CountMarkers("c"), 0u);
 
   Batch big;
   big.Add("c", std::numeric_limits<int64_t>::max(), "k");

@@ -10,6 +10,7 @@
 
 #include "engine/format.h"
 #include "engine/rocksdb_options.h"
+#include "tally/admin.h"
 #include "tally/db.h"
 #include "tally/limits.h"
 #include "testutil/db_fixture.h"
@@ -118,12 +119,12 @@ TEST_P(Buckets, OnceIncrementsAndBatchesUseTheEventTime) {
   EXPECT_EQ(*db->ReadRange("c", kMidnight + 2 * kHour, kMidnight + 3 * kHour),
             7);
   EXPECT_EQ(*db->ReadExact("c"), 15);
-  EXPECT_GE(*db->PendingOperands("c"), 0u);
+  EXPECT_GE(*tally::PendingOperands(*db, "c"), 0u);
   ASSERT_OK(db->RollupNow("c"));
   EXPECT_EQ(db->ReadCached("c")->value, 15);
 
   VerifyReport report;
-  ASSERT_OK(db->Verify(&report));
+  ASSERT_OK(tally::Verify(*db, &report));
   EXPECT_TRUE(report.ok()) << report.problems.front();
 }
 
@@ -134,7 +135,7 @@ TEST_P(Buckets, RetentionHidesThenCompactionDropsOldBuckets) {
     for (int d = 0; d < 3; ++d) {
       ASSERT_OK(db->Increment("c", 1 << d, At(kMidnight - d * kDay)));
     }
-    ASSERT_OK(db->Compact());
+    ASSERT_OK(tally::Compact(*db));
     EXPECT_EQ(*db->ReadExact("c"), 7);
     // Now is noon on day 0. Day -2 ended at midnight of day -1: within
     // retention until day 1 00:00; move to day 1 00:00:00.001.
@@ -153,10 +154,10 @@ TEST_P(Buckets, RetentionHidesThenCompactionDropsOldBuckets) {
   EXPECT_EQ(StoredShardKeys(), 3u);  // not compacted since: still on disk
   {
     auto db = Open();
-    ASSERT_OK(db->Compact());
+    ASSERT_OK(tally::Compact(*db));
     EXPECT_EQ(*db->ReadExact("c"), 3);
     VerifyReport report;
-    ASSERT_OK(db->Verify(&report));
+    ASSERT_OK(tally::Verify(*db, &report));
     EXPECT_TRUE(report.ok()) << report.problems.front();
   }
   EXPECT_EQ(StoredShardKeys(), 2u);

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "engine/buckets.h"
+#include "tally/admin.h"
 #include "tally/db.h"
 #include "testutil/db_fixture.h"
 #include "testutil/testutil.h"
@@ -71,7 +72,7 @@ class ClockStep : public test::DbTest {
     CreateCounters(db.get());
     CountAtStart(db.get());
     clock_.Advance(3 * kHour);
-    EXPECT_OK(db->Compact());
+    EXPECT_OK(tally::Compact(*db));
     EXPECT_EQ(*db->ReadExact("h"), 0);
     if (reopen) db.reset();
     clock_.Advance(-3 * kHour + 10 * kMinute);
@@ -143,8 +144,8 @@ TEST_F(ClockStep, Item07_AReadOnlyInstanceReadsTheMark) {
 
   auto reader = OpenReadOnly();
   ASSERT_NE(reader, nullptr);
-  EXPECT_TRUE(reader->GetEvent("w", "e").status().IsNotFound());
-  EXPECT_EQ(*reader->CountEvents("w"), 0u);
+  EXPECT_TRUE(reader->GetMarker("w", "e").status().IsNotFound());
+  EXPECT_EQ(*reader->CountMarkers("w"), 0u);
   EXPECT_EQ(*reader->ReadExact("h"), 0);
   EXPECT_EQ(*reader->ReadExact("w"), 1);  // counts never expire
 
@@ -158,7 +159,7 @@ TEST_F(ClockStep, Item07_AReadOnlyInstanceReadsTheMark) {
   EXPECT_EQ(cached->as_of_ms, kStart + 3 * kHour);
   EXPECT_EQ(cached->lag_ms, 0);
   clock_.Advance(5 * kHour);
-  ASSERT_OK(writer->Compact());  // the mark: kStart + 5 h 10 min
+  ASSERT_OK(tally::Compact(*writer));  // the mark: kStart + 5 h 10 min
   clock_.Advance(-5 * kHour);
   ASSERT_OK(reader->Refresh());
   cached = reader->ReadCached("w");

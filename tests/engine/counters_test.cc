@@ -7,6 +7,7 @@
 
 #include "engine/coding.h"
 #include "engine/rocksdb_options.h"
+#include "tally/admin.h"
 #include "testutil/db_fixture.h"
 #include "testutil/raw_db.h"
 #include "testutil/testutil.h"
@@ -59,7 +60,7 @@ TEST_F(Counters, RecreatedNameStartsEmpty) {
   ASSERT_OK(db->CreateCounter("c", {4}));
   EXPECT_NE(db->DescribeCounter("c")->id, old_id);
   EXPECT_EQ(*db->ReadExact("c"), 0);
-  EXPECT_EQ(*db->CountEvents("c"), 0u);
+  EXPECT_EQ(*db->CountMarkers("c"), 0u);
   auto again = db->IncrementOnce("c", "evt-1", 7);
   ASSERT_OK(again);
   EXPECT_EQ(again->outcome, Outcome::kApplied);
@@ -79,7 +80,7 @@ TEST_F(Counters, ReopenKeepsCountersValuesAndMarkers) {
   }
   auto db = Open();
   EXPECT_EQ(*db->ReadExact("a"), 211);
-  EXPECT_EQ(*db->CountEvents("a"), 1u);
+  EXPECT_EQ(*db->CountMarkers("a"), 1u);
   EXPECT_EQ(db->IncrementOnce("a", "e1", 11)->outcome, Outcome::kDuplicate);
   EXPECT_TRUE(db->DescribeCounter("gone").status().IsNotFound());
   ASSERT_OK(db->CreateCounter("new", {1}));
@@ -112,7 +113,7 @@ TEST_F(Counters, DeleteRacingIncrementsLeavesNoOrphans) {
       });
     }
     // Delete once the writers are demonstrably running.
-    while (db->GetStats().applied < 500) std::this_thread::yield();
+    while (tally::GetStats(*db).applied < 500) std::this_thread::yield();
     deleting = true;
     ASSERT_OK(db->DeleteCounter("c"));
     for (auto& w : writers) w.join();

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "engine/format.h"
+#include "tally/admin.h"
 #include "testutil/interrupted_create.h"
 #include "testutil/testutil.h"
 
@@ -38,7 +39,7 @@ void ExpectCreatesWorkingDatabase(const std::string& path) {
   ASSERT_NE(db, nullptr);
   EXPECT_EQ(*db->ReadExact("c"), 6);
   VerifyReport report;
-  ASSERT_OK(db->Verify(&report));
+  ASSERT_OK(tally::Verify(*db, &report));
   EXPECT_TRUE(report.ok()) << report.problems.front();
 }
 

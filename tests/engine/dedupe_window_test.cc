@@ -11,6 +11,7 @@
 
 #include "engine/coding.h"
 #include "engine/rocksdb_options.h"
+#include "tally/admin.h"
 #include "tally/db.h"
 #include "tally/limits.h"
 #include "testutil/db_fixture.h"
@@ -56,15 +57,15 @@ TEST_P(DedupeWindow, OldEventsAreOutsideAndNotCounted) {
   ASSERT_OK(r);
   EXPECT_EQ(r->outcome, Outcome::kOutsideWindow);
   EXPECT_EQ(*db->ReadExact("c"), 0);
-  EXPECT_TRUE(db->GetEvent("c", "old").status().IsNotFound());
-  EXPECT_EQ(db->GetStats().outside_window, 1u);
+  EXPECT_TRUE(db->GetMarker("c", "old").status().IsNotFound());
+  EXPECT_EQ(tally::GetStats(*db).outside_window, 1u);
 
   // The window's edge is inside: now - window is accepted.
   r = db->IncrementOnce("c", "edge", 7, At(kStart - kHour));
   ASSERT_OK(r);
   EXPECT_EQ(r->outcome, Outcome::kApplied);
   EXPECT_EQ(*db->ReadExact("c"), 7);
-  auto marker = db->GetEvent("c", "edge");
+  auto marker = db->GetMarker("c", "edge");
   ASSERT_OK(marker);
   // The later of event time and now, plus the window.
   EXPECT_EQ(marker->expires_at_ms, kStart + kHour);
@@ -116,7 +117,7 @@ TEST_P(DedupeWindow, RedeliveryInsideTheWindowIsADuplicate) {
             Outcome::kDuplicate);
   // Once compaction has dropped the expired marker, the copy is outside.
   clock_.Advance(10 * 60'000);
-  ASSERT_OK(db->Compact());
+  ASSERT_OK(tally::Compact(*db));
   EXPECT_EQ(db->IncrementOnce("c", "e", 3, At(t))->outcome,
             Outcome::kOutsideWindow);
   EXPECT_EQ(*db->ReadExact("c"), 3);
@@ -134,29 +135,29 @@ TEST_P(DedupeWindow, ExpiredMarkersAreGoneForReadsThenForCompaction) {
       ASSERT_EQ(db->IncrementOnce("forever", id, 1)->outcome,
                 Outcome::kApplied);
     }
-    ASSERT_OK(db->Compact());
-    EXPECT_EQ(*db->CountEvents("c"), 10u);
+    ASSERT_OK(tally::Compact(*db));
+    EXPECT_EQ(*db->CountMarkers("c"), 10u);
 
     clock_.Advance(kHour + 1);  // every marker of "c" has expired
-    EXPECT_EQ(*db->CountEvents("c"), 0u);
-    EXPECT_TRUE(db->ListEvents("c", {})->empty());
-    auto gone = db->GetEvent("c", "e3");
+    EXPECT_EQ(*db->CountMarkers("c"), 0u);
+    EXPECT_TRUE(db->ListMarkers("c", {})->empty());
+    auto gone = db->GetMarker("c", "e3");
     EXPECT_TRUE(gone.status().IsNotFound());
     EXPECT_NE(gone.status().message().find("expired"), std::string::npos);
     // An expired marker still in the files still answers a redelivery
     // that claims a newer time: never counted twice when it can be known.
     EXPECT_EQ(db->IncrementOnce("c", "e3", 1, At(kStart + kHour))->outcome,
               Outcome::kDuplicate);
-    EXPECT_EQ(*db->CountEvents("forever"), 10u);
+    EXPECT_EQ(*db->CountMarkers("forever"), 10u);
   }
   EXPECT_EQ(StoredMarkers(), 20u);
   {
     auto db = Open();
-    ASSERT_OK(db->Compact());
+    ASSERT_OK(tally::Compact(*db));
     EXPECT_EQ(*db->ReadExact("c"), 10);
     EXPECT_EQ(*db->ReadExact("forever"), 10);
     VerifyReport report;
-    ASSERT_OK(db->Verify(&report));
+    ASSERT_OK(tally::Verify(*db, &report));
     EXPECT_TRUE(report.ok()) << report.problems.front();
     EXPECT_EQ(report.sums_compared, 1u);  // "forever" only
   }
@@ -184,7 +185,7 @@ TEST_P(DedupeWindow, BatchesMixOutcomes) {
   EXPECT_EQ(results[3].outcome, Outcome::kDuplicate);
   EXPECT_EQ(results[4].outcome, Outcome::kDuplicate);
   EXPECT_EQ(*db->ReadExact("c"), 22);
-  EXPECT_EQ(db->GetStats().outside_window, 1u);
+  EXPECT_EQ(tally::GetStats(*db).outside_window, 1u);
 }
 
 TEST_P(DedupeWindow, SpecIsCheckedAndKeptAcrossReopen) {
@@ -203,7 +204,7 @@ TEST_P(DedupeWindow, SpecIsCheckedAndKeptAcrossReopen) {
   auto info = db->DescribeCounter("c");
   ASSERT_OK(info);
   EXPECT_EQ(info->dedupe_window_ms, 7 * 24 * kHour);
-  EXPECT_EQ(db->GetEvent("c", "e")->expires_at_ms, kStart + 7 * 24 * kHour);
+  EXPECT_EQ(db->GetMarker("c", "e")->expires_at_ms, kStart + 7 * 24 * kHour);
   EXPECT_EQ(db->IncrementOnce("c", "e", 1, At(kStart))->outcome,
             Outcome::kDuplicate);
 }
@@ -231,17 +232,17 @@ TEST_P(DedupeWindow, CompactionDropsExpiredMarkersAndSpace) {
         b.Clear();
       }
     }
-    ASSERT_OK(db->Compact());
-    bytes_before = db->GetDbStats()->events.sst_bytes;
-    EXPECT_EQ(*db->CountEvents("views"), events);
+    ASSERT_OK(tally::Compact(*db));
+    bytes_before = tally::GetDbStats(*db)->events.sst_bytes;
+    EXPECT_EQ(*db->CountMarkers("views"), events);
 
     clock_.Advance(2 * kHour);
-    ASSERT_OK(db->Compact());
-    bytes_after = db->GetDbStats()->events.sst_bytes;
-    EXPECT_EQ(*db->CountEvents("views"), 0u);
+    ASSERT_OK(tally::Compact(*db));
+    bytes_after = tally::GetDbStats(*db)->events.sst_bytes;
+    EXPECT_EQ(*db->CountMarkers("views"), 0u);
     EXPECT_EQ(*db->ReadExact("views"), static_cast<int64_t>(events));
     VerifyReport report;
-    ASSERT_OK(db->Verify(&report));
+    ASSERT_OK(tally::Verify(*db, &report));
     EXPECT_TRUE(report.ok()) << report.problems.front();
     EXPECT_EQ(report.markers, 0u);
   }

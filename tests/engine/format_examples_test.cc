@@ -24,6 +24,7 @@
 #include "engine/coding.h"
 #include "engine/rocksdb_options.h"
 #include "tally/db.h"
+#include "tally/outbox.h"
 #include "testutil/raw_db.h"
 #include "testutil/testutil.h"
 
@@ -165,12 +166,12 @@ void WriteEveryRecord(const std::string& path, std::string* db_id,
     ASSERT_OK(db->CreateCounter("feed", feed));
     ASSERT_OK(db->IncrementOnce("feed", "e1", 1));
     ASSERT_OK(db->IncrementOnce("feed", "e2", 7));
-    ASSERT_OK(db->AckOutbox(1));
-    Result<std::vector<OutboxEntry>> entries = db->ReadOutbox(0, 10);
+    ASSERT_OK(tally::AckOutbox(*db, 1));
+    Result<std::vector<OutboxEntry>> entries = tally::ReadOutbox(*db, 0, 10);
     ASSERT_OK(entries);
     ASSERT_EQ(entries->size(), 1u);
     *origin = (*entries)[0].origin;
-    Result<std::string> id = db->DatabaseId();
+    Result<std::string> id = tally::DatabaseId(*db);
     ASSERT_OK(id);
     *db_id = *id;
   }

@@ -9,7 +9,9 @@
 #include <string>
 
 #include "engine/shard_picker.h"
+#include "tally/admin.h"
 #include "tally/db.h"
+#include "tally/outbox.h"
 #include "tally/sync.h"
 #include "testutil/db_fixture.h"
 #include "testutil/testutil.h"
@@ -52,7 +54,9 @@ TEST_F(HubOverflow, Item15_EdgeSpreadSumsPastInt64OnOneHubShard) {
   SyncOptions options;
   options.batch_entries = 1;  // one entry per hub write
   options.shard_by_edge = true;
-  options.on_batch = [&](const SyncReport&) { ASSERT_OK(hub->Compact()); };
+  options.on_batch = [&](const SyncReport&) {
+    ASSERT_OK(tally::Compact(*hub));
+  };
   SyncReport report;
   ASSERT_OK(SyncOutbox(edge.get(), hub.get(), options, &report));
   EXPECT_EQ(report.applied, 3u);
@@ -61,12 +65,12 @@ TEST_F(HubOverflow, Item15_EdgeSpreadSumsPastInt64OnOneHubShard) {
   EXPECT_EQ(*hub->ReadExact("c"), 1);
   auto shards = hub->ShardCounts("c");
   ASSERT_OK(shards);
-  const uint32_t hub_shard = engine::ShardOfKey(*edge->DatabaseId(), 8);
+  const uint32_t hub_shard = engine::ShardOfKey(*tally::DatabaseId(*edge), 8);
   EXPECT_EQ((*shards)[hub_shard], 1);
   VerifyReport v;
-  ASSERT_OK(hub->Verify(&v));
+  ASSERT_OK(tally::Verify(*hub, &v));
   EXPECT_TRUE(v.ok()) << v.problems.front();
-  ASSERT_OK(hub->Compact());
+  ASSERT_OK(tally::Compact(*hub));
   EXPECT_EQ(*hub->ReadExact("c"), 1);
 }
 
@@ -76,9 +80,9 @@ TEST_F(HubOverflow, Item15_ReadWhileBeyondInt64IsOutOfRangeThenRecovers) {
   auto db = Open();
   ASSERT_OK(db->CreateCounter("c", {1}));
   ASSERT_OK(db->Increment("c", kMax));
-  ASSERT_OK(db->Compact());
+  ASSERT_OK(tally::Compact(*db));
   ASSERT_OK(db->Increment("c", 1));
-  ASSERT_OK(db->Compact());
+  ASSERT_OK(tally::Compact(*db));
   Status s = db->ReadExact("c").status();
   EXPECT_TRUE(s.IsOutOfRange()) << s.ToString();
   EXPECT_NE(s.message().find("beyond int64"), std::string::npos)
@@ -86,7 +90,7 @@ TEST_F(HubOverflow, Item15_ReadWhileBeyondInt64IsOutOfRangeThenRecovers) {
   EXPECT_TRUE(db->ShardCounts("c").status().IsOutOfRange());
   ASSERT_OK(db->Increment("c", -kMax));
   EXPECT_EQ(*db->ReadExact("c"), 1);
-  ASSERT_OK(db->Compact());
+  ASSERT_OK(tally::Compact(*db));
   EXPECT_EQ(*db->ReadExact("c"), 1);
   EXPECT_EQ(db->ShardCounts("c")->at(0), 1);
 }

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "engine/hash.h"
+#include "tally/admin.h"
 #include "testutil/db_fixture.h"
 #include "testutil/testutil.h"
 
@@ -34,8 +35,8 @@ TEST_P(Idempotency, SequentialDuplicateAndConflict) {
   EXPECT_EQ(conflict->outcome, Outcome::kConflict);
 
   EXPECT_EQ(*db->ReadExact("orders"), 3) << "conflict must change nothing";
-  EXPECT_EQ(*db->CountEvents("orders"), 1u);
-  EngineStats st = db->GetStats();
+  EXPECT_EQ(*db->CountMarkers("orders"), 1u);
+  EngineStats st = tally::GetStats(*db);
   EXPECT_EQ(st.applied, 1u);
   EXPECT_EQ(st.duplicates, 1u);
   EXPECT_EQ(st.conflicts, 1u);
@@ -119,7 +120,7 @@ TEST_P(Idempotency, EightThreadsThreeDeliveriesCountOnce) {
   EXPECT_EQ(duplicates.load(), static_cast<uint64_t>(kEvents * (kCopies - 1)));
   EXPECT_EQ(other.load(), 0u);
   EXPECT_EQ(*db->ReadExact("orders"), kEvents);
-  EXPECT_EQ(*db->CountEvents("orders"), static_cast<uint64_t>(kEvents));
+  EXPECT_EQ(*db->CountMarkers("orders"), static_cast<uint64_t>(kEvents));
 }
 
 // Concurrent copies of one event with different deltas: exactly one wins,
@@ -147,7 +148,7 @@ TEST_P(Idempotency, ConcurrentConflictingCopiesOneWins) {
     for (auto& th : threads) th.join();
     ASSERT_EQ(applied.load(), 1);
   }
-  EXPECT_EQ(*db->CountEvents("c"), 50u);
+  EXPECT_EQ(*db->CountMarkers("c"), 50u);
 }
 
 TALLY_WRITE_MODES(Idempotency);

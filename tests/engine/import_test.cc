@@ -1,9 +1,12 @@
 // Import restores an exported counter exactly: values, shards, markers,
 // flags; redeliveries after the move are still duplicates.
+#include "tally/import.h"
+
 #include <gtest/gtest.h>
 
 #include "engine/format.h"
 #include "engine/shard_picker.h"
+#include "tally/admin.h"
 #include "tally/limits.h"
 #include "testutil/db_fixture.h"
 #include "testutil/testutil.h"
@@ -17,7 +20,7 @@ using test::OpenOrDie;
 // counterctl export/import does (markers read in small pages).
 void CopyAll(Db* from, Db* to) {
   for (const CounterInfo& c : *from->ListCounters()) {
-    ASSERT_OK(to->ImportCounter(test::ExportedCounter(from, c, 7)));
+    ASSERT_OK(tally::ImportCounter(*to, test::ExportedCounter(from, c, 7)));
   }
 }
 
@@ -44,7 +47,7 @@ TEST_F(Import, RoundTripIsExact) {
   for (const char* name : {"orders", "views"}) {
     EXPECT_EQ(*a->ReadExact(name), *b->ReadExact(name)) << name;
     EXPECT_EQ(*a->ShardCounts(name), *b->ShardCounts(name)) << name;
-    EXPECT_EQ(*a->CountEvents(name), *b->CountEvents(name)) << name;
+    EXPECT_EQ(*a->CountMarkers(name), *b->CountMarkers(name)) << name;
     auto ia = a->DescribeCounter(name), ib = b->DescribeCounter(name);
     EXPECT_EQ(ia->shards, ib->shards);
     EXPECT_EQ(ia->policy, ib->policy);
@@ -52,10 +55,10 @@ TEST_F(Import, RoundTripIsExact) {
     EXPECT_EQ(ia->flags, ib->flags);
   }
   EXPECT_NE(b->DescribeCounter("views")->flags & engine::kCounterFlagPlainIncrements, 0u);
-  EXPECT_EQ(b->GetEvent("orders", "ord-7")->created_at_ms,
-            a->GetEvent("orders", "ord-7")->created_at_ms);
+  EXPECT_EQ(b->GetMarker("orders", "ord-7")->created_at_ms,
+            a->GetMarker("orders", "ord-7")->created_at_ms);
   VerifyReport r;
-  ASSERT_OK(b->Verify(&r));
+  ASSERT_OK(tally::Verify(*b, &r));
   EXPECT_TRUE(r.ok()) << (r.problems.empty() ? "" : r.problems[0]);
   EXPECT_EQ(r.sums_compared, 1u);
   // Exactly-once survives the move.
@@ -69,7 +72,7 @@ TEST_F(Import, RefusesBadOrRepeatedMarkersWritingNothing) {
   im.info.shards = 4;
   auto shard_of = [](const char* id) { return engine::ShardOfKey(id, 4); };
   auto refused = [&](const CounterImport& bad) {
-    Status s = db->ImportCounter(bad);
+    Status s = tally::ImportCounter(*db, bad);
     EXPECT_FALSE(db->DescribeCounter("c").ok())
         << "a refused import writes nothing";
     return s;
@@ -94,8 +97,8 @@ TEST_F(Import, RefusesBadOrRepeatedMarkersWritingNothing) {
 
   im.shard_values = {0, 0, 0, 1};
   im.markers = {MarkerInfo{"new-1", shard_of("new-1"), 1, 0}};
-  ASSERT_OK(db->ImportCounter(im));
-  EXPECT_TRUE(db->ImportCounter(im).IsAlreadyExists());
+  ASSERT_OK(tally::ImportCounter(*db, im));
+  EXPECT_TRUE(tally::ImportCounter(*db, im).IsAlreadyExists());
   EXPECT_EQ(*db->ReadExact("c"), 1);
   EXPECT_EQ(db->IncrementOnce("c", "new-1", 1)->outcome, Outcome::kDuplicate);
   EXPECT_EQ(*db->ReadExact("c"), 1);
@@ -120,7 +123,7 @@ void FillSource(Db* db) {
 void ExpectSame(Db* from, Db* to, const std::string& name) {
   EXPECT_EQ(*from->ReadExact(name), *to->ReadExact(name)) << name;
   EXPECT_EQ(*from->ShardCounts(name), *to->ShardCounts(name)) << name;
-  EXPECT_EQ(*from->CountEvents(name), *to->CountEvents(name)) << name;
+  EXPECT_EQ(*from->CountMarkers(name), *to->CountMarkers(name)) << name;
 }
 
 // Item 6: an import killed at any write (every WAL append from the Nth on
@@ -149,7 +152,7 @@ TEST_F(Import, Item06_CutAtAnyWriteLeavesEachCounterWholeOrAbsent) {
         }
       }
       VerifyReport report;
-      ASSERT_OK(reader->Verify(&report));
+      ASSERT_OK(tally::Verify(*reader, &report));
       EXPECT_TRUE(report.ok()) << report.problems.front();
     }
     auto dst = OpenOrDie(path);
@@ -158,7 +161,7 @@ TEST_F(Import, Item06_CutAtAnyWriteLeavesEachCounterWholeOrAbsent) {
         ExpectSame(src.get(), dst.get(), c.name);
     }
     VerifyReport report;
-    ASSERT_OK(dst->Verify(&report));
+    ASSERT_OK(tally::Verify(*dst, &report));
     EXPECT_TRUE(report.ok()) << report.problems.front();
     ASSERT_OK(test::ImportMissing(src.get(), dst.get()));
     for (const CounterInfo& c : counters)

@@ -16,6 +16,7 @@
 
 #include "engine/hash.h"
 #include "engine/shard_picker.h"
+#include "tally/admin.h"
 #include "tally/batch.h"
 #include "tally/db.h"
 #include "testutil/db_fixture.h"
@@ -130,7 +131,7 @@ class OnceOrder : public test::DbTest {
     });
     const bool paused = clock_.WaitPausedOrFinished();
     manual_.Advance(2 * kHour);
-    EXPECT_OK(db->Compact());
+    EXPECT_OK(tally::Compact(*db));
     clock_.Release();
     writer.join();
     return paused;
@@ -161,7 +162,7 @@ TEST_F(OnceOrder, Item08_RedeliveryPausedAtItsClockReadIsNotCountedTwice) {
   ASSERT_OK(redelivery);
   EXPECT_NE(redelivery->outcome, Outcome::kApplied) << "paused: " << paused;
   EXPECT_EQ(*db->ReadExact("c"), 5);
-  EXPECT_EQ(db->GetStats().applied, 1u);
+  EXPECT_EQ(tally::GetStats(*db).applied, 1u);
 }
 
 // Item 8 in Apply: the batch read the clock before its MultiGet. Now it
@@ -209,7 +210,7 @@ TEST_F(OnceOrder, Item08_RedeliveryWaitingOnTheStripeIsJudgedAfterItsLookup) {
     redelivery = db->IncrementOnce("c", "e", 5, OnceOptions{kStart, {}});
   });
   manual_.Advance(2 * kHour);
-  ASSERT_OK(db->Compact());
+  ASSERT_OK(tally::Compact(*db));
   clock_.Release();
   holder.join();
   writer.join();
@@ -237,7 +238,7 @@ TEST_F(OnceOrder, Item13_RedeliveryIntoAnExpiredBucketIsADuplicate) {
   auto other = db->IncrementOnce("h", "e", 4, OnceOptions{kStart, {}});
   ASSERT_OK(other);
   EXPECT_EQ(other->outcome, Outcome::kConflict);
-  EXPECT_EQ(db->GetStats().rejected, 0u);
+  EXPECT_EQ(tally::GetStats(*db).rejected, 0u);
 
   auto fresh = db->IncrementOnce("h", "new", 1, OnceOptions{kStart, {}});
   EXPECT_TRUE(fresh.status().IsInvalidArgument()) << fresh.status().ToString();

@@ -10,7 +10,9 @@
 #include <string>
 
 #include "tally/backup.h"
+#include "tally/checkpoint.h"
 #include "tally/db.h"
+#include "tally/outbox.h"
 #include "tally/sync.h"
 #include "testutil/db_fixture.h"
 #include "testutil/power_cut_fs.h"
@@ -86,7 +88,7 @@ TEST_F(OutboxCopies, Item04_PowerCutBeforeAckNeverLosesLaterIncrements) {
   // them lost on the edge) and the 3 after.
   EXPECT_EQ(*hub->ReadExact("orders"), 35 + 600);
   EXPECT_EQ(*after->ReadExact("orders"), 5 + 600);
-  EXPECT_EQ(after->GetOutboxStatus()->entries, 0u);
+  EXPECT_EQ(tally::GetOutboxStatus(*after)->entries, 0u);
 
   // Entries that survive a cut unsynced keep their identity: a second cut,
   // this time with the edge's entries on disk but not yet on the hub, then
@@ -108,7 +110,7 @@ TEST_F(OutboxCopies, Item04_PowerCutBeforeAckNeverLosesLaterIncrements) {
   ASSERT_TRUE(fs2->cut_done());
   again.reset();
   auto third = OpenEdge(cut2);
-  EXPECT_EQ(third->GetOutboxStatus()->entries, 4u);
+  EXPECT_EQ(tally::GetOutboxStatus(*third)->entries, 4u);
   const SyncReport resent = Sync(third.get(), hub.get());
   EXPECT_EQ(resent.duplicates, 4u);
   EXPECT_EQ(resent.applied, 0u);
@@ -128,7 +130,7 @@ TEST_F(OutboxCopies, Item05_CheckpointAsSecondDeviceNeverCollides) {
   for (int i = 0; i < 4; ++i) ASSERT_OK(a->Increment("orders", 1));
   Sync(a.get(), hub.get());  // 4 on the hub
   for (int i = 0; i < 3; ++i) ASSERT_OK(a->Increment("orders", 2));  // unsynced
-  ASSERT_OK(a->Checkpoint(Sub("b")));
+  ASSERT_OK(tally::Checkpoint(*a, Sub("b")));
   auto b = OpenEdge(Sub("b"));
   const int64_t inherited = *b->ReadExact("orders");
   ASSERT_EQ(inherited, 10);
@@ -159,7 +161,7 @@ TEST_F(OutboxCopies, Item05_RestoredOlderBackupNeverReusesIdentities) {
   auto edge = OpenEdge(Sub("edge"));
   ASSERT_OK(edge->CreateCounter("orders", test::OutboxSpec(4)));
   for (int i = 0; i < 3; ++i) ASSERT_OK(edge->Increment("orders", 1));
-  ASSERT_OK(edge->CreateBackup(backups));  // 3 unsynced entries in it
+  ASSERT_OK(tally::CreateBackup(*edge, backups));  // 3 unsynced entries in it
   for (int i = 0; i < 4; ++i) ASSERT_OK(edge->Increment("orders", 10));
   EXPECT_EQ(Sync(edge.get(), hub.get()).applied, 7u);
   edge.reset();  // the device is lost; its backup is restored

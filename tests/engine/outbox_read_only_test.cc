@@ -15,6 +15,7 @@
 #include "engine/db_impl.h"
 #include "reliability/fault_fs.h"
 #include "tally/db.h"
+#include "tally/outbox.h"
 #include "testutil/db_fixture.h"
 #include "testutil/testutil.h"
 
@@ -29,7 +30,7 @@ Options ReadOnly() {
 
 std::vector<uint64_t> Seqs(Db* reader, uint64_t after) {
   EXPECT_OK(reader->Refresh());
-  auto entries = reader->ReadOutbox(after, 1000);
+  auto entries = tally::ReadOutbox(*reader, after, 1000);
   EXPECT_OK(entries);
   std::vector<uint64_t> seqs;
   if (entries.ok()) {
@@ -157,7 +158,7 @@ TEST_F(OutboxReadOnly, Item09_PagingReaderBesideThreeWritersSkipsNothing) {
   for (;;) {
     const bool writers_done = done.load() == kThreads;
     ASSERT_OK(reader->Refresh());
-    auto page = reader->ReadOutbox(cursor, 200);
+    auto page = tally::ReadOutbox(*reader, cursor, 200);
     ASSERT_OK(page);
     for (const OutboxEntry& e : *page) {
       if (e.seq != cursor + 1) skipped += e.seq - cursor - 1;

@@ -4,6 +4,8 @@
 // skip an entry; syncing edges into a hub is exact, repeatable and keeps
 // per-edge attribution.
 
+#include "tally/outbox.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "engine/shard_picker.h"
+#include "tally/admin.h"
 #include "tally/db.h"
 #include "tally/sync.h"
 #include "testutil/db_fixture.h"
@@ -51,7 +54,7 @@ TEST_P(Outbox, EveryAppliedIncrementInOrderThenAcknowledged) {
   std::vector<IncrementResult> results;
   ASSERT_OK(db->Apply(b, &results));
 
-  auto entries = db->ReadOutbox(0, 100);
+  auto entries = tally::ReadOutbox(*db, 0, 100);
   ASSERT_OK(entries);
   ASSERT_EQ(entries->size(), 4u);
   const int64_t deltas[] = {3, 5, 7, 1};
@@ -65,30 +68,31 @@ TEST_P(Outbox, EveryAppliedIncrementInOrderThenAcknowledged) {
   EXPECT_EQ((*entries)[2].time_ms, kStart - 1000);  // the event's time
   EXPECT_EQ((*entries)[3].time_ms, kStart);
 
-  ASSERT_OK(db->AckOutbox(2));
-  ASSERT_OK(db->AckOutbox(1));  // behind the cursor: nothing to do
-  EXPECT_TRUE(db->AckOutbox(5).IsInvalidArgument());
-  entries = db->ReadOutbox(0, 100);
+  ASSERT_OK(tally::AckOutbox(*db, 2));
+  ASSERT_OK(tally::AckOutbox(*db, 1));  // behind the cursor: nothing to do
+  EXPECT_TRUE(tally::AckOutbox(*db, 5).IsInvalidArgument());
+  entries = tally::ReadOutbox(*db, 0, 100);
   ASSERT_EQ(entries->size(), 2u);
   EXPECT_EQ(entries->front().seq, 3u);
-  auto st = db->GetOutboxStatus();
+  auto st = tally::GetOutboxStatus(*db);
   ASSERT_OK(st);
   EXPECT_EQ(st->entries, 2u);
   EXPECT_EQ(st->acked_through, 2u);
   EXPECT_EQ(st->last_seq, 4u);
   clock_.Advance(5000);
-  EXPECT_EQ(db->GetOutboxStatus()->age_ms, 6000);  // oldest: kStart - 1000
+  EXPECT_EQ(tally::GetOutboxStatus(*db)->age_ms,
+            6000);  // oldest: kStart - 1000
 
   // Acknowledge everything, reopen: seqs continue, never reused.
-  ASSERT_OK(db->AckOutbox(4));
+  ASSERT_OK(tally::AckOutbox(*db, 4));
   db.reset();
   db = Open("edge");
   ASSERT_OK(db->Increment("orders", 1));
-  entries = db->ReadOutbox(0, 100);
+  entries = tally::ReadOutbox(*db, 0, 100);
   ASSERT_EQ(entries->size(), 1u);
   EXPECT_EQ(entries->front().seq, 5u);
   VerifyReport report;
-  ASSERT_OK(db->Verify(&report));
+  ASSERT_OK(tally::Verify(*db, &report));
   EXPECT_TRUE(report.ok()) << report.problems.front();
 }
 
@@ -105,8 +109,8 @@ TEST_P(Outbox, CapRefusesAndWritesNothing) {
   std::vector<IncrementResult> results;
   EXPECT_TRUE(db->Apply(b, &results).IsBusy());
   EXPECT_EQ(*db->ReadExact("c"), 3);
-  EXPECT_TRUE(db->GetEvent("c", "e").status().IsNotFound());
-  ASSERT_OK(db->AckOutbox(2));
+  EXPECT_TRUE(db->GetMarker("c", "e").status().IsNotFound());
+  ASSERT_OK(tally::AckOutbox(*db, 2));
   ASSERT_OK(db->Apply(b, &results));
   EXPECT_EQ(*db->ReadExact("c"), 4);
 
@@ -146,7 +150,7 @@ TEST_P(Outbox, ConcurrentWritersNeverMakeTheReaderSkip) {
   uint64_t cursor = 0, sum = 0;
   for (;;) {
     const bool writers_done = done.load() == kThreads;
-    auto entries = db->ReadOutbox(cursor, 500);
+    auto entries = tally::ReadOutbox(*db, cursor, 500);
     ASSERT_OK(entries);
     for (const OutboxEntry& e : *entries) {
       ASSERT_EQ(e.seq, cursor + 1) << "skipped or repeated a seq";
@@ -154,14 +158,14 @@ TEST_P(Outbox, ConcurrentWritersNeverMakeTheReaderSkip) {
       sum += static_cast<uint64_t>(e.delta);
     }
     if (!entries->empty()) {
-      ASSERT_OK(db->AckOutbox(cursor));
+      ASSERT_OK(tally::AckOutbox(*db, cursor));
     }
     if (writers_done && entries->empty()) break;
   }
   for (auto& w : writers) w.join();
   EXPECT_EQ(sum, uint64_t{kThreads} * kPerThread);
   EXPECT_EQ(static_cast<uint64_t>(*db->ReadExact("c")), sum);
-  EXPECT_EQ(db->GetOutboxStatus()->entries, 0u);
+  EXPECT_EQ(tally::GetOutboxStatus(*db)->entries, 0u);
 }
 
 TEST_P(Outbox, SyncTwoEdgesIntoOneHubExactlyWithAttribution) {
@@ -192,8 +196,8 @@ TEST_P(Outbox, SyncTwoEdgesIntoOneHubExactlyWithAttribution) {
   // Each edge's increments sit in the shard its database id hashes to.
   auto shards = hub->ShardCounts("orders");
   ASSERT_OK(shards);
-  const uint32_t sa = engine::ShardOfKey(*a->DatabaseId(), 64);
-  const uint32_t sb = engine::ShardOfKey(*b->DatabaseId(), 64);
+  const uint32_t sa = engine::ShardOfKey(*tally::DatabaseId(*a), 64);
+  const uint32_t sb = engine::ShardOfKey(*tally::DatabaseId(*b), 64);
   if (sa != sb) {
     EXPECT_EQ((*shards)[sa], 600);
     EXPECT_EQ((*shards)[sb], 120);
@@ -201,7 +205,7 @@ TEST_P(Outbox, SyncTwoEdgesIntoOneHubExactlyWithAttribution) {
     EXPECT_EQ((*shards)[sa], 720);
   }
   VerifyReport v;
-  ASSERT_OK(hub->Verify(&v));
+  ASSERT_OK(tally::Verify(*hub, &v));
   EXPECT_TRUE(v.ok()) << v.problems.front();
 }
 
@@ -226,14 +230,14 @@ TEST_P(Outbox, CutSyncIsRepairedByTheNextWithoutDoubling) {
   EXPECT_TRUE(s.IsNotFound()) << s.ToString();
   EXPECT_NE(s.message().find("stopped at outbox seq 21"), std::string::npos)
       << s.ToString();
-  EXPECT_EQ(edge->GetOutboxStatus()->acked_through, 20u);
+  EXPECT_EQ(tally::GetOutboxStatus(*edge)->acked_through, 20u);
 
   // A hub that applied entries the edge did not get to acknowledge: the
   // next sync finds them as duplicates.
   ASSERT_OK(hub->CreateCounter("c", {4}));
   Batch pre;
-  auto entries = edge->ReadOutbox(20, 15);
-  const std::string id = *edge->DatabaseId();
+  auto entries = tally::ReadOutbox(*edge, 20, 15);
+  const std::string id = *tally::DatabaseId(*edge);
   for (const OutboxEntry& e : *entries) {
     pre.AddOnce("c", e.origin + "/" + std::to_string(e.origin_seq), e.delta,
                 e.time_ms, id);

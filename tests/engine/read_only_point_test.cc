@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "tally/admin.h"
 #include "testutil/db_fixture.h"
 #include "testutil/testutil.h"
 
@@ -61,7 +62,7 @@ Beside RunBesideWriter(const std::string& path, int points, View view) {
           writer->IncrementOnce("c", "event-" + std::to_string(i), 1 + i % 7);
       EXPECT_OK(r);
       if (i % 3000 == 2999) {
-        EXPECT_OK(writer->Compact());
+        EXPECT_OK(tally::Compact(*writer));
       }
     }
   });
@@ -72,7 +73,7 @@ Beside RunBesideWriter(const std::string& path, int points, View view) {
     Db* reader = view();
     if (reader == nullptr) continue;
     VerifyReport report;
-    Status s = reader->Verify(&report);
+    Status s = tally::Verify(*reader, &report);
     // Busy: the writer changed its files under the check (the documented
     // refusal, db.h Verify); not a point.
     if (s.IsBusy()) {
@@ -110,11 +111,11 @@ TEST_F(ReadOnlyPoint, Item01_RefreshAfterWriterFlushCountsOnce) {
   auto reader = Open(ReadOnly());
   ASSERT_NE(reader, nullptr);
   EXPECT_EQ(*reader->ReadExact("c"), 100);
-  ASSERT_OK(writer->Compact());
+  ASSERT_OK(tally::Compact(*writer));
   ASSERT_OK(reader->Refresh());
   EXPECT_EQ(*reader->ReadExact("c"), 100);
   VerifyReport report;
-  ASSERT_OK(reader->Verify(&report));
+  ASSERT_OK(tally::Verify(*reader, &report));
   EXPECT_TRUE(report.ok()) << report.problems[0];
   ASSERT_OK(writer->IncrementOnce("c", "late", 1));
   ASSERT_OK(reader->Refresh());

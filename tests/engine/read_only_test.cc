@@ -27,7 +27,7 @@ TEST_F(ReadOnlyDb, ReadsBesideWriterAndCatchesUpOnRefresh) {
   auto reader = Open(ReadOnly());
   ASSERT_NE(reader, nullptr);
   EXPECT_EQ(*reader->ReadExact("c"), 10);
-  EXPECT_EQ(*reader->CountEvents("c"), 10u);
+  EXPECT_EQ(*reader->CountMarkers("c"), 10u);
 
   ASSERT_OK(writer->Increment("c", 5));
   ASSERT_OK(writer->CreateCounter("later", {1}));

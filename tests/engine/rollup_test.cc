@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "tally/admin.h"
 #include "tally/db.h"
 #include "testutil/db_fixture.h"
 #include "testutil/testutil.h"
@@ -167,7 +168,7 @@ TEST_P(Rollup, DeleteRemovesTheRollup) {
   ASSERT_OK(cached);
   EXPECT_EQ(cached->value, 0);
   VerifyReport report;
-  ASSERT_OK(db->Verify(&report));
+  ASSERT_OK(tally::Verify(*db, &report));
   EXPECT_TRUE(report.ok());
 }
 

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "engine/db_impl.h"
+#include "tally/admin.h"
 #include "testutil/db_fixture.h"
 #include "testutil/testutil.h"
 
@@ -33,7 +34,7 @@ TEST_F(VerifySnapshot,
     t.join();
   });
   VerifyReport report;
-  ASSERT_OK(db->Verify(&report));
+  ASSERT_OK(tally::Verify(*db, &report));
   impl->SetVerifyHookForTest(nullptr);
   EXPECT_EQ(hooked, 1);
   EXPECT_TRUE(report.ok()) << report.problems[0];
@@ -41,7 +42,7 @@ TEST_F(VerifySnapshot,
   EXPECT_EQ(*db->ReadExact("c"), 15);
 
   // And a later Verify sees the flag from the start.
-  ASSERT_OK(db->Verify(&report));
+  ASSERT_OK(tally::Verify(*db, &report));
   EXPECT_TRUE(report.ok());
 }
 

@@ -1,9 +1,10 @@
-// Db::Verify: a healthy database verifies clean; each kind of damage written
+// tally::Verify: a healthy database verifies clean; each kind of damage written
 // behind the engine's back is reported, naming the key or counter.
 #include <gtest/gtest.h>
 
 #include "engine/coding.h"
 #include "engine/format.h"
+#include "tally/admin.h"
 #include "testutil/db_fixture.h"
 #include "testutil/raw_db.h"
 #include "testutil/testutil.h"
@@ -46,7 +47,7 @@ TEST_F(VerifyDb, HealthyDatabaseIsClean) {
   Populate(path());
   auto db = Open();
   VerifyReport r;
-  ASSERT_OK(db->Verify(&r));
+  ASSERT_OK(tally::Verify(*db, &r));
   EXPECT_TRUE(r.ok()) << Dump(r);
   EXPECT_EQ(r.counters, 2u);
   EXPECT_EQ(r.markers, 51u);
@@ -69,7 +70,7 @@ TEST_F(VerifyDb, ReportsCorruptShardValueByKey) {
   }
   auto db = Open();
   VerifyReport r;
-  ASSERT_OK(db->Verify(&r));
+  ASSERT_OK(tally::Verify(*db, &r));
   EXPECT_FALSE(r.ok());
   EXPECT_TRUE(Mentions(r, engine::HexKey(std::string_view(key, sizeof key))))
       << Dump(r);
@@ -88,7 +89,7 @@ TEST_F(VerifyDb, ReportsCorruptMarkerByKey) {
   }
   auto db = Open();
   VerifyReport r;
-  ASSERT_OK(db->Verify(&r));
+  ASSERT_OK(tally::Verify(*db, &r));
   EXPECT_TRUE(Mentions(r, engine::HexKey(key))) << Dump(r);
   EXPECT_TRUE(Mentions(r, "event marker")) << Dump(r);
   // A redelivery of that event must not be counted on top of garbage.
@@ -115,7 +116,7 @@ TEST_F(VerifyDb, ReportsOrphansAndSumMismatch) {
   }
   auto db = Open();
   VerifyReport r;
-  ASSERT_OK(db->Verify(&r));
+  ASSERT_OK(tally::Verify(*db, &r));
   EXPECT_TRUE(Mentions(r, "belongs to no counter (id 999)")) << Dump(r);
   EXPECT_TRUE(Mentions(r, "counter 'once': shard sum 1226 != marker delta sum 1225"))
       << Dump(r);
@@ -131,7 +132,7 @@ TEST_F(VerifyDb, WorksReadOnlyBesideWriter) {
   auto reader = Open(ro);
   ASSERT_NE(reader, nullptr);
   VerifyReport r;
-  ASSERT_OK(reader->Verify(&r));
+  ASSERT_OK(tally::Verify(*reader, &r));
   EXPECT_TRUE(r.ok()) << Dump(r);
   EXPECT_EQ(r.markers, 52u);
 }

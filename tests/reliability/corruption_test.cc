@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/rocksdb_options.h"
+#include "tally/admin.h"
 #include "tally/db.h"
 #include "testutil/raw_db.h"
 #include "testutil/testutil.h"
@@ -111,7 +112,7 @@ class Corruption : public ::testing::Test {
       truth_[counter] += i % 9 + 1;
     }
     if (flush) {
-      ASSERT_OK(db->Compact());
+      ASSERT_OK(tally::Compact(*db));
     }
   }
 
@@ -134,7 +135,7 @@ class Corruption : public ::testing::Test {
       }
     }
     VerifyReport report;
-    Status v = db->Verify(&report);
+    Status v = tally::Verify(*db, &report);
     if (!v.ok()) errors.push_back("verify: " + v.ToString());
     for (const std::string& p : report.problems) {
       errors.push_back("verify problem: " + p);
@@ -270,7 +271,7 @@ TEST_F(Corruption, FlippedWalMiddleRefusesToOpenUnlessSalvaged) {
   }
   EXPECT_GT(lost, 0);
   VerifyReport report;
-  ASSERT_OK(db->Verify(&report));
+  ASSERT_OK(tally::Verify(*db, &report));
   EXPECT_TRUE(report.ok()) << report.problems.front();
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "reliability/fault_fs.h"
+#include "tally/admin.h"
 #include "tally/db.h"
 #include "testutil/testutil.h"
 
@@ -82,7 +83,7 @@ class FaultInjection : public ::testing::Test {
     ASSERT_OK(v);
     EXPECT_EQ(*v, acknowledged);
     VerifyReport report;
-    ASSERT_OK(reopened->Verify(&report));
+    ASSERT_OK(tally::Verify(*reopened, &report));
     EXPECT_TRUE(report.ok()) << report.problems.front();
     // The database takes writes again.
     ASSERT_OK(reopened->Increment("c", 1));
@@ -163,7 +164,7 @@ TEST_F(FaultInjection, FlushErrorStopsWritesAndLosesNothing) {
   ASSERT_OK(db->CreateCounter("c", {4}));
   const int64_t acked = Acknowledge(db.get(), 30, "a-");
   fs_->Inject(test::Fault::kWriteError, ".sst");
-  Status compact = db->Compact();
+  Status compact = tally::Compact(*db);
   ASSERT_FALSE(compact.ok());
   EXPECT_NE(compact.ToString().find("injected write failure"),
             std::string::npos)

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <string>
 
+#include "tally/admin.h"
+#include "tally/checkpoint.h"
 #include "tally/db.h"
 #include "testutil/testutil.h"
 
@@ -46,8 +48,8 @@ TEST_P(Permissions, NewDatabaseIsPrivateWhateverTheUmask) {
     ASSERT_NE(db, nullptr);
     ASSERT_OK(db->CreateCounter("c", {4}));
     ASSERT_OK(db->IncrementOnce("c", "e1", 1));
-    ASSERT_OK(db->Compact());  // SST files, a new MANIFEST, OPTIONS
-    ASSERT_OK(db->Checkpoint(dir.Sub("copy")));
+    ASSERT_OK(tally::Compact(*db));  // SST files, a new MANIFEST, OPTIONS
+    ASSERT_OK(tally::Checkpoint(*db, dir.Sub("copy")));
   }
   EXPECT_EQ(ModeOf(path), 0700u);
   int files = 0;

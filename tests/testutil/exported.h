@@ -17,10 +17,10 @@ inline Status ReadExported(Db* from, const CounterInfo& c, size_t page_size,
   auto shards = from->ShardCounts(c.name);
   if (!shards.ok()) return shards.status();
   out->shard_values = *shards;
-  ListEventsOptions page;
+  ListMarkersOptions page;
   page.limit = page_size;
   for (;;) {
-    auto markers = from->ListEvents(c.name, page);
+    auto markers = from->ListMarkers(c.name, page);
     if (!markers.ok()) return markers.status();
     out->markers.insert(out->markers.end(), markers->begin(), markers->end());
     if (markers->size() < page.limit) return Status::OK();

@@ -1,8 +1,8 @@
 #include "testutil/testutil.h"
 
-#include <cstdio>
 #include <rocksdb/env.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <future>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "reliability/fault_fs.h"
+#include "tally/import.h"
 #include "testutil/exported.h"
 
 namespace tally::test {
@@ -58,7 +59,7 @@ Status ImportMissing(Db* from, Db* to) {
   if (!counters.ok()) return counters.status();
   for (const CounterInfo& c : *counters) {
     if (to->DescribeCounter(c.name).ok()) continue;
-    Status s = to->ImportCounter(ExportedCounter(from, c));
+    Status s = tally::ImportCounter(*to, ExportedCounter(from, c));
     if (!s.ok()) return s;
   }
   return Status::OK();

@@ -150,9 +150,9 @@ std::string DatabaseContent(const std::string& path) {
       out << counts.status().ToString();
     }
     out << "\n";
-    ListEventsOptions all;
-    all.limit = kMaxListEvents;
-    Result<std::vector<MarkerInfo>> markers = db->ListEvents(c.name, all);
+    ListMarkersOptions all;
+    all.limit = kMaxListMarkers;
+    Result<std::vector<MarkerInfo>> markers = db->ListMarkers(c.name, all);
     if (!markers.ok()) {
       out << " " << markers.status().ToString() << "\n";
       continue;

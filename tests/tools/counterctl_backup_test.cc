@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "counterctl_fixture.h"
+#include "tally/admin.h"
 #include "tally/db.h"
 
 namespace tally::test {
@@ -28,7 +29,7 @@ class CounterctlBackup : public CounterctlTest {
     for (int i = 0; i < 30; ++i) {
       ASSERT_OK(db->IncrementOnce("orders", "o-" + std::to_string(i), i + 1));
     }
-    ASSERT_OK(db->Compact());  // so the backup holds .sst files
+    ASSERT_OK(tally::Compact(*db));  // so the backup holds .sst files
   }
   std::string backups_ = tmp_.Sub("backups");
 };

@@ -1,5 +1,5 @@
 // counterctl events: listing markers (--limit, --since, paging past one
-// Db::ListEvents call), one marker (--show), and which flag combinations are
+// Db::ListMarkers call), one marker (--show), and which flag combinations are
 // usage errors. Databases are written through the API with a ManualClock,
 // so every marker's created_at is known.
 
@@ -221,10 +221,10 @@ TEST_F(CounterctlEvents, NonsenseCombinationsAreUsageErrors) {
   EXPECT_EQ(CtlOk({"events", "orders", "--since", "2028-02-29T00:00:00Z"}), "");
 }
 
-// Proves a listing longer than one Db::ListEvents call (kMaxListEvents)
+// Proves a listing longer than one Db::ListMarkers call (kMaxListMarkers)
 // pages on: every marker once, in id order, exactly --limit of them.
 TEST_F(CounterctlEvents, PagesPastOneCall) {
-  const size_t total = kMaxListEvents + 7;
+  const size_t total = kMaxListMarkers + 7;
   {
     std::unique_ptr<Db> db = OpenOrDie(db_);
     ASSERT_NE(db, nullptr);
@@ -241,7 +241,7 @@ TEST_F(CounterctlEvents, PagesPastOneCall) {
       }
     }
   }
-  const size_t limit = kMaxListEvents + 3;
+  const size_t limit = kMaxListMarkers + 3;
   ProcessResult r = Ctl({"events", "big", "--limit", std::to_string(limit)});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::vector<std::string> lines = Lines(r.out);

@@ -12,6 +12,7 @@
 
 #include "counterctl_fixture.h"
 #include "tally/db.h"
+#include "tally/outbox.h"
 #include "tally/sync.h"
 
 namespace tally::test {
@@ -82,14 +83,14 @@ TEST_F(CounterctlExportOutbox, Item03_UnsyncedEntriesReachTheHubFromTheCopy) {
   std::unique_ptr<Db> edge = OpenOrDie(db_);
   std::unique_ptr<Db> moved = OpenOrDie(copy);
   std::unique_ptr<Db> hub = OpenOrDie(hub_path);
-  EXPECT_EQ(moved->GetOutboxStatus()->entries, 5u);
+  EXPECT_EQ(tally::GetOutboxStatus(*moved)->entries, 5u);
   SyncReport report;
   ASSERT_OK(SyncOutbox(moved.get(), hub.get(), SyncOptions(), &report));
   EXPECT_EQ(report.applied, 5u);
   EXPECT_EQ(report.duplicates, 0u);
   EXPECT_EQ(*hub->ReadExact("orders"), *edge->ReadExact("orders"));
   EXPECT_EQ(*hub->ReadExact("orders"), *moved->ReadExact("orders"));
-  EXPECT_EQ(moved->GetOutboxStatus()->entries, 0u);
+  EXPECT_EQ(tally::GetOutboxStatus(*moved)->entries, 0u);
   // The original syncing the same entries later: duplicates, counted once.
   ASSERT_OK(SyncOutbox(edge.get(), hub.get(), SyncOptions(), &report));
   EXPECT_EQ(report.duplicates, 5u);

@@ -14,6 +14,7 @@
 
 #include "counterctl_fixture.h"
 #include "engine/coding.h"
+#include "tally/admin.h"
 #include "tally/db.h"
 #include "testutil/raw_db.h"
 
@@ -117,10 +118,10 @@ class CounterctlJson : public CounterctlTest {
       EXPECT_EQ(doc["schema_version"], c.schema_version);
       EXPECT_EQ(doc["created_at_ms"], c.created_at_ms);
       EXPECT_EQ(doc["flags"], c.flags);
-      Result<uint64_t> markers = api->CountEvents(c.name);
+      Result<uint64_t> markers = api->CountMarkers(c.name);
       ASSERT_OK(markers);
       EXPECT_EQ(doc["markers"], *markers);
-      Result<uint64_t> pending = api->PendingOperands(c.name);
+      Result<uint64_t> pending = tally::PendingOperands(*api, c.name);
       ASSERT_OK(pending);
       EXPECT_EQ(doc["pending_operands"], *pending) << c.name;
       EXPECT_TRUE(doc["pending_operands"].is_number_unsigned());
@@ -165,7 +166,7 @@ class CounterctlJson : public CounterctlTest {
       EXPECT_EQ(e["created_at_ms"], kT0 + 10000 + (i - 1) * 1000);
       EXPECT_EQ(e["created_at"],
                 "2026-11-30T04:00:" + std::to_string(10 + i - 1) + ".000Z");
-      Result<MarkerInfo> m = api->GetEvent("orders", id);
+      Result<MarkerInfo> m = api->GetMarker("orders", id);
       ASSERT_OK(m);
       EXPECT_EQ(e["shard"], m->shard);
       ++i;
@@ -185,7 +186,7 @@ class CounterctlJson : public CounterctlTest {
     EXPECT_EQ(doc["more"], false);
 
     doc = CtlJson({"events", "orders", "--show", "e-4"});
-    Result<MarkerInfo> e4 = api->GetEvent("orders", "e-4");
+    Result<MarkerInfo> e4 = api->GetMarker("orders", "e-4");
     ASSERT_OK(e4);
     EXPECT_EQ(doc, (json{{"counter", "orders"},
                          {"event_id", "e-4"},
@@ -199,7 +200,7 @@ class CounterctlJson : public CounterctlTest {
     // verify
     doc = CtlJson({"verify"});
     VerifyReport report;
-    ASSERT_OK(api->Verify(&report));
+    ASSERT_OK(tally::Verify(*api, &report));
     EXPECT_EQ(doc["ok"], true);
     EXPECT_EQ(doc["counters"], 2);
     EXPECT_EQ(doc["counters"], report.counters);
@@ -245,7 +246,7 @@ TEST_F(CounterctlJson, DescribeTextFlagsAndPendingOperands) {
   WriteAndClose();
   std::unique_ptr<Db> reader = OpenReader();
   ASSERT_NE(reader, nullptr);
-  Result<uint64_t> pending = reader->PendingOperands("alpha");
+  Result<uint64_t> pending = tally::PendingOperands(*reader, "alpha");
   ASSERT_OK(pending);
   const std::string out = CtlOk({"describe", "alpha"});
   EXPECT_NE(out.find("\nflags: 1 (plain increments)\nmarkers: 0\n"

@@ -16,7 +16,9 @@
 #include <vector>
 
 #include "counterctl_fixture.h"
+#include "tally/admin.h"
 #include "tally/db.h"
+#include "tally/outbox.h"
 
 namespace tally::test {
 namespace {
@@ -117,12 +119,12 @@ TEST_F(CounterctlSync, FiftyKilledSyncsThenOneLoseAndDoubleNothing) {
       std::unique_ptr<Db> edge;
       ASSERT_OK(Db::Open(ro, e, &edge));
       edge_total += *edge->ReadExact(name);
-      EXPECT_EQ(edge->GetOutboxStatus()->entries, 0u);
+      EXPECT_EQ(tally::GetOutboxStatus(*edge)->entries, 0u);
     }
     EXPECT_EQ(*hub->ReadExact(name), edge_total) << name;
   }
   VerifyReport report;
-  ASSERT_OK(hub->Verify(&report));
+  ASSERT_OK(tally::Verify(*hub, &report));
   EXPECT_TRUE(report.ok()) << report.problems.front();
   std::printf("sync crash test: %d of 50 runs killed mid-way\n", cut);
 }

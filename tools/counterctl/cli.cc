@@ -174,7 +174,9 @@ Command AddEvents(CLI::App* root, AllArgs* a) {
   CLI::App* sub =
       root->add_subcommand("events",
                            "List a counter's idempotency markers, --show one "
-                           "or --count them");
+                           "or --count them (alias: markers)");
+  // The API's noun (Db::ListMarkers); `events` stays the name scripts use.
+  sub->alias("markers");
   AddName(sub, &a->events.name);
   sub->add_flag("--count", a->events.count, "Print the number of markers");
   CLI::Option* show =

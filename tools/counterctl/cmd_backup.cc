@@ -35,7 +35,7 @@ int Create(const GlobalArgs& global, const BackupArgs& args) {
   std::unique_ptr<tally::Db> db;
   tally::Status s = OpenDb(global, OpenMode::kRead, &db);
   if (!s.ok()) return Fail(s);
-  tally::Result<tally::BackupInfo> info = db->CreateBackup(args.dir);
+  tally::Result<tally::BackupInfo> info = tally::CreateBackup(*db, args.dir);
   if (!info.ok()) return Fail(info.status());
   std::cout << "backup " << info->id << " created in " << Printable(args.dir)
             << " (" << info->files << " files, " << info->bytes

@@ -1,4 +1,4 @@
-// compact: flushes and compacts the whole database (Db::Compact), folding
+// compact: flushes and compacts the whole database (tally::Compact), folding
 // every pending merge operand and dropping deleted counters' keys. A write
 // subcommand: it needs the database to itself (Busy while an app holds it).
 // Values do not change; reads afterwards do one value per shard.
@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "tally/admin.h"
 
 namespace counterctl {
 
@@ -14,7 +15,7 @@ int RunCompact(const GlobalArgs& global) {
   std::unique_ptr<tally::Db> db;
   tally::Status s = OpenDb(global, OpenMode::kWrite, &db);
   if (!s.ok()) return Fail(s);
-  s = db->Compact();
+  s = tally::Compact(*db);
   if (!s.ok()) return Fail(s);
   std::cout << "compacted\n";
   return kExitOk;

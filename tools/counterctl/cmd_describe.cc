@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "json_output.h"
+#include "tally/admin.h"
 #include "tally/types.h"
 
 namespace counterctl {
@@ -17,9 +18,9 @@ int RunDescribe(const GlobalArgs& global, const ReadArgs& args) {
   if (!s.ok()) return Fail(s);
   tally::Result<tally::CounterInfo> info = db->DescribeCounter(args.name);
   if (!info.ok()) return Fail(info.status());
-  tally::Result<uint64_t> markers = db->CountEvents(args.name);
+  tally::Result<uint64_t> markers = db->CountMarkers(args.name);
   if (!markers.ok()) return Fail(markers.status());
-  tally::Result<uint64_t> pending = db->PendingOperands(args.name);
+  tally::Result<uint64_t> pending = tally::PendingOperands(*db, args.name);
   if (!pending.ok()) return Fail(pending.status());
 
   if (args.json) {

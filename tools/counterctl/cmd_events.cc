@@ -11,7 +11,7 @@
 // --count and --show take none of the listing's flags, and not each other:
 // such a command line is a usage error rather than a silently ignored flag.
 //
-// Listing pages through Db::ListEvents (at most tally::kMaxListEvents per
+// Listing pages through Db::ListMarkers (at most tally::kMaxListMarkers per
 // call), continuing after the last id of each page. A read-only instance is
 // never refreshed, so all pages come from the same point in time.
 //
@@ -36,7 +36,7 @@ namespace {
 std::string Id(const std::string& id) { return Printable(id, id.size() * 4 + 4); }
 
 int Count(tally::Db* db, const EventsArgs& args) {
-  tally::Result<uint64_t> markers = db->CountEvents(args.name);
+  tally::Result<uint64_t> markers = db->CountMarkers(args.name);
   if (!markers.ok()) return Fail(markers.status());
   if (args.json) {
     PrintJson(Json{{"counter", args.name}, {"markers", *markers}});
@@ -47,7 +47,7 @@ int Count(tally::Db* db, const EventsArgs& args) {
 }
 
 int Show(tally::Db* db, const EventsArgs& args) {
-  tally::Result<tally::MarkerInfo> marker = db->GetEvent(args.name, args.show);
+  tally::Result<tally::MarkerInfo> marker = db->GetMarker(args.name, args.show);
   // NotFound names either the counter or the event ("event 'x' was never
   // counted in counter 'y'"): the engine's message is the clear line.
   if (!marker.ok()) return Fail(marker.status());
@@ -68,20 +68,20 @@ int Show(tally::Db* db, const EventsArgs& args) {
 
 int List(tally::Db* db, const EventsArgs& args, uint64_t limit,
          std::optional<int64_t> since) {
-  tally::ListEventsOptions options;
+  tally::ListMarkersOptions options;
   if (since) options.since_ms = *since;
   Json events = Json::array();
   uint64_t remaining = limit;
   bool exhausted = false;
   while (remaining > 0) {
     options.limit = static_cast<size_t>(
-        std::min<uint64_t>(remaining, tally::kMaxListEvents));
+        std::min<uint64_t>(remaining, tally::kMaxListMarkers));
     tally::Result<std::vector<tally::MarkerInfo>> page =
-        db->ListEvents(args.name, options);
+        db->ListMarkers(args.name, options);
     if (!page.ok()) return Fail(page.status());
     if (page->size() > options.limit) {
       return Fail(tally::Status::Corruption(
-          "Db::ListEvents returned " + std::to_string(page->size()) +
+          "Db::ListMarkers returned " + std::to_string(page->size()) +
           " markers for a limit of " + std::to_string(options.limit)));
     }
     for (const tally::MarkerInfo& m : *page) {
@@ -108,7 +108,7 @@ int List(tally::Db* db, const EventsArgs& args, uint64_t limit,
   if (!exhausted) {
     options.limit = 1;
     tally::Result<std::vector<tally::MarkerInfo>> next =
-        db->ListEvents(args.name, options);
+        db->ListMarkers(args.name, options);
     if (!next.ok()) return Fail(next.status());
     more = !next->empty();
   }

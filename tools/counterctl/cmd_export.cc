@@ -19,6 +19,7 @@
 #include "json_output.h"
 #include "progress.h"
 #include "tally/limits.h"
+#include "tally/outbox.h"
 
 namespace counterctl {
 namespace {
@@ -49,12 +50,12 @@ bool WriteRecord(std::ostream& out, const Record& record) {
 // (nothing exported) when the view holds an entry it cannot return yet: one
 // behind a seq still committing (or whose failure is not recorded yet).
 int ExportOutbox(tally::Db* db, std::ostream& out, Totals* totals) {
-  tally::Result<tally::OutboxStatus> status = db->GetOutboxStatus();
+  tally::Result<tally::OutboxStatus> status = tally::GetOutboxStatus(*db);
   if (!status.ok()) return Fail(status.status());
   uint64_t cursor = status->acked_through;
   for (;;) {
     tally::Result<std::vector<tally::OutboxEntry>> entries =
-        db->ReadOutbox(cursor, tally::kMaxOutboxRead);
+        tally::ReadOutbox(*db, cursor, tally::kMaxOutboxRead);
     if (!entries.ok()) return Fail(entries.status());
     if (entries->empty()) break;
     for (const tally::OutboxEntry& e : *entries) {
@@ -110,7 +111,7 @@ int ExportTo(tally::Db* db, std::ostream& out, bool show_progress,
     ++totals->counters;
     tally::Result<std::vector<int64_t>> shards = db->ShardCounts(c.name);
     if (!shards.ok()) return Fail(shards.status());
-    // Shards and markers must agree where Db::Verify compares them (no plain
+    // Shards and markers must agree where tally::Verify compares them (no plain
     // increment, markers kept forever): an import would otherwise recount
     // redelivered events, or lose them.
     const bool judged = (c.flags & tally::kCounterFlagPlainIncrements) == 0 &&
@@ -127,11 +128,11 @@ int ExportTo(tally::Db* db, std::ostream& out, bool show_progress,
       }
       ++totals->shards;
     }
-    tally::ListEventsOptions page;
-    page.limit = tally::kMaxListEvents;
+    tally::ListMarkersOptions page;
+    page.limit = tally::kMaxListMarkers;
     for (;;) {
       tally::Result<std::vector<tally::MarkerInfo>> markers =
-          db->ListEvents(c.name, page);
+          db->ListMarkers(c.name, page);
       if (!markers.ok()) return Fail(markers.status());
       for (const tally::MarkerInfo& m : *markers) {
         Record marker{{"type", "marker"},

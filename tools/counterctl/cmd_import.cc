@@ -5,9 +5,9 @@
 // missing). It must hold no counter, unless --merge skip-existing is given:
 // then counters whose name exists are skipped whole and listed.
 //
-// Each counter is written with one Db::ImportCounter call, which makes it
+// Each counter is written with one tally::ImportCounter call, which makes it
 // appear whole or not at all (also across a kill: a rerun imports it again),
-// then its unsynced outbox entries with Db::ImportOutbox (with their
+// then its unsynced outbox entries with tally::ImportOutbox (with their
 // identity). If the engine refuses a counter (a marker not on its event id's
 // shard) or its outbox entries, the error is reported and the import stops
 // (exit 1; a counter whose entries were refused is deleted again); counters
@@ -30,6 +30,7 @@
 #include "json_line.h"
 #include "json_output.h"
 #include "progress.h"
+#include "tally/import.h"
 #include "tally/limits.h"
 
 namespace counterctl {
@@ -323,8 +324,9 @@ bool ReadPlan(std::istream& in, Plan* plan) {
 tally::Status WriteOutbox(tally::Db* db, const CounterPlan& c) {
   for (size_t i = 0; i < c.outbox.size(); i += tally::kMaxBatchOps) {
     const size_t end = std::min(c.outbox.size(), i + tally::kMaxBatchOps);
-    tally::Status s = db->ImportOutbox(std::vector<tally::OutboxEntry>(
-        c.outbox.begin() + i, c.outbox.begin() + end));
+    tally::Status s = tally::ImportOutbox(
+        *db, std::vector<tally::OutboxEntry>(c.outbox.begin() + i,
+                                             c.outbox.begin() + end));
     if (!s.ok()) return s;
   }
   return tally::Status::OK();
@@ -371,7 +373,7 @@ int RunImport(const GlobalArgs& global, const ImportArgs& args) {
       ++skipped;
       continue;
     }
-    s = db->ImportCounter(c.import);
+    s = tally::ImportCounter(*db, c.import);
     if (s.ok()) {
       s = WriteOutbox(db.get(), c);
       if (!s.ok()) (void)db->DeleteCounter(c.import.info.name);

@@ -13,12 +13,13 @@
 #include "commands.h"
 #include "json_output.h"
 #include "tally/limits.h"
+#include "tally/outbox.h"
 
 namespace counterctl {
 namespace {
 
 int Status(tally::Db* db, bool json) {
-  tally::Result<tally::OutboxStatus> st = db->GetOutboxStatus();
+  tally::Result<tally::OutboxStatus> st = tally::GetOutboxStatus(*db);
   if (!st.ok()) return Fail(st.status());
   if (json) {
     PrintJson(Json{{"entries", st->entries},
@@ -41,7 +42,7 @@ int Status(tally::Db* db, bool json) {
 
 int List(tally::Db* db, uint64_t after, uint64_t limit, bool json) {
   tally::Result<std::vector<tally::OutboxEntry>> entries =
-      db->ReadOutbox(after, limit);
+      tally::ReadOutbox(*db, after, limit);
   if (!entries.ok()) return Fail(entries.status());
   if (json) {
     Json list = Json::array();
@@ -85,7 +86,7 @@ int RunOutbox(const GlobalArgs& global, const OutboxArgs& args) {
   if (!s.ok()) return Fail(s);
   if (args.action == "status") return Status(db.get(), args.json);
   if (args.action == "list") return List(db.get(), *after, *limit, args.json);
-  s = db->AckOutbox(*seq);
+  s = tally::AckOutbox(*db, *seq);
   if (!s.ok()) return Fail(s);
   std::cout << "acknowledged through " << *seq << "\n";
   return kExitOk;

@@ -1,4 +1,4 @@
-// stats [--json]: the database's figures (Db::GetDbStats) and, per counter,
+// stats [--json]: the database's figures (tally::GetDbStats) and, per counter,
 // its pending merge operands. Read-only, so it answers while an app holds
 // the database; the engine counters (applied, duplicates, conflicts,
 // rejected) count this process only, so they are always 0 here.
@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "json_output.h"
+#include "tally/admin.h"
 
 namespace counterctl {
 namespace {
@@ -35,7 +36,7 @@ int RunStats(const GlobalArgs& global, const StatsArgs& args) {
   std::unique_ptr<tally::Db> db;
   tally::Status s = OpenDb(global, OpenMode::kRead, &db);
   if (!s.ok()) return Fail(s);
-  tally::Result<tally::DbStats> stats = db->GetDbStats();
+  tally::Result<tally::DbStats> stats = tally::GetDbStats(*db);
   if (!stats.ok()) return Fail(stats.status());
   tally::Result<std::vector<tally::CounterInfo>> counters = db->ListCounters();
   if (!counters.ok()) return Fail(counters.status());
@@ -44,7 +45,7 @@ int RunStats(const GlobalArgs& global, const StatsArgs& args) {
   std::string worst_name;
   int64_t worst_lag = -1;
   for (const tally::CounterInfo& c : *counters) {
-    tally::Result<uint64_t> p = db->PendingOperands(c.name);
+    tally::Result<uint64_t> p = tally::PendingOperands(*db, c.name);
     if (!p.ok()) return Fail(p.status());
     pending.emplace_back(c.name, *p);
     tally::Result<tally::CachedValue> cached = db->ReadCached(c.name);

@@ -1,5 +1,5 @@
 // verify [--json]: checks every record and invariant the engine promises
-// (Db::Verify), read-only, so it also runs while an app holds the database.
+// (tally::Verify), read-only, so it also runs while an app holds the database.
 // One line per problem on stdout, then a summary line; exit 3 when anything
 // is broken (also with --json, whose document carries the same figures).
 
@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "json_output.h"
+#include "tally/admin.h"
 
 namespace counterctl {
 
@@ -16,7 +17,7 @@ int RunVerify(const GlobalArgs& global, const VerifyArgs& args) {
   tally::Status s = OpenDb(global, OpenMode::kRead, &db);
   if (!s.ok()) return Fail(s);
   tally::VerifyReport report;
-  s = db->Verify(&report);
+  s = tally::Verify(*db, &report);
   if (!s.ok()) return Fail(s);
   const uint64_t problems = report.problems.size() + report.problems_dropped;
   const int code = problems == 0 ? kExitOk : kExitProblems;

@@ -85,7 +85,7 @@ int RunShards(const GlobalArgs& global, const ShardsArgs& args);
 // events NAME --count [--json]
 inline constexpr uint64_t kDefaultEventsLimit = 100;
 // What one `events` run lists at most; the tool pages through
-// Db::ListEvents (kMaxListEvents per call) up to this many.
+// Db::ListMarkers (kMaxListMarkers per call) up to this many.
 inline constexpr uint64_t kMaxEventsLimit = 1000000;
 struct EventsArgs {
   std::string name;

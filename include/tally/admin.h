@@ -1,0 +1,50 @@
+// Administration of an open database: verify, compact, statistics and
+// diagnostics. Free functions on a Db, as RocksDB's and LevelDB's tools sit
+// beside their DB class; the data path stays on Db (tally/db.h).
+//
+// Thread safety: each may run while other threads use the same Db.
+// Ownership: each borrows the Db for the call.
+
+#ifndef TALLY_ADMIN_H_
+#define TALLY_ADMIN_H_
+
+#include <cstdint>
+#include <string_view>
+
+#include "tally/db.h"
+#include "tally/status.h"
+#include "tally/types.h"
+
+namespace tally {
+
+// Checks every stored record and invariant from one consistent view:
+// header and counter records decode; every shard key belongs to a known
+// counter and a shard below its count, and its value decodes (and has not
+// overflowed); every marker decodes, matches its key and sits on the
+// shard its event id hashes to; and for each counter that never had a
+// plain increment, the sum of its shards equals the sum of its markers'
+// deltas (judged by the counter's flags as the snapshot has them). A
+// read-only Db checks its current point (see Db::Refresh). Findings go to
+// `report` (report->ok() when none); the Status is an error only when the
+// check itself could not run (I/O; Busy on a read-only Db whose last
+// Refresh failed mid-way, or whose whole-file checksum failed while the
+// writer changed its files: Refresh and verify again).
+Status Verify(Db& db, VerifyReport* report);
+
+// Flushes memtables and compacts every column family (folds all operands,
+// drops deleted counters' keys). Writers only: NotSupported read-only.
+Status Compact(Db& db);
+
+// Engine-wide figures counted by this Db since it was opened.
+EngineStats GetStats(Db& db);
+
+// Engine counters plus memory, disk and throttling figures from RocksDB.
+Result<DbStats> GetDbStats(Db& db);
+
+// Merge operands not yet folded, summed over the counter's shards: how
+// much work an exact read does beyond one value per shard.
+Result<uint64_t> PendingOperands(Db& db, std::string_view counter);
+
+}  // namespace tally
+
+#endif  // TALLY_ADMIN_H_
