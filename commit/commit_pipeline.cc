@@ -1,5 +1,6 @@
 #include "commit/commit_pipeline.h"
 
+#include <cassert>
 #include <utility>
 
 #include "util/rocks_status.h"
@@ -48,6 +49,8 @@ void CommitPipeline::CommitAsync(rocksdb::WriteBatch&& batch, AsyncSlot slot,
 
 Status CommitPipeline::Write(rocksdb::WriteBatch* batch,
                              const rocksdb::WriteOptions& wo) {
+  assert(batch != nullptr);
+  assert(&wo == &write_ || &wo == &durable_);
   if (failed_.load(std::memory_order_acquire)) return LatchedError();
 #if defined(__SANITIZE_THREAD__)
   // TSAN builds only. In RocksDB's write group the leader thread reads the
@@ -58,8 +61,8 @@ Status CommitPipeline::Write(rocksdb::WriteBatch* batch,
   // own group commit (durable pipelines) hands batches to its leader under
   // its own mutex, which TSAN sees; its group write also goes through here,
   // so it never shares a RocksDB write group with a CommitDurable.
-  static std::mutex tsan_one_commit;
-  std::lock_guard<std::mutex> one_commit(tsan_one_commit);
+  static Mutex tsan_one_commit;
+  MutexLock one_commit(&tsan_one_commit);
 #endif
   rocksdb::Status rs = db_->Write(wo, batch);
   if (rs.ok()) return Status::OK();
@@ -71,17 +74,22 @@ Status CommitPipeline::Write(rocksdb::WriteBatch* batch,
 }
 
 void CommitPipeline::Latch(const Status& s) {
-  std::lock_guard<std::mutex> lock(mu_);
+  assert(!s.ok());
+  MutexLock lock(&mu_);
   if (!failed_.load(std::memory_order_relaxed)) {
     error_ = Status::IOError("database stopped accepting writes after an "
                              "earlier failure; reopen it. First failure: " +
                              s.ToString());
     failed_.store(true, std::memory_order_release);
   }
+  // Set once: the first failure stays the latched one.
+  assert(error_.IsIOError());
 }
 
 Status CommitPipeline::LatchedError() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
+  // failed_ is stored after error_ under mu_: a set flag has its error.
+  assert(error_.ok() != failed_.load(std::memory_order_relaxed));
   return error_;
 }
 

@@ -33,11 +33,11 @@
 #include <atomic>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <utility>
 
 #include "tally/status.h"
 #include "commit/group_commit.h"
+#include "util/mutex.h"
 
 namespace tally::commit {
 
@@ -99,7 +99,7 @@ class CommitPipeline {
   void Close();
 
   // The latched error, or OK.
-  Status LatchedError() const;
+  Status LatchedError() const TALLY_EXCLUDES(mu_);
 
   // Group commit counts (all zero when not durable).
   GroupCommitStats GroupStats() const;
@@ -107,14 +107,14 @@ class CommitPipeline {
  private:
   Status GroupedCommit(rocksdb::WriteBatch* batch);
   Status Write(rocksdb::WriteBatch* batch, const rocksdb::WriteOptions& wo);
-  void Latch(const Status& s);
+  void Latch(const Status& s) TALLY_EXCLUDES(mu_);
 
   rocksdb::DB* const db_;
   rocksdb::WriteOptions write_;
   rocksdb::WriteOptions durable_;
   std::atomic<bool> failed_{false};  // fast check on the hot path
-  mutable std::mutex mu_;
-  Status error_;  // guarded by mu_; set once
+  mutable Mutex mu_;
+  Status error_ TALLY_GUARDED_BY(mu_);  // set once
   // Last: its threads write through the members above, so it goes first.
   std::unique_ptr<GroupCommit> group_;  // null when not durable
 };

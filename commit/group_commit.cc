@@ -40,14 +40,16 @@ struct GroupCommit::Writer {
   // Tells a synchronous writer to lead or that it is done. Notifies under
   // the writer's own mutex: once that is released the writer may return
   // and destroy itself, cv included.
-  void Tell(Turn t) {
-    std::lock_guard<std::mutex> lock(m);
+  void Tell(Turn t) TALLY_EXCLUDES(m) {
+    assert(t != Turn::kWait);
+    MutexLock lock(&m);
+    assert(turn == Turn::kWait);  // told once
     turn = t;
-    cv.notify_one();
+    cv.NotifyOne();
   }
-  Turn Await() {
-    std::unique_lock<std::mutex> lock(m);
-    cv.wait(lock, [this] { return turn != Turn::kWait; });
+  Turn Await() TALLY_EXCLUDES(m) {
+    MutexLock lock(&m);
+    while (turn == Turn::kWait) cv.Wait(&m);
     return turn;
   }
 
@@ -59,9 +61,9 @@ struct GroupCommit::Writer {
                   // before it hands the writer to the notifier under mu_)
   // A per-writer mutex, not mu_: a woken follower returns without touching
   // the queue's lock, and the leader wakes followers after releasing it.
-  std::mutex m;
-  std::condition_variable cv;
-  Turn turn = Turn::kWait;  // guarded by m
+  Mutex m;
+  CondVar cv;
+  Turn turn TALLY_GUARDED_BY(m) = Turn::kWait;
 };
 
 struct GroupCommit::AsyncWriter final : GroupCommit::Writer {
@@ -94,7 +96,7 @@ GroupCommit::AsyncSlot& GroupCommit::AsyncSlot::operator=(
 
 void GroupCommit::AsyncSlot::Release() {
   if (owner_ == nullptr) return;
-  std::lock_guard<std::mutex> lock(owner_->mu_);
+  MutexLock lock(&owner_->mu_);
   owner_->GiveBackRoom();
   owner_ = nullptr;
 }
@@ -104,7 +106,7 @@ GroupCommit::GroupCommit(WriteFn write, const GroupCommitOptions& options)
 
 GroupCommit::~GroupCommit() {
   Close();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   // Synchronous callers must be gone before the pipeline is destroyed;
   // Close drained every asynchronous one.
   assert(queue_.empty());
@@ -114,37 +116,40 @@ GroupCommit::~GroupCommit() {
 bool GroupCommit::OnNotifierThread() const { return tls_notifier_of == this; }
 
 Status GroupCommit::Commit(rocksdb::WriteBatch* batch) {
+  assert(batch != nullptr);
   Writer w(batch, /*is_async=*/false, batch->Count(), batch->GetDataSize());
-  std::unique_lock<std::mutex> lock(mu_);
+  mu_.Lock();
   Enqueue(&w);
   if (queue_.front() != &w) {
-    lock.unlock();
+    mu_.Unlock();
     if (w.Await() == Writer::Turn::kDone) return std::move(w.status);
-    lock.lock();  // told to lead: w is at the front now
+    mu_.Lock();  // told to lead: w is at the front now
+    assert(queue_.front() == &w);
   }
   // The group starts with w, so w is done when LeadGroup returns.
-  LeadGroup(lock, &w);
+  LeadGroup(&w);
   return std::move(w.status);
 }
 
-void GroupCommit::TakeRoom(std::unique_lock<std::mutex>& lock) {
+void GroupCommit::TakeRoom() {
   if (!OnNotifierThread()) {
-    room_cv_.wait(lock, [this] {
-      return closed_ || async_in_flight_ < options_.max_async_in_flight;
-    });
+    while (!closed_ && async_in_flight_ >= options_.max_async_in_flight) {
+      room_cv_.Wait(&mu_);
+    }
   }
   ++async_in_flight_;
+  assert(async_in_flight_ > 0);
 }
 
 void GroupCommit::GiveBackRoom() {
   assert(async_in_flight_ > 0);
   --async_in_flight_;
-  room_cv_.notify_all();
+  room_cv_.NotifyAll();
 }
 
 GroupCommit::AsyncSlot GroupCommit::ReserveAsync() {
-  std::unique_lock<std::mutex> lock(mu_);
-  TakeRoom(lock);
+  MutexLock lock(&mu_);
+  TakeRoom();
   return AsyncSlot(this);
 }
 
@@ -152,13 +157,14 @@ void GroupCommit::CommitAsync(rocksdb::WriteBatch&& batch, AsyncSlot slot,
                               DoneFn written, DoneFn done) {
   auto w = std::make_unique<AsyncWriter>(std::move(batch), std::move(written),
                                          std::move(done));
-  std::unique_lock<std::mutex> lock(mu_);
+  assert(w->done_fn != nullptr);
+  mu_.Lock();
   // The room is the writer's from here on (released by the notifier).
   if (slot.owner_ == this) {
     slot.owner_ = nullptr;
   } else {
     assert(slot.owner_ == nullptr);
-    TakeRoom(lock);
+    TakeRoom();
   }
   Status refused;
   if (closed_) {
@@ -179,7 +185,7 @@ void GroupCommit::CommitAsync(rocksdb::WriteBatch&& batch, AsyncSlot slot,
   }
   if (!refused.ok()) {
     GiveBackRoom();
-    lock.unlock();
+    mu_.Unlock();
     w->status = refused;
     w->Written();
     w->done_fn(refused);
@@ -187,31 +193,32 @@ void GroupCommit::CommitAsync(rocksdb::WriteBatch&& batch, AsyncSlot slot,
   }
   AsyncWriter* raw = w.release();
   Enqueue(raw);
-  if (queue_.front() == raw) committer_cv_.notify_one();
+  if (queue_.front() == raw) committer_cv_.NotifyOne();
+  mu_.Unlock();
 }
 
 void GroupCommit::Enqueue(Writer* w) {
   queue_.push_back(w);
   queued_ops_ += w->ops;
   queued_bytes_ += w->bytes;
+  assert(queued_ops_ >= w->ops && queued_bytes_ >= w->bytes);
   if (delaying_ && (queued_ops_ >= options_.max_ops ||
                     queued_bytes_ >= options_.max_bytes)) {
-    delay_cv_.notify_one();
+    delay_cv_.NotifyOne();
   }
 }
 
-void GroupCommit::LeadGroup(std::unique_lock<std::mutex>& lock,
-                            Writer* self) {
-  assert(lock.owns_lock() && !queue_.empty());
+void GroupCommit::LeadGroup(Writer* self) {
+  assert(!queue_.empty());
   assert(self == nullptr || queue_.front() == self);
   if (options_.max_delay_us > 0 && !closed_) {
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::microseconds(options_.max_delay_us);
     delaying_ = true;
-    delay_cv_.wait_until(lock, deadline, [this] {
-      return closed_ || queued_ops_ >= options_.max_ops ||
-             queued_bytes_ >= options_.max_bytes;
-    });
+    while (!closed_ && queued_ops_ < options_.max_ops &&
+           queued_bytes_ < options_.max_bytes) {
+      if (!delay_cv_.WaitUntil(&mu_, deadline)) break;  // the delay is over
+    }
     delaying_ = false;
   }
 
@@ -228,17 +235,18 @@ void GroupCommit::LeadGroup(std::unique_lock<std::mutex>& lock,
     ops += w->ops;
     bytes += w->bytes;
   }
+  assert(!group_.empty() && group_.front() == queue_.front());
 
   // Only the leader touches group_ and its members' batches and statuses
   // until they are handed back below; new writers only append to queue_.
-  lock.unlock();
+  mu_.Unlock();
   WriteGroup();
   // Before the async members go to the notifier: their `written` hooks
   // must not wait behind earlier callbacks.
   for (Writer* w : group_) {
     if (w->async) static_cast<AsyncWriter*>(w)->Written();
   }
-  lock.lock();
+  mu_.Lock();
 
   // The members leave the queue. Async ones go to the notifier, which may
   // delete them as soon as mu_ is released; the synchronous ones to tell
@@ -267,18 +275,18 @@ void GroupCommit::LeadGroup(std::unique_lock<std::mutex>& lock,
   stats_.async_commits += async;
   stats_.groups += 1;
   stats_.largest_group = std::max<uint64_t>(stats_.largest_group, members);
-  if (async > 0) notifier_cv_.notify_one();
+  if (async > 0) notifier_cv_.NotifyOne();
   // The next leader: a synchronous front is told below, after mu_ is
   // released; an asynchronous front is led by the committer thread.
   Writer* next = nullptr;
   if (queue_.empty()) {
-    if (closed_) committer_cv_.notify_one();  // it may stop now
+    if (closed_) committer_cv_.NotifyOne();  // it may stop now
   } else if (queue_.front()->async) {
-    committer_cv_.notify_one();
+    committer_cv_.NotifyOne();
   } else {
     next = queue_.front();
   }
-  lock.unlock();
+  mu_.Unlock();
 
   // The next group's write first: it is the long pole.
   if (next != nullptr) next->Tell(Writer::Turn::kLead);
@@ -286,6 +294,7 @@ void GroupCommit::LeadGroup(std::unique_lock<std::mutex>& lock,
 }
 
 void GroupCommit::WriteGroup() {
+  assert(!group_.empty());
   if (group_.size() == 1) {
     group_[0]->status = write_(group_[0]->batch);
     return;
@@ -304,40 +313,43 @@ void GroupCommit::WriteGroup() {
 }
 
 void GroupCommit::CommitterLoop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  mu_.Lock();
   for (;;) {
-    committer_cv_.wait(lock, [this] {
-      return (!queue_.empty() && queue_.front()->async) ||
-             (closed_ && queue_.empty());
-    });
+    while (!(!queue_.empty() && queue_.front()->async) &&
+           !(closed_ && queue_.empty())) {
+      committer_cv_.Wait(&mu_);
+    }
     if (queue_.empty()) break;  // closed and drained
-    LeadGroup(lock, nullptr);
-    lock.lock();
+    LeadGroup(nullptr);
+    mu_.Lock();
   }
   // Nothing will complete any more: the notifier may finish.
-  notifier_cv_.notify_one();
+  notifier_cv_.NotifyOne();
+  mu_.Unlock();
 }
 
 void GroupCommit::NotifierLoop() {
   tls_notifier_of = this;
   std::vector<AsyncWriter*> run;
-  std::unique_lock<std::mutex> lock(mu_);
+  mu_.Lock();
   for (;;) {
-    notifier_cv_.wait(lock, [this] {
-      return !completed_.empty() || (closed_ && queue_.empty());
-    });
+    while (completed_.empty() && !(closed_ && queue_.empty())) {
+      notifier_cv_.Wait(&mu_);
+    }
     if (completed_.empty()) break;  // closed, drained, all reported
     run.clear();
     run.swap(completed_);
-    lock.unlock();
+    mu_.Unlock();
     for (AsyncWriter* w : run) {
       w->done_fn(w->status);
       delete w;
     }
-    lock.lock();
+    mu_.Lock();
+    assert(async_in_flight_ >= run.size());
     async_in_flight_ -= run.size();
-    room_cv_.notify_all();
+    room_cv_.NotifyAll();
   }
+  mu_.Unlock();
 }
 
 void GroupCommit::Close() {
@@ -347,21 +359,21 @@ void GroupCommit::Close() {
   std::thread committer;
   std::thread notifier;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     closed_ = true;
     committer = std::move(committer_);
     notifier = std::move(notifier_);
   }
-  committer_cv_.notify_all();
-  notifier_cv_.notify_all();
-  room_cv_.notify_all();
-  delay_cv_.notify_all();
+  committer_cv_.NotifyAll();
+  notifier_cv_.NotifyAll();
+  room_cv_.NotifyAll();
+  delay_cv_.NotifyAll();
   if (committer.joinable()) committer.join();
   if (notifier.joinable()) notifier.join();
 }
 
 GroupCommitStats GroupCommit::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   GroupCommitStats out = stats_;
   out.queued = queue_.size();
   out.closed = closed_;

@@ -37,18 +37,17 @@
 
 #include <rocksdb/write_batch.h>
 
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "tally/options.h"
 #include "tally/status.h"
+#include "util/mutex.h"
 
 namespace tally::commit {
 
@@ -96,7 +95,7 @@ class GroupCommit {
 
   // Commits `batch` as part of a group; returns the group's Status once the
   // group's write returned. `batch` is read until then, not modified.
-  Status Commit(rocksdb::WriteBatch* batch);
+  Status Commit(rocksdb::WriteBatch* batch) TALLY_EXCLUDES(mu_);
 
   // Room for one asynchronous commit in max_async_in_flight, from
   // ReserveAsync to the CommitAsync it is handed to (which then counts it
@@ -120,7 +119,7 @@ class GroupCommit {
   // flight (not on the notifier thread, which must never wait for itself,
   // and not once closed) and reserves room for one more. Room comes back
   // as callbacks return: call it holding no lock a callback may need.
-  AsyncSlot ReserveAsync();
+  AsyncSlot ReserveAsync() TALLY_EXCLUDES(mu_);
 
   // Queues `batch` in the room `slot` holds (an empty slot reserves it
   // first, as ReserveAsync does) and returns without waiting. `written`,
@@ -135,7 +134,7 @@ class GroupCommit {
   // not). `done` may call Commit, ReserveAsync and CommitAsync (which then
   // never wait for room), not Close.
   void CommitAsync(rocksdb::WriteBatch&& batch, AsyncSlot slot, DoneFn written,
-                   DoneFn done);
+                   DoneFn done) TALLY_EXCLUDES(mu_);
   // CommitAsync without a `written` hook, reserving its room first.
   void CommitAsync(rocksdb::WriteBatch&& batch, DoneFn done) {
     CommitAsync(std::move(batch), AsyncSlot(), nullptr, std::move(done));
@@ -144,54 +143,54 @@ class GroupCommit {
   // Refuses later CommitAsync calls, commits everything already queued,
   // runs every pending callback and joins both threads. Synchronous Commit
   // keeps working. Idempotent.
-  void Close();
+  void Close() TALLY_EXCLUDES(mu_);
 
-  GroupCommitStats stats() const;
+  GroupCommitStats stats() const TALLY_EXCLUDES(mu_);
 
  private:
   struct Writer;
   struct AsyncWriter;
 
   // Appends `w` to the queue; wakes whoever must lead or stop delaying.
-  void Enqueue(Writer* w);
-  // Leads one group. Requires mu_ held (through `lock`) and the queue's
-  // front to be `self` (the caller's writer) or, with `self` null on the
-  // committer thread, an async writer. Returns with mu_ released, the
-  // group written and dequeued, its members told, the next leader told.
-  void LeadGroup(std::unique_lock<std::mutex>& lock, Writer* self);
+  void Enqueue(Writer* w) TALLY_REQUIRES(mu_);
+  // Leads one group. Requires mu_ held and the queue's front to be `self`
+  // (the caller's writer) or, with `self` null on the committer thread, an
+  // async writer. Returns with mu_ released, the group written and
+  // dequeued, its members told, the next leader told.
+  void LeadGroup(Writer* self) TALLY_RELEASE(mu_);
   // Writes group_ (mu_ not held); stores each member's Status.
-  void WriteGroup();
+  void WriteGroup() TALLY_EXCLUDES(mu_);
   // The committer thread: leads groups whose front is asynchronous.
-  void CommitterLoop();
+  void CommitterLoop() TALLY_EXCLUDES(mu_);
   // The notifier thread: runs the callbacks of completed async commits.
-  void NotifierLoop();
+  void NotifierLoop() TALLY_EXCLUDES(mu_);
   bool OnNotifierThread() const;
   // Waits for room (unless on the notifier thread or closed) and takes it.
-  // Requires mu_ held through `lock`.
-  void TakeRoom(std::unique_lock<std::mutex>& lock);
+  void TakeRoom() TALLY_REQUIRES(mu_);
   // Gives back the room of a slot never handed over, or of a refused
-  // commit. Requires mu_ held.
-  void GiveBackRoom();
+  // commit.
+  void GiveBackRoom() TALLY_REQUIRES(mu_);
 
   const WriteFn write_;
   const GroupCommitOptions options_;
 
-  mutable std::mutex mu_;
-  std::deque<Writer*> queue_;             // guarded by mu_; front leads
-  size_t queued_ops_ = 0;                 // guarded by mu_: records in queue_
-  size_t queued_bytes_ = 0;               // guarded by mu_: bytes in queue_
-  bool delaying_ = false;                 // guarded by mu_: a leader waits
-  std::condition_variable delay_cv_;      // a delaying leader waits here
-  std::vector<AsyncWriter*> completed_;   // guarded by mu_: callbacks to run
-  size_t async_in_flight_ = 0;            // guarded by mu_: slots + queued
-                                          // + awaiting their callback
-  std::condition_variable room_cv_;       // TakeRoom waits for room here
-  std::condition_variable committer_cv_;  // front is async, or closed_
-  std::condition_variable notifier_cv_;   // completed_ filled, or closed_
-  bool closed_ = false;                 // guarded by mu_
-  std::thread committer_;               // both started by the first
-  std::thread notifier_;                // CommitAsync; guarded by mu_
-  GroupCommitStats stats_;              // guarded by mu_ (but `queued`)
+  mutable Mutex mu_;
+  std::deque<Writer*> queue_ TALLY_GUARDED_BY(mu_);  // front leads
+  size_t queued_ops_ TALLY_GUARDED_BY(mu_) = 0;      // records in queue_
+  size_t queued_bytes_ TALLY_GUARDED_BY(mu_) = 0;    // bytes in queue_
+  bool delaying_ TALLY_GUARDED_BY(mu_) = false;      // a leader waits
+  CondVar delay_cv_;  // a delaying leader waits here
+  std::vector<AsyncWriter*> completed_ TALLY_GUARDED_BY(mu_);  // to call back
+  // Slots + queued + awaiting their callback.
+  size_t async_in_flight_ TALLY_GUARDED_BY(mu_) = 0;
+  CondVar room_cv_;       // TakeRoom waits for room here
+  CondVar committer_cv_;  // front is async, or closed_
+  CondVar notifier_cv_;   // completed_ filled, or closed_
+  bool closed_ TALLY_GUARDED_BY(mu_) = false;
+  // Both started by the first CommitAsync.
+  std::thread committer_ TALLY_GUARDED_BY(mu_);
+  std::thread notifier_ TALLY_GUARDED_BY(mu_);
+  GroupCommitStats stats_ TALLY_GUARDED_BY(mu_);  // but `queued`
 
   // The current group's members: used only by the leader (one at a time;
   // leadership passes from one leader to the next).

@@ -12,34 +12,37 @@
 #ifndef TALLY_ENGINE_ASYNC_COMMITS_H_
 #define TALLY_ENGINE_ASYNC_COMMITS_H_
 
-#include <condition_variable>
+#include <cassert>
 #include <cstdint>
-#include <mutex>
+
+#include "util/mutex.h"
 
 namespace tally::engine {
 
 class AsyncCommits {
  public:
-  void Begin() {
-    std::lock_guard<std::mutex> lock(mu_);
+  void Begin() TALLY_EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     ++in_flight_;
+    assert(in_flight_ > 0);
   }
-  void End() {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (--in_flight_ == 0) idle_.notify_all();
+  void End() TALLY_EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    assert(in_flight_ > 0);  // every End has its Begin
+    if (--in_flight_ == 0) idle_.NotifyAll();
   }
   // Returns once no counted async commit is unwritten. The caller must keep
   // new ones from being counted (DeleteCounter holds the catalog
   // exclusively; IncrementAsync counts under a shared hold).
-  void WaitIdle() {
-    std::unique_lock<std::mutex> lock(mu_);
-    idle_.wait(lock, [this] { return in_flight_ == 0; });
+  void WaitIdle() TALLY_EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    while (in_flight_ != 0) idle_.Wait(&mu_);
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable idle_;
-  uint64_t in_flight_ = 0;
+  Mutex mu_;
+  CondVar idle_;
+  uint64_t in_flight_ TALLY_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace tally::engine

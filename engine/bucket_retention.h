@@ -14,10 +14,10 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <unordered_map>
 
 #include "engine/engine_clock.h"
+#include "util/mutex.h"
 
 namespace tally::engine {
 
@@ -30,20 +30,21 @@ class RetentionRules {
   using Map = std::unordered_map<uint64_t, Rule>;  // by counter id
 
   // Installs the rules of every bucketed counter with a retention.
-  void Replace(Map rules) {
+  void Replace(Map rules) TALLY_EXCLUDES(mu_) {
     auto next = std::make_shared<const Map>(std::move(rules));
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     rules_ = std::move(next);
   }
   // The rules as of now; a compaction holds one snapshot throughout.
-  std::shared_ptr<const Map> Snapshot() const {
-    std::lock_guard<std::mutex> lock(mu_);
+  std::shared_ptr<const Map> Snapshot() const TALLY_EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     return rules_;
   }
 
  private:
-  mutable std::mutex mu_;
-  std::shared_ptr<const Map> rules_ = std::make_shared<const Map>();
+  mutable Mutex mu_;
+  std::shared_ptr<const Map> rules_ TALLY_GUARDED_BY(mu_) =
+      std::make_shared<const Map>();
 };
 
 // Filters for the shards column family: each compaction reads the engine

@@ -3,6 +3,7 @@
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
+#include <cassert>
 
 #include "engine/buckets.h"
 #include "engine/coding.h"
@@ -51,6 +52,22 @@ schema::CounterRecord RecordOf(const CounterInfo& info) {
   return rec;
 }
 
+// Pair assertions: what was encoded decodes to what was meant (debug builds).
+[[maybe_unused]] bool HeaderReadsBack(const std::string& value,
+                                      const schema::HeaderRecord& want) {
+  schema::HeaderRecord got;
+  return schema::DecodeHeader(value, &got).ok() &&
+         got.format_version == want.format_version &&
+         got.next_counter_id == want.next_counter_id;
+}
+[[maybe_unused]] bool CounterReadsBack(const std::string& value,
+                                       const CounterInfo& want) {
+  schema::CounterRecord got;
+  return schema::DecodeCounter(value, &got).ok() && got.id == want.id &&
+         got.name == want.name && got.shard_count == want.shards &&
+         got.flags == want.flags;
+}
+
 }  // namespace
 
 Catalog::Catalog(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* meta,
@@ -76,14 +93,17 @@ void Catalog::PublishRetention() {
                                                     entry->retention_ms});
     }
   }
+  assert(rules.size() <= by_name_.size());
   retention_->Replace(std::move(rules));
 }
 
 Status Catalog::WriteFreshHeader() {
+  assert(by_name_.empty());
   header_ = schema::HeaderRecord{kBaseFormatVersion, kFirstCounterId,
                                  clock_->NowMillis(), RandomHexId()};
   std::string value;
   schema::EncodeHeader(header_, &value);
+  assert(HeaderReadsBack(value, header_));
   rocksdb::WriteBatch wb;
   rocksdb::Status rs = wb.Put(meta_, kHeaderKey, value);
   if (!rs.ok()) return FromRocks(rs, "write database header");
@@ -96,13 +116,13 @@ Status Catalog::RequireFormat(uint32_t version) {
 }
 
 Status Catalog::Load(const std::string& path, bool read_only) {
-  ExclusiveGuard guard(&lock_);
+  WriterLock guard(&lock_);
   return LoadLocked(path, read_only);
 }
 
 Status Catalog::MoveTo(const std::function<Status(Binding*)>& move,
                        const std::string& path) {
-  ExclusiveGuard guard(&lock_);
+  WriterLock guard(&lock_);
   Binding b{db_, meta_, shards_, events_, rollups_};
   Status s = move(&b);
   db_ = b.db;
@@ -111,10 +131,13 @@ Status Catalog::MoveTo(const std::function<Status(Binding*)>& move,
   events_ = b.events;
   rollups_ = b.rollups;
   if (!s.ok()) return s;
+  assert(db_ != nullptr && meta_ != nullptr && shards_ != nullptr &&
+         events_ != nullptr);
   return LoadLocked(path, /*read_only=*/true);
 }
 
 Status Catalog::LoadLocked(const std::string& path, bool read_only) {
+  assert(db_ != nullptr && meta_ != nullptr);
   by_name_.clear();
   std::unique_ptr<rocksdb::Iterator> it(
       db_->NewIterator(rocksdb::ReadOptions(), meta_));
@@ -168,9 +191,11 @@ Status Catalog::LoadLocked(const std::string& path, bool read_only) {
                                 Quote(rec.name) + " is inconsistent");
     }
     auto entry = std::make_unique<Entry>(InfoOf(rec));
+    assert(entry->id == rec.id && entry->name == rec.name);
     std::string_view view = entry->name;
     by_name_.emplace(view, std::move(entry));
   }
+  assert(by_name_.empty() || header_.next_counter_id > kFirstCounterId);
   PublishRetention();
   s = FromRocks(it->status(), "read meta");
   // An import that died before its counter record: its counter never
@@ -212,12 +237,16 @@ Status Catalog::CheckNewCounter(std::string_view name,
                                    std::to_string(by_name_.size()) +
                                    " counters, the limit (kMaxCounters)");
   }
+  assert(!name.empty() && by_name_.size() < kMaxCounters);
   return Status::OK();
 }
 
 Status Catalog::CommitCounter(const CounterInfo& info,
                               schema::HeaderRecord next,
                               rocksdb::WriteBatch* wb) {
+  // A fresh id, below the header's next one: no two counters share it.
+  assert(info.id >= kFirstCounterId && info.id < next.next_counter_id);
+  assert(by_name_.count(info.name) == 0);
   if (info.dedupe_window_ms != 0 || info.bucket != BucketWidth::kNone) {
     next.format_version = std::max(next.format_version, kFormatWindows);
   }
@@ -227,6 +256,8 @@ Status Catalog::CommitCounter(const CounterInfo& info,
   std::string header_value, counter_value;
   schema::EncodeHeader(next, &header_value);
   schema::EncodeCounter(RecordOf(info), &counter_value);
+  assert(HeaderReadsBack(header_value, next));
+  assert(CounterReadsBack(counter_value, info));
   rocksdb::Status rs = wb->Put(meta_, kHeaderKey, header_value);
   if (rs.ok()) rs = wb->Put(meta_, CounterMetaKey(info.name), counter_value);
   if (!rs.ok()) return FromRocks(rs, "create counter");
@@ -236,13 +267,15 @@ Status Catalog::CommitCounter(const CounterInfo& info,
   header_ = std::move(next);
   auto entry = std::make_unique<Entry>(info);
   std::string_view view = entry->name;
-  by_name_.emplace(view, std::move(entry));
+  [[maybe_unused]] const bool added =
+      by_name_.emplace(view, std::move(entry)).second;
+  assert(added && by_name_.find(info.name)->second->id == info.id);
   if (info.retention_ms != 0) PublishRetention();
   return Status::OK();
 }
 
 Status Catalog::CommitRaisingFormat(uint32_t version, rocksdb::WriteBatch* wb) {
-  ExclusiveGuard guard(&lock_);
+  WriterLock guard(&lock_);
   schema::HeaderRecord next = header_;
   if (next.format_version >= version && wb->Count() == 0) return Status::OK();
   if (next.format_version < version) {
@@ -254,11 +287,12 @@ Status Catalog::CommitRaisingFormat(uint32_t version, rocksdb::WriteBatch* wb) {
   }
   Status s = commit_->CommitDurable(wb);
   if (s.ok()) header_ = std::move(next);
+  assert(!s.ok() || header_.format_version >= version);
   return s;
 }
 
 Status Catalog::Create(std::string_view name, const CounterSpec& spec) {
-  ExclusiveGuard guard(&lock_);
+  WriterLock guard(&lock_);
   Status s = CheckNewCounter(name, spec);
   if (!s.ok()) return s;
   const CounterInfo info =
@@ -268,12 +302,14 @@ Status Catalog::Create(std::string_view name, const CounterSpec& spec) {
   // The id allocation and the counter record commit together: a crash can
   // never hand one id to two counters.
   rocksdb::WriteBatch wb;
-  return CommitCounter(info, std::move(next), &wb);
+  s = CommitCounter(info, std::move(next), &wb);
+  assert(!s.ok() || header_.next_counter_id == info.id + 1);
+  return s;
 }
 
 Result<uint64_t> Catalog::BeginImport(std::string_view name,
                                       const CounterSpec& spec) {
-  ExclusiveGuard guard(&lock_);
+  WriterLock guard(&lock_);
   Status s = CheckNewCounter(name, spec);
   if (!s.ok()) return s;
   const uint64_t id = header_.next_counter_id;
@@ -290,13 +326,14 @@ Result<uint64_t> Catalog::BeginImport(std::string_view name,
   s = commit_->Commit(&wb);
   if (!s.ok()) return s;
   header_ = std::move(next);
+  assert(header_.next_counter_id == id + 1);
   return id;
 }
 
 Status Catalog::FinishImport(uint64_t id, std::string_view name,
                              const CounterSpec& spec, int64_t created_at_ms,
                              uint32_t flags) {
-  ExclusiveGuard guard(&lock_);
+  WriterLock guard(&lock_);
   Status s = CheckNewCounter(name, spec);
   if (!s.ok()) return s;
   rocksdb::WriteBatch wb;
@@ -323,7 +360,7 @@ Status Catalog::DropImports(const std::vector<uint64_t>& ids) {
 
 Status Catalog::Delete(std::string_view name,
                        const std::function<void()>& quiesce) {
-  ExclusiveGuard guard(&lock_);
+  WriterLock guard(&lock_);
   if (quiesce) quiesce();
   auto found = by_name_.find(name);
   if (found == by_name_.end()) {
@@ -342,25 +379,29 @@ Status Catalog::Delete(std::string_view name,
   if (!s.ok()) return s;
   const bool had_rule = found->second->retention_ms != 0;
   by_name_.erase(found);
+  assert(by_name_.find(name) == by_name_.end());
   if (had_rule) PublishRetention();
   return Status::OK();
 }
 
 void Catalog::FlaggedRecord(const CounterInfo& entry, std::string* key,
                             std::string* value) {
+  assert(entry.id >= kFirstCounterId && !entry.name.empty());
   schema::CounterRecord rec = RecordOf(entry);
   rec.flags |= kCounterFlagPlainIncrements;
   *key = CounterMetaKey(entry.name);
   schema::EncodeCounter(rec, value);
+  assert(CounterReadsBack(*value, InfoOf(rec)));
 }
 
 Result<CounterInfo> Catalog::Describe(std::string_view name) {
-  SharedGuard guard(&lock_);
+  ReaderLock guard(&lock_);
   auto found = by_name_.find(name);
   if (found == by_name_.end()) {
     return CounterNotFound(name);
   }
   CounterInfo info = *found->second;
+  assert(info.name == name && info.id >= kFirstCounterId);
   if (found->second->plain_recorded.load(std::memory_order_relaxed)) {
     info.flags |= kCounterFlagPlainIncrements;
   }
@@ -368,7 +409,7 @@ Result<CounterInfo> Catalog::Describe(std::string_view name) {
 }
 
 std::vector<CounterInfo> Catalog::List() {
-  SharedGuard guard(&lock_);
+  ReaderLock guard(&lock_);
   return ListLocked();
 }
 
@@ -385,6 +426,7 @@ std::vector<CounterInfo> Catalog::ListLocked() const {
             [](const CounterInfo& a, const CounterInfo& b) {
               return a.name < b.name;
             });
+  assert(out.size() == by_name_.size());
   return out;
 }
 

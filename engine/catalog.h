@@ -36,12 +36,12 @@
 
 #include "engine/bucket_retention.h"
 #include "engine/format.h"
-#include "engine/rw_lock.h"
 #include "schema/records.h"
 #include "tally/options.h"
 #include "tally/status.h"
 #include "tally/types.h"
 #include "commit/commit_pipeline.h"
+#include "util/mutex.h"
 
 namespace tally::engine {
 
@@ -58,7 +58,7 @@ class Catalog {
   // Reads (or, for an empty writable database, writes) the header and
   // (re)loads every counter. NotSupported for a newer format; Corruption for
   // a bad record.
-  Status Load(const std::string& path, bool read_only);
+  Status Load(const std::string& path, bool read_only) TALLY_EXCLUDES(lock_);
 
   // A counter as the write path sees it.
   struct Entry : CounterInfo {
@@ -77,28 +77,47 @@ class Catalog {
   };
 
   // A shared hold on the catalog; Find() results stay valid while it lives.
-  class Reader {
+  // Its accessors read the catalog's guarded fields: they tell the analysis
+  // the hold is there (AssertReaderHeld), which it cannot see through an
+  // object (it tracks scopes).
+  class TALLY_SCOPED_CAPABILITY Reader {
    public:
-    explicit Reader(Catalog* c) : c_(c), guard_(&c->lock_) {}
+    explicit Reader(Catalog* c) TALLY_ACQUIRE_SHARED(c->lock_) : c_(c) {
+      c->lock_.LockShared();
+    }
+    ~Reader() TALLY_RELEASE() { c_->lock_.UnlockShared(); }
+    Reader(const Reader&) = delete;
+    Reader& operator=(const Reader&) = delete;
+
     const Entry* Find(std::string_view name) const {
+      c_->AssertReaderHeld();
       auto it = c_->by_name_.find(name);
       return it == c_->by_name_.end() ? nullptr : it->second.get();
     }
     // All counters, ordered by name (the lock is not taken again: the
     // writer-preferring lock must never be read-locked recursively).
-    std::vector<CounterInfo> List() const { return c_->ListLocked(); }
+    std::vector<CounterInfo> List() const {
+      c_->AssertReaderHeld();
+      return c_->ListLocked();
+    }
     // Calls f(const Entry&) for every counter, in no particular order.
     template <typename F>
     void ForEach(F f) const {
+      c_->AssertReaderHeld();
       for (const auto& [name, entry] : c_->by_name_) f(*entry);
+    }
+    // The database header as of this hold.
+    const schema::HeaderRecord& header() const {
+      c_->AssertReaderHeld();
+      return c_->header_;
     }
 
    private:
-    Catalog* c_;
-    SharedGuard guard_;
+    Catalog* const c_;
   };
 
-  Status Create(std::string_view name, const CounterSpec& spec);
+  Status Create(std::string_view name, const CounterSpec& spec)
+      TALLY_EXCLUDES(lock_);
 
   // Import (DbImpl::ImportCounter) makes a counter appear whole or not at
   // all. BeginImport checks that `name` is free, allocates the counter's id
@@ -110,22 +129,23 @@ class Catalog {
   // name was taken meanwhile (the caller then abandons the import).
   // AbandonImport deletes every key of the id and the note. Load of a
   // writable database abandons every import it finds noted (one that died).
-  Result<uint64_t> BeginImport(std::string_view name, const CounterSpec& spec);
+  Result<uint64_t> BeginImport(std::string_view name, const CounterSpec& spec)
+      TALLY_EXCLUDES(lock_);
   Status FinishImport(uint64_t id, std::string_view name,
                       const CounterSpec& spec, int64_t created_at_ms,
-                      uint32_t flags);
+                      uint32_t flags) TALLY_EXCLUDES(lock_);
   Status AbandonImport(uint64_t id);
   // `quiesce`, when given, runs once the catalog is held exclusively and
   // before anything is deleted (DbImpl waits for async commits there).
   Status Delete(std::string_view name,
-                const std::function<void()>& quiesce = nullptr);
-  Result<CounterInfo> Describe(std::string_view name);
-  std::vector<CounterInfo> List();
+                const std::function<void()>& quiesce = nullptr)
+      TALLY_EXCLUDES(lock_);
+  Result<CounterInfo> Describe(std::string_view name) TALLY_EXCLUDES(lock_);
+  std::vector<CounterInfo> List() TALLY_EXCLUDES(lock_);
 
-  const schema::HeaderRecord& header() const { return header_; }
   // Raises the header's format version to `version` (synced) unless it is
   // there already: before the first record that needs it is written.
-  Status RequireFormat(uint32_t version);
+  Status RequireFormat(uint32_t version) TALLY_EXCLUDES(lock_);
 
   // The RocksDB instance the catalog reads and writes through.
   struct Binding {
@@ -139,12 +159,13 @@ class Catalog {
   // no read holding a Reader sees it half done, then reloads every counter.
   // `move` catches the instance up, or replaces it and says so in *binding.
   Status MoveTo(const std::function<Status(Binding*)>& move,
-                const std::string& path);
+                const std::string& path) TALLY_EXCLUDES(lock_);
   // Whether a thread holds the catalog exclusively or waits to (tests).
-  bool WriterPending() { return lock_.WriterPending(); }
+  bool WriterPending() TALLY_EXCLUDES(lock_) { return lock_.WriterPending(); }
   // Commits `wb` durably, adding the header raised to format `version` when
   // it is below (a record using a newer format feature goes with the raise).
-  Status CommitRaisingFormat(uint32_t version, rocksdb::WriteBatch* wb);
+  Status CommitRaisingFormat(uint32_t version, rocksdb::WriteBatch* wb)
+      TALLY_EXCLUDES(lock_);
 
   // The meta key and value of `entry` with kCounterFlagPlainIncrements set,
   // for the write path to add to a batch.
@@ -152,22 +173,28 @@ class Catalog {
                             std::string* value);
 
  private:
-  Status WriteFreshHeader();
-  Status LoadLocked(const std::string& path, bool read_only);  // lock_ held
-  // Name and size checks of a new counter (requires lock_ held).
-  Status CheckNewCounter(std::string_view name, const CounterSpec& spec) const;
+  // Tells the analysis a Reader holds lock_ (it cannot follow the hold
+  // into the Reader's accessors); checks nothing at run time.
+  void AssertReaderHeld() const TALLY_ASSERT_SHARED_CAPABILITY(lock_) {}
+
+  Status WriteFreshHeader() TALLY_REQUIRES(lock_);
+  Status LoadLocked(const std::string& path, bool read_only)
+      TALLY_REQUIRES(lock_);
+  // Name and size checks of a new counter.
+  Status CheckNewCounter(std::string_view name, const CounterSpec& spec) const
+      TALLY_REQUIRES_SHARED(lock_);
   // Adds the header `next` (raised to the format `info` needs) and the
   // record of `info` to `wb`, commits it durably and installs the counter
-  // (requires lock_ held exclusively).
+  // (lock_ held exclusively).
   Status CommitCounter(const CounterInfo& info, schema::HeaderRecord next,
-                       rocksdb::WriteBatch* wb);
+                       rocksdb::WriteBatch* wb) TALLY_REQUIRES(lock_);
   // One durable write deleting every key of the counters `ids` and their
   // import notes (no lock needed: no counter record names them).
   Status DropImports(const std::vector<uint64_t>& ids);
-  // Installs the retention rules of the counters now in by_name_ (requires
-  // lock_ held exclusively).
-  void PublishRetention();
-  std::vector<CounterInfo> ListLocked() const;  // requires lock_ held
+  // Installs the retention rules of the counters now in by_name_ (lock_
+  // held exclusively, so two installs cannot interleave).
+  void PublishRetention() TALLY_REQUIRES(lock_);
+  std::vector<CounterInfo> ListLocked() const TALLY_REQUIRES_SHARED(lock_);
 
   // Replaced only by MoveTo (lock_ held exclusively).
   rocksdb::DB* db_;
@@ -179,10 +206,11 @@ class Catalog {
   const Clock* const clock_;
   RetentionRules* const retention_;  // not owned
 
-  RwLock lock_;
-  // Guarded by lock_. Keys view the CounterInfo::name they map to.
-  schema::HeaderRecord header_;
-  std::unordered_map<std::string_view, std::unique_ptr<Entry>> by_name_;
+  mutable RwLock lock_;
+  schema::HeaderRecord header_ TALLY_GUARDED_BY(lock_);
+  // Keys view the CounterInfo::name they map to.
+  std::unordered_map<std::string_view, std::unique_ptr<Entry>> by_name_
+      TALLY_GUARDED_BY(lock_);
 };
 
 }  // namespace tally::engine

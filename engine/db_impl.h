@@ -24,7 +24,6 @@
 #include <atomic>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -42,6 +41,7 @@
 #include "tally/backend.h"
 #include "tally/db.h"
 #include "commit/commit_pipeline.h"
+#include "util/mutex.h"
 
 namespace tally::engine {
 
@@ -222,7 +222,7 @@ class DbImpl final : public Db, private BackendOps {
   // Persists clock_'s now as the time mark (a synced meta write) when it is
   // past the durable one, then records it durable; serialised by
   // time_mark_mu_. Writers only: at open, by the tick, before Compact.
-  Status AdvanceTimeMark();
+  Status AdvanceTimeMark() TALLY_EXCLUDES(time_mark_mu_);
   // The outbox's last stored or acknowledged seq, its acknowledged cursor
   // and its recorded settled watermark (outbox key u64be(0)), as `ro` and
   // `it` (an outbox iterator) see them.
@@ -234,7 +234,7 @@ class DbImpl final : public Db, private BackendOps {
   Status LoadOutbox();
   // Writes the sequencer's watermark as the outbox's recorded settled
   // watermark (serialised, so the stored value only grows).
-  Status RecordOutboxSettled();
+  Status RecordOutboxSettled() TALLY_EXCLUDES(outbox_settled_mu_);
   // Appends the outbox entry `seq` of an applied increment to `wb`;
   // `settled`: the watermark before its run.
   Status AddOutboxEntry(rocksdb::WriteBatch* wb, uint64_t seq, uint64_t settled,
@@ -247,8 +247,8 @@ class DbImpl final : public Db, private BackendOps {
   // compaction filters; clock_ is the same object.
   const std::shared_ptr<EngineClock> engine_clock_;
   EngineClock* const clock_;
-  std::mutex time_mark_mu_;
-  bool time_mark_stored_ = false;  // guarded by time_mark_mu_
+  Mutex time_mark_mu_;
+  bool time_mark_stored_ TALLY_GUARDED_BY(time_mark_mu_) = false;
 
   std::string secondary_dir_;  // read-only: the instance's own directory
   RocksOptions reader_options_;  // read-only: to open a fresh instance
@@ -259,7 +259,7 @@ class DbImpl final : public Db, private BackendOps {
   // to be one point, and Verify says so instead of judging sums.
   std::atomic<bool> reader_at_point_{true};
   // Serialises Refresh calls (the reader_* fields above are theirs).
-  std::mutex refresh_mu_;
+  Mutex refresh_mu_;
   std::function<void()> verify_hook_for_test_;
   std::shared_ptr<rocksdb::Env> env_;  // Options::env, wrapped; outlives db_
   std::unique_ptr<rocksdb::DB> db_;
@@ -273,7 +273,7 @@ class DbImpl final : public Db, private BackendOps {
   // This read-write open's writer incarnation: the origin of every entry it
   // writes (docs/sync.md). Set once at open.
   std::string outbox_origin_;
-  std::mutex outbox_settled_mu_;  // serialises RecordOutboxSettled
+  Mutex outbox_settled_mu_;  // serialises RecordOutboxSettled
 
   std::unique_ptr<commit::CommitPipeline> commit_;
   // Bucket retention rules, kept by the catalog, read by the shards

@@ -15,7 +15,6 @@
 #include "engine/format.h"
 #include "engine/path_check.h"
 #include "engine/validate.h"
-#include "tally/limits.h"
 #include "util/rocks_status.h"
 
 namespace tally {
@@ -24,19 +23,7 @@ Status Db::Open(const Options& options, const std::string& path,
                 std::unique_ptr<Db>* db) {
   db->reset();
   if (path.empty()) return Status::InvalidArgument("database path is empty");
-  if (options.event_lock_stripes == 0 ||
-      options.event_lock_stripes > (1u << 20)) {
-    return Status::InvalidArgument("event_lock_stripes " +
-                                   std::to_string(options.event_lock_stripes) +
-                                   " is outside 1..1048576");
-  }
-  if (options.outbox_max_entries < 1 ||
-      options.outbox_max_entries > kMaxOutboxEntries) {
-    return Status::InvalidArgument(
-        "outbox_max_entries " + std::to_string(options.outbox_max_entries) +
-        " is outside 1.." + std::to_string(kMaxOutboxEntries));
-  }
-  Status valid = engine::ValidateGroupCommit(options);
+  Status valid = engine::ValidateOptions(options);
   if (!valid.ok()) return valid;
   auto impl = std::make_unique<engine::DbImpl>(options, path);
   Status s = impl->Init();

@@ -134,7 +134,7 @@ Status DbImpl::LoadOutbox() {
 }
 
 Status DbImpl::RecordOutboxSettled() {
-  std::lock_guard<std::mutex> lock(outbox_settled_mu_);
+  MutexLock lock(&outbox_settled_mu_);
   char key[8], value[8];
   EncodeSeq(kOutboxSettledSeq, key);
   EncodeSeq(outbox_seq_.Watermark(), value);
@@ -368,7 +368,7 @@ Result<OutboxStatus> DbImpl::GetOutboxStatus() {
 
 Result<std::string> DbImpl::DatabaseId() {
   Catalog::Reader catalog(catalog_.get());
-  return catalog_->header().db_id;
+  return catalog.header().db_id;
 }
 
 }  // namespace tally::engine

@@ -10,10 +10,10 @@
 #define TALLY_ENGINE_PERIODIC_TASK_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <thread>
+
+#include "util/mutex.h"
 
 namespace tally::engine {
 
@@ -27,12 +27,17 @@ class PeriodicTask {
   // Calls f() every `interval`, the first time one interval from now.
   void Start(std::chrono::milliseconds interval, std::function<void()> f) {
     thread_ = std::thread([this, interval, f = std::move(f)] {
-      std::unique_lock<std::mutex> lock(mu_);
-      while (!cv_.wait_for(lock, interval, [this] { return stop_; })) {
-        lock.unlock();
+      mu_.Lock();
+      for (;;) {
+        const auto due = std::chrono::steady_clock::now() + interval;
+        while (!stop_ && cv_.WaitUntil(&mu_, due)) {
+        }
+        if (stop_) break;
+        mu_.Unlock();
         f();
-        lock.lock();
+        mu_.Lock();
       }
+      mu_.Unlock();
     });
   }
 
@@ -40,18 +45,18 @@ class PeriodicTask {
   void Stop() {
     if (!thread_.joinable()) return;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       stop_ = true;
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
     thread_.join();
   }
 
  private:
   std::thread thread_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;  // guarded by mu_
+  Mutex mu_;
+  CondVar cv_;
+  bool stop_ TALLY_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace tally::engine

@@ -151,7 +151,7 @@ void DbImpl::SwapSecondary(Secondary* fresh, Catalog::Binding* b) {
 
 Status DbImpl::Refresh() {
   if (!options_.read_only) return Status::OK();
-  std::lock_guard<std::mutex> serial(refresh_mu_);
+  MutexLock serial(&refresh_mu_);
   rocksdb::Env* env = reader_options_.db.env;
   WriterFiles now;
   Status s = ListWriterFiles(env, path_, &now);

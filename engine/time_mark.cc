@@ -31,7 +31,7 @@ Status DbImpl::LoadTimeMark() {
                               " bytes, expected 8 holding a time >= 0)");
   }
   {
-    std::lock_guard<std::mutex> lock(time_mark_mu_);
+    MutexLock lock(&time_mark_mu_);
     time_mark_stored_ = true;
   }
   // What was read back from disk is durable: a drop judged with it stays
@@ -41,7 +41,7 @@ Status DbImpl::LoadTimeMark() {
 }
 
 Status DbImpl::AdvanceTimeMark() {
-  std::lock_guard<std::mutex> lock(time_mark_mu_);
+  MutexLock lock(&time_mark_mu_);
   const int64_t now = clock_->NowMillis();
   if (time_mark_stored_ && now <= clock_->Durable()) return Status::OK();
   char value[8];

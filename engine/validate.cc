@@ -1,5 +1,7 @@
 #include "engine/validate.h"
 
+#include <cassert>
+
 #include "tally/limits.h"
 
 namespace tally::engine {
@@ -172,27 +174,66 @@ CounterSpec SpecOf(const CounterInfo& info) {
   return spec;
 }
 
+namespace {
+
+// InvalidArgument "FIELD VALUE is outside LO..HI[NOTE]" unless lo <= v <= hi.
+Status CheckRange(const char* field, uint64_t v, uint64_t lo, uint64_t hi,
+                  const char* note = "") {
+  assert(lo <= hi);
+  if (v >= lo && v <= hi) return Status::OK();
+  return Status::InvalidArgument(std::string(field) + " " + std::to_string(v) +
+                                 " is outside " + std::to_string(lo) + ".." +
+                                 std::to_string(hi) + note);
+}
+
+}  // namespace
+
 Status ValidateGroupCommit(const Options& options) {
-  if (options.group_commit_max_bytes < 1 ||
-      options.group_commit_max_bytes > kMaxGroupCommitBytes) {
-    return Status::InvalidArgument(
-        "group_commit_max_bytes " +
-        std::to_string(options.group_commit_max_bytes) + " is outside 1.." +
-        std::to_string(kMaxGroupCommitBytes));
+  Status s =
+      CheckRange("group_commit_max_bytes", options.group_commit_max_bytes, 1,
+                 kMaxGroupCommitBytes);
+  if (s.ok()) {
+    s = CheckRange("group_commit_max_ops", options.group_commit_max_ops, 1,
+                   kMaxGroupCommitOps);
   }
-  if (options.group_commit_max_ops < 1 ||
-      options.group_commit_max_ops > kMaxGroupCommitOps) {
-    return Status::InvalidArgument(
-        "group_commit_max_ops " + std::to_string(options.group_commit_max_ops) +
-        " is outside 1.." + std::to_string(kMaxGroupCommitOps));
+  if (s.ok()) {
+    s = CheckRange("group_commit_max_delay_us",
+                   options.group_commit_max_delay_us, 0,
+                   kMaxGroupCommitDelayUs);
   }
-  if (options.group_commit_max_delay_us > kMaxGroupCommitDelayUs) {
-    return Status::InvalidArgument(
-        "group_commit_max_delay_us " +
-        std::to_string(options.group_commit_max_delay_us) +
-        " is outside 0.." + std::to_string(kMaxGroupCommitDelayUs));
+  return s;
+}
+
+Status ValidateOptions(const Options& o) {
+  Status s = CheckRange("block_cache_bytes", o.block_cache_bytes,
+                        kMinBlockCacheBytes, kMaxBlockCacheBytes);
+  if (s.ok()) {
+    s = CheckRange("write_buffer_bytes", o.write_buffer_bytes,
+                   kMinWriteBufferBytes, kMaxWriteBufferBytes);
   }
-  return Status::OK();
+  if (s.ok()) {
+    s = CheckRange("max_pending_operands", o.max_pending_operands, 0,
+                   kMaxPendingOperands, " (0: no bound)");
+  }
+  if (s.ok()) {
+    s = CheckRange("event_lock_stripes", o.event_lock_stripes, 1,
+                   kMaxEventLockStripes);
+  }
+  if (s.ok()) {
+    s = CheckRange("rollup_interval_ms", o.rollup_interval_ms, 0,
+                   kMaxRollupIntervalMs, " (0: no roll-up thread)");
+  }
+  if (s.ok() && o.expiry_sweep_seconds != 0) {
+    s = CheckRange("expiry_sweep_seconds", o.expiry_sweep_seconds,
+                   kMinExpirySweepSeconds, kMaxExpirySweepSeconds,
+                   " (or 0: RocksDB's default)");
+  }
+  if (s.ok()) {
+    s = CheckRange("outbox_max_entries", o.outbox_max_entries, 1,
+                   kMaxOutboxEntries);
+  }
+  if (s.ok()) s = ValidateGroupCommit(o);
+  return s;
 }
 
 Status CounterNotFound(std::string_view name) {

@@ -15,7 +15,8 @@
 
 namespace tally::engine {
 
-// True when `s` is well-formed UTF-8 (no overlongs, no surrogates, <= U+10FFFF).
+// True when `s` is well-formed UTF-8 (no overlongs, no surrogates, <=
+// U+10FFFF).
 bool IsValidUtf8(std::string_view s);
 
 // A printable, bounded rendering of untrusted bytes for messages.
@@ -28,6 +29,10 @@ Status ValidateDelta(int64_t delta);
 Status ValidateSpec(const CounterSpec& spec);
 // The group commit fields of Options (group_commit_*).
 Status ValidateGroupCommit(const Options& options);
+// Every numeric field of Options against its range in tally/limits.h, in
+// declaration order; the message names the first bad field, its value and
+// its range. Db::Open calls it before it touches the path.
+Status ValidateOptions(const Options& options);
 // An explicit event time (kEventTimeNow passes).
 Status ValidateEventTime(int64_t event_time_ms);
 

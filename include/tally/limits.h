@@ -11,23 +11,45 @@
 
 namespace tally {
 
+// Each limit says why it is that number. Most are sanity bounds: far past
+// any sensible use, they turn a unit mistake (bytes for KiB, seconds for
+// milliseconds) into a clear error instead of a database that misbehaves.
+
 // A counter name: 1..kMaxNameBytes bytes of UTF-8 without control characters.
+// Every counter's name is in memory (the catalog) and in its meta key: 128
+// bytes holds any dotted metric name while the catalog of kMaxCounters names
+// stays under 128 MiB.
 inline constexpr size_t kMaxNameBytes = 128;
 // An event id (idempotency key): 1..kMaxEventIdBytes bytes of UTF-8 without
-// control characters.
+// control characters. It is stored in its marker's key and its outbox
+// entry: 256 bytes holds a UUID, a message-queue topic/partition/offset or a
+// request URL's id with room to spare, and keeps a marker key small enough
+// for the bloom-filtered marker family to stay cache-resident.
 inline constexpr size_t kMaxEventIdBytes = 256;
 // An affinity key (device, thread, user): 1..kMaxAffinityKeyBytes bytes of
-// UTF-8 without control characters.
+// UTF-8 without control characters. Only hashed, never stored; the same
+// bound as an event id, so an event id can serve as one.
 inline constexpr size_t kMaxAffinityKeyBytes = 256;
-// Shards per counter: 1..kMaxShards.
+// Shards per counter: 1..kMaxShards. An exact read looks up every shard: at
+// 4096 one read already costs thousands of lookups, while contention on one
+// counter stops falling long before (one shard per writing thread is enough).
 inline constexpr uint32_t kMaxShards = 4096;
-// Operations in one Batch: 1..kMaxBatchOps.
+// Operations in one Batch: 1..kMaxBatchOps. A batch is one atomic
+// WriteBatch built in memory, holding its event-lock stripes throughout:
+// 65536 operations keep it a few MiB and fit one group commit whole
+// (kMaxGroupCommitOps, checked below).
 inline constexpr size_t kMaxBatchOps = 65536;
-// Live counters in one database (the catalog is held in memory).
+// Live counters in one database. The catalog holds every counter in memory
+// and Open reads them all: 2^20 is a few hundred MiB of catalog and a
+// second-scale open, the most one process should pay.
 inline constexpr size_t kMaxCounters = 1 << 20;
 // Markers one Db::ListMarkers call returns at most (page with start_after).
+// One page is built in memory: 100,000 markers of the longest event id is
+// under 30 MiB.
 inline constexpr size_t kMaxListMarkers = 100000;
-// Problems one tally::Verify report keeps (the rest are only counted).
+// Problems one tally::Verify report keeps (the rest are only counted): a
+// report is read by a person, and a thousand problems already say the
+// database is damaged throughout.
 inline constexpr size_t kMaxVerifyProblems = 1000;
 // Time buckets one read scans at most (Db::ReadExact, ReadRange,
 // ShardCounts and the roll-up behind ReadCached): a bucketed counter keeps
@@ -45,23 +67,73 @@ inline constexpr size_t kMaxReadBuckets = size_t{1} << 16;
 inline constexpr int64_t kMinDelta = std::numeric_limits<int64_t>::min() + 1;
 inline constexpr int64_t kMaxDelta = std::numeric_limits<int64_t>::max();
 
-// A counter's dedupe window and bucket retention: at most ten years.
+// A counter's dedupe window and bucket retention: at most ten years. Longer
+// than any redelivery or reporting period, and expiry arithmetic (event time
+// plus window, up to kMaxEventTimeMs) stays far inside int64.
 inline constexpr int64_t kMaxDedupeWindowMs = int64_t{3650} * 86400 * 1000;
 inline constexpr int64_t kMaxRetentionMs = kMaxDedupeWindowMs;
 // An explicit event time: from the Unix epoch to the end of year 9999, UTC.
+// Every accepted time prints as a four-digit-year ISO 8601 date (counterctl)
+// and bucket starts computed from it cannot overflow.
 inline constexpr int64_t kMinEventTimeMs = 0;
 inline constexpr int64_t kMaxEventTimeMs = int64_t{253402300799999};
 
-// Options::group_commit_max_bytes: 1..kMaxGroupCommitBytes (64 MiB).
+// Options::block_cache_bytes: kMinBlockCacheBytes..kMaxBlockCacheBytes
+// (1 MiB..1 TiB). tally keeps index and filter blocks in the cache, and
+// the filter of one full 64 MiB marker file is ~1.2 MiB: a smaller cache
+// cannot keep even one, so every lookup reads filters from disk again (0
+// would be a cache that holds nothing). 1 TiB is past the memory of any
+// machine tally runs on: a larger value is a unit mistake.
+inline constexpr size_t kMinBlockCacheBytes = size_t{1} << 20;
+inline constexpr size_t kMaxBlockCacheBytes = size_t{1} << 40;
+// Options::write_buffer_bytes: kMinWriteBufferBytes..kMaxWriteBufferBytes
+// (64 KiB..64 GiB): the range RocksDB (7.8, 64-bit) accepts for a column
+// family's write_buffer_size. Its option sanitizing silently clips any other
+// value into that range; tally refuses the value instead.
+inline constexpr size_t kMinWriteBufferBytes = size_t{64} << 10;
+inline constexpr size_t kMaxWriteBufferBytes = size_t{64} << 30;
+// Options::max_pending_operands: 0 (no bound) or 1..kMaxPendingOperands.
+// The bound exists to cap what one read of a hot shard folds; a bound as
+// large as a whole Batch (kMaxBatchOps) no longer caps anything a read
+// should pay (BM_HotReadAfterBurst in docs/benchmarks.md): use 0 instead.
+inline constexpr size_t kMaxPendingOperands = kMaxBatchOps;
+// Options::event_lock_stripes: 1..kMaxEventLockStripes. Every stripe is one
+// cache-line-aligned mutex allocated at Open: 2^20 stripes are 64 MiB, and
+// past a few thousand, false conflicts are already rare.
+inline constexpr uint32_t kMaxEventLockStripes = uint32_t{1} << 20;
+// Options::rollup_interval_ms: 0 (no roll-up thread) or
+// 1..kMaxRollupIntervalMs (one day). A cached total staler than a day is
+// not a cache anyone reads; turn the thread off with 0 instead.
+inline constexpr uint32_t kMaxRollupIntervalMs = 86400000;
+// Options::expiry_sweep_seconds: 0 (RocksDB's own default) or
+// kMinExpirySweepSeconds..kMaxExpirySweepSeconds (one hour..ten years).
+// Each sweep rewrites every marker and shard file older than the period:
+// more often than hourly the database would spend its disk bandwidth
+// rewriting itself. A sweep rarer than the longest dedupe window or
+// retention (kMaxRetentionMs) sweeps nothing that had expired.
+inline constexpr uint64_t kMinExpirySweepSeconds = 3600;
+inline constexpr uint64_t kMaxExpirySweepSeconds = kMaxRetentionMs / 1000;
+
+// Options::group_commit_max_bytes: 1..kMaxGroupCommitBytes (64 MiB). A group
+// is concatenated into one in-memory WriteBatch and applied to the memtable
+// at once; 64 times the default is far past where sharing one fsync among
+// more writes still gains anything.
 inline constexpr size_t kMaxGroupCommitBytes = size_t{64} << 20;
-// Options::group_commit_max_ops: 1..kMaxGroupCommitOps records.
+// Options::group_commit_max_ops: 1..kMaxGroupCommitOps records: 16 whole
+// Batches (at least one, checked below), for the same reason.
 inline constexpr size_t kMaxGroupCommitOps = size_t{1} << 20;
 // Options::group_commit_max_delay_us: 0..kMaxGroupCommitDelayUs (100 ms).
+// The delay is added to every durable increment: past 100 ms (a hundred
+// fsyncs of a typical SSD) it costs far more latency than it can save.
 inline constexpr uint32_t kMaxGroupCommitDelayUs = 100000;
 
 // Options::outbox_max_entries: 1..kMaxOutboxEntries unacknowledged entries.
+// At ~60 bytes an entry 2^32 of them are ~256 GiB waiting for a hub that has
+// long stopped syncing; the bound also keeps the sequencer's pending-count
+// arithmetic (engine/outbox_sequencer.h) far from overflow.
 inline constexpr uint64_t kMaxOutboxEntries = uint64_t{1} << 32;
-// Entries one tally::ReadOutbox call returns at most.
+// Entries one tally::ReadOutbox call returns at most: one page is built in
+// memory, as for kMaxListMarkers.
 inline constexpr size_t kMaxOutboxRead = 100000;
 
 static_assert(kMaxShards <= (1u << 16), "shard index must stay small");

@@ -39,6 +39,10 @@ class Clock {
 
 // How to open a database. A plain value: the caller owns it, Db::Open copies
 // what it needs; distinct objects may be used from different threads.
+// Db::Open checks every numeric field against the range its comment gives
+// (the limits are in tally/limits.h, each with its reason) and refuses a
+// value outside it with InvalidArgument naming the field, the value and the
+// range; it never clamps.
 struct Options {
   // Create the database if `path` does not hold one. Default: true.
   // Ignored (treated as false) when read_only is set.
@@ -63,10 +67,12 @@ struct Options {
   // Block cache shared by all column families, in bytes. Default: 32 MiB.
   // Split into shards of at least 8 MiB (4 for the default) so a whole
   // marker-file bloom filter (~1.2 MiB per 64 MiB file) stays cached.
+  // kMinBlockCacheBytes..kMaxBlockCacheBytes (1 MiB..1 TiB, tally/limits.h).
   size_t block_cache_bytes = size_t{32} << 20;
 
   // Memtable size per column family, in bytes. Default: 16 MiB. Larger
   // memtables absorb more merge operands before a flush folds them.
+  // kMinWriteBufferBytes..kMaxWriteBufferBytes (64 KiB..64 GiB).
   size_t write_buffer_bytes = size_t{16} << 20;
 
   // Pending merge operands one shard may hold in the memtable before the
@@ -77,6 +83,7 @@ struct Options {
   // before each merge (figures: docs/benchmarks.md, "Figures behind code
   // choices").
   // 0 disables the bound: for write-mostly counters that are rarely read.
+  // 0..kMaxPendingOperands (65536).
   // A read_only instance does not apply the bound to the writer's operands
   // it replays from the WAL (RocksDB applies it on the write path only), so
   // its reads of a hot, unflushed shard fold every pending operand.
@@ -84,7 +91,8 @@ struct Options {
 
   // Lock stripes serialising check-then-write of once-increments with the
   // same event id. Default: 1024. More stripes, fewer false conflicts
-  // between unrelated events; each is one mutex (40 bytes).
+  // between unrelated events; each is one mutex on its own 64-byte cache
+  // line. 1..kMaxEventLockStripes (2^20).
   uint32_t event_lock_stripes = 1024;
 
   // How often a background thread rolls up every counter that changed into
@@ -92,13 +100,15 @@ struct Options {
   // turns the thread off (RollupNow and ReadCached still work). Ignored for
   // read-only databases. A pass over unchanged counters costs one atomic
   // load per counter; a changed counter costs one exact read and one write.
+  // 0..kMaxRollupIntervalMs (one day).
   uint32_t rollup_interval_ms = 1000;
 
   // Expired markers (dedupe windows) and buckets past their retention are
   // dropped by compaction (readers skip them before that). RocksDB compacts
   // a marker or shard file at the latest once it is this old, in seconds, so
   // expired data does not wait for the data volume to trigger a compaction.
-  // Default: 86400 (one day). 0: RocksDB's own default (30 days).
+  // Default: 86400 (one day). 0: RocksDB's own default (30 days); otherwise
+  // kMinExpirySweepSeconds..kMaxExpirySweepSeconds (one hour..ten years).
   uint64_t expiry_sweep_seconds = 86400;
 
   // Unacknowledged outbox entries the database holds at most (counters with

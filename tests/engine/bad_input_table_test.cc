@@ -679,6 +679,26 @@ const std::vector<ApiRow>& Rows() {
                    int64_t{kMaxReadBuckets} + 1);
          EXPECT_EQ(*e->db->ReadExact("c"), 5);
        }},
+      // ---- Options at Open (tests/engine/options_test.cc walks every
+      // field) ----
+      {"API-63", "Db::Open(write_buffer_bytes = 0, \"<TMP>/new\", &db)",
+       Code::kInvalidArgument,
+       "write_buffer_bytes 0 is outside 65536..68719476736", false,
+       [](Env* e) {
+         Options o;
+         o.write_buffer_bytes = 0;
+         return OpenAt(o, e->tmp.Sub("new"));
+       },
+       nullptr},
+      {"API-64", "Db::Open(block_cache_bytes = 0, \"<TMP>/new\", &db)",
+       Code::kInvalidArgument,
+       "block_cache_bytes 0 is outside 1048576..1099511627776", false,
+       [](Env* e) {
+         Options o;
+         o.block_cache_bytes = 0;
+         return OpenAt(o, e->tmp.Sub("new"));
+       },
+       nullptr},
   };
   return rows;
 }
