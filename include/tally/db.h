@@ -111,9 +111,10 @@ class Db {
   // Commits every operation of `batch` in one atomic write; `results` gets
   // one entry per operation, in order, only when Apply returns OK: on any
   // error it is left as it was. Each operation is checked as the single
-  // call would check it, in the same order and with the same messages. The batch is validated whole first:
-  // one bad operation (unknown counter, bad id, overflowing sum) refuses the
-  // batch with InvalidArgument/NotFound naming its index, and nothing is
+  // call would check it, in the same order and with the same messages.
+  // The batch is validated whole first: one bad operation (unknown counter,
+  // bad id, overflowing sum) refuses the batch with
+  // InvalidArgument/NotFound/OutOfRange naming its index, and nothing is
   // written. Copies of one (counter, event_id) inside a batch count once,
   // decided as if the ops came one after another (the first copy accepted
   // counts; later ones are duplicates or conflicts of it, with its shard); a

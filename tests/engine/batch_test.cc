@@ -95,7 +95,8 @@ TEST(Batch, PlainOpsShareOneRandomShardPerBatch) {
       b.Add("c", 1);
       b.Add("d", 1);
     }
-    b.Add("c", 1, IncrementOptions{"pinned"});  // a keyed op keeps its own shard
+    b.Add("c", 1,
+          IncrementOptions{"pinned"});  // a keyed op keeps its own shard
     std::vector<IncrementResult> r;
     ASSERT_OK(db->Apply(b, &r));
     for (int i = 2; i < 20; i += 2) EXPECT_EQ(r[i].shard, r[0].shard);
@@ -125,7 +126,9 @@ TEST(Batch, OneBadOpRefusesAll) {
 
   Batch big;
   big.Add("c", std::numeric_limits<int64_t>::max(), IncrementOptions{"k"});
-  big.Add("c", 1, IncrementOptions{"k"});  // same shard: the folded operand would overflow
+  big.Add(
+      "c", 1,
+      IncrementOptions{"k"});  // same shard: the folded operand would overflow
   s = db->Apply(big, &r);
   ASSERT_TRUE(s.IsOutOfRange()) << s.ToString();
   EXPECT_EQ(*db->ReadExact("c"), 0);

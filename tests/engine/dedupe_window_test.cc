@@ -228,7 +228,8 @@ TEST_F(DedupeWindow, CompactionDropsExpiredMarkersAndSpace) {
     Batch b;
     std::vector<IncrementResult> results;
     for (size_t i = 0; i < events; ++i) {
-      b.AddOnce("views", "view-" + std::to_string(i), 1, OnceOptions{kStart, {}});
+      b.AddOnce("views", "view-" + std::to_string(i), 1,
+                OnceOptions{kStart, {}});
       if (b.size() == kPerBatch || i + 1 == events) {
         ASSERT_OK(db->Apply(b, &results));
         b.Clear();

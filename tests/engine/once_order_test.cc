@@ -254,7 +254,8 @@ TEST_F(OnceOrder,
   Batch batch;
   batch.AddOnce("h", "e", 3, OnceOptions{kStart, {}});  // the redelivery
   batch.AddOnce("h", "f", 2);          // a new event, now
-  batch.AddOnce("h", "f", 2, OnceOptions{kStart, {}});  // its copy in the batch, old time
+  batch.AddOnce("h", "f", 2,
+                OnceOptions{kStart, {}});  // its copy in the batch, old time
   std::vector<IncrementResult> results;
   ASSERT_OK(db->Apply(batch, &results));
   ASSERT_EQ(results.size(), 3u);
