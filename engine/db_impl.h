@@ -166,6 +166,10 @@ class DbImpl final : public Db {
                     const OutboxRun* outbox, rocksdb::WriteBatch* wb,
                     std::string_view marker_key, std::string* scratch,
                     bool* first_plain);
+  // The outbox entry of a single applied op.
+  Status AddEntry(const WriteOp& op, const CounterInfo& c, int64_t now,
+                  const OutboxRun* outbox, rocksdb::WriteBatch* wb,
+                  std::string* scratch);
   // What IncrementAsync queues once the catalog is released: `counter` is
   // set (and the commit counted in async_) only when `batch` is to be
   // queued; otherwise StartAsync's answer is final.

@@ -60,6 +60,13 @@ Status DbImpl::PlanSingle(const Catalog::Reader& catalog, const WriteOp& op,
   return s;
 }
 
+Status DbImpl::AddEntry(const WriteOp& op, const CounterInfo& c, int64_t now,
+                        const OutboxRun* outbox, rocksdb::WriteBatch* wb,
+                        std::string* scratch) {
+  return AddOutboxEntry(wb, outbox->first(), outbox->settled(), c, op.event_id,
+                        op.delta, EventTimeOr(op.event_time_ms, now), scratch);
+}
+
 Status DbImpl::AddApplied(const WriteOp& op, const OpPlan& plan, int64_t now,
                           const OutboxRun* outbox, rocksdb::WriteBatch* wb,
                           std::string_view marker_key, std::string* scratch,
@@ -67,17 +74,27 @@ Status DbImpl::AddApplied(const WriteOp& op, const OpPlan& plan, int64_t now,
   const Catalog::Entry& c = *plan.counter;
   assert(plan.outcome == Outcome::kApplied);
   assert(c.outbox == (outbox != nullptr));
-  rocksdb::Status rs =
-      AddShardMerge(wb, shards_, c, plan.bucket, plan.shard, op.delta);
-  *first_plain = !op.once && !c.plain_recorded.load(std::memory_order_acquire);
-  if (rs.ok() && *first_plain) rs = AddPlainFlag(wb, meta_, c, scratch);
-  if (rs.ok() && op.once) {
+  // The order each kind has always had in its WriteBatch (counterctl wal
+  // dump shows it): a once-op's outbox entry, marker, merge; a plain op's
+  // merge, flag, outbox entry.
+  Status s;
+  if (op.once && outbox != nullptr) {
+    s = AddEntry(op, c, now, outbox, wb, scratch);
+  }
+  rocksdb::Status rs;
+  if (s.ok() && op.once) {
     rs = AddMarker(wb, events_, marker_key, op, plan, now, scratch);
   }
-  Status s = FromRocks(rs, op.once ? "increment once" : "increment");
-  if (s.ok() && outbox != nullptr) {
-    s = AddOutboxEntry(wb, outbox->first(), outbox->settled(), c, op.event_id,
-                       op.delta, EventTimeOr(op.event_time_ms, now), scratch);
+  if (s.ok() && rs.ok()) {
+    rs = AddShardMerge(wb, shards_, c, plan.bucket, plan.shard, op.delta);
+  }
+  *first_plain = !op.once && !c.plain_recorded.load(std::memory_order_acquire);
+  if (s.ok() && rs.ok() && *first_plain) {
+    rs = AddPlainFlag(wb, meta_, c, scratch);
+  }
+  if (s.ok()) s = FromRocks(rs, op.once ? "increment once" : "increment");
+  if (s.ok() && !op.once && outbox != nullptr) {
+    s = AddEntry(op, c, now, outbox, wb, scratch);
   }
   return s;
 }
