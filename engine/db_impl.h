@@ -3,9 +3,10 @@
 //   open.cc         open and close, create, delete and describe counters
 //   reader.cc       read-only opens: secondary instances, Refresh
 //   time_mark.cc    the persisted time mark
-//   write_path.cc   increments and batches
+//   write_path.cc   single increments (Increment, IncrementOnce, async)
+//   apply.cc        batches (Apply), planned by engine/write_plan.h
 //   read_path.cc    exact and range reads, histograms, marker counts
-//   marker_reads.cc GetEvent, ListEvents
+//   marker_reads.cc GetMarker, ListMarkers
 //   rollups.cc      roll-ups and ReadCached
 //   outbox.cc       the outbox feed
 //   import.cc       ImportCounter
@@ -37,6 +38,7 @@
 #include "engine/outbox_sequencer.h"
 #include "engine/periodic_task.h"
 #include "engine/rocksdb_options.h"
+#include "engine/write_plan.h"
 #include "engine/writer_files.h"
 #include "tally/backend.h"
 #include "tally/db.h"
@@ -44,6 +46,9 @@
 #include "util/mutex.h"
 
 namespace tally::engine {
+
+class OutboxRun;
+struct BatchPlan;
 
 // DbImpl is the Db and, privately, its own BackendOps (tally/backend.h):
 // the free functions of the other public headers reach the methods marked
@@ -131,8 +136,9 @@ class DbImpl final : public Db, private BackendOps {
     std::atomic<uint64_t> rejected{0};
   };
 
-  // Counts a refused call and passes its Status through.
-  Status Reject(Status s);
+  // Counts `s` in stats_.rejected when it refuses the call (IsRefusal);
+  // once per write call, at its end.
+  void CountRefusal(const Status& s);
   // NotSupported on a read-only database, else OK.
   Status CheckWritable() const;
   Status OpenWriter(const RocksOptions& ro);
@@ -157,25 +163,32 @@ class DbImpl final : public Db, private BackendOps {
   void SwapSecondary(Secondary* fresh, Catalog::Binding* b);
   static void CloseSecondary(Secondary* s);
   Status CheckpointOnce(const std::string& dir);
-  // Where a plain increment goes: shard, bucket (or none), and the clock
-  // reading it used (0 when it needed none).
-  struct PlainPlan {
-    uint32_t shard = 0;
-    int64_t bucket = kNoBucket;
-    int64_t now = 0;
-  };
-  Status PlanPlain(const Catalog::Entry& c, const IncrementOptions& options,
-                   PlainPlan* plan);
-  // The common front of Increment and IncrementAsync: checks the call,
-  // finds the counter (*c) and plans it; refusals are counted (Reject).
-  Status PreparePlain(const Catalog::Reader& catalog, std::string_view counter,
-                      int64_t delta, const IncrementOptions& options,
-                      const Catalog::Entry** c, PlainPlan* plan);
-  // Adds the increment's merge (and the counter's plain-increment flag when
-  // it is its first) to `wb`.
-  Status AddPlainMerge(const Catalog::Entry& c, const PlainPlan& plan,
-                       int64_t delta, rocksdb::WriteBatch* wb,
-                       std::string* scratch, bool* first_plain);
+  // ---- the write path (write_path.cc, apply.cc; engine/write_plan.h) ----
+  // Checks a single call (writable, its arguments) and resolves it.
+  Status PlanSingle(const Catalog::Reader& catalog, const WriteOp& op,
+                    OpPlan* plan) const;
+  // Increment and IncrementOnce: plans, decides and commits one op.
+  Result<IncrementResult> WriteOne(const WriteOp& op);
+  // The marker at `key` of counter `c`, if stored.
+  Status LookUpMarker(const CounterInfo& c, std::string_view key,
+                      FoundMarker* marker);
+  // Decides a resolved op and, when applied, commits it from `scratch`.
+  Result<IncrementResult> DecideAndCommit(const WriteOp& op,
+                                          const FoundMarker& marker,
+                                          int64_t now, OpPlan* plan,
+                                          WriteScratch* scratch);
+  // Adds an applied single op's writes to `wb`: its merge, the counter's
+  // plain-increment flag when it is its first (*first_plain), a once-op's
+  // marker at `marker_key`, and its outbox entry when `outbox` is given
+  // (exactly for outbox counters).
+  Status AddApplied(const WriteOp& op, const OpPlan& plan, int64_t now,
+                    const OutboxRun* outbox, rocksdb::WriteBatch* wb,
+                    std::string_view marker_key, std::string* scratch,
+                    bool* first_plain);
+  // The outbox entry of a single applied op.
+  Status AddEntry(const WriteOp& op, const CounterInfo& c, int64_t now,
+                  const OutboxRun* outbox, rocksdb::WriteBatch* wb,
+                  std::string* scratch);
   // What IncrementAsync queues once the catalog is released: `counter` is
   // set (and the commit counted in async_) only when `batch` is to be
   // queued; otherwise StartAsync's answer is final.
@@ -184,18 +197,25 @@ class DbImpl final : public Db, private BackendOps {
     const Catalog::Entry* counter = nullptr;
     bool first_plain = false;
   };
-  // IncrementAsync's work under the catalog's shared hold: checks and plans
-  // the increment and builds its batch; on a pipeline that is not durable
-  // it also commits it. Returns the refusal, or the result the increment
-  // has (or will have) once committed.
-  Result<IncrementResult> StartAsync(std::string_view counter, int64_t delta,
-                                     const IncrementOptions& options,
-                                     AsyncStart* start);
-  // Books `n` committed increments of `c`.
+  // IncrementAsync's work under the catalog's shared hold: plans the
+  // increment and builds its batch; on a pipeline that is not durable it
+  // also commits it. Returns the refusal, or the result the increment has
+  // (or will have) once committed.
+  Result<IncrementResult> StartAsync(const WriteOp& op, AsyncStart* start);
+  // Books an asynchronous increment of `c` once committed.
+  void AsyncApplied(const Catalog::Entry& c, bool first_plain);
+  // Apply's work; `results` is the caller's only when it returns OK.
+  Status ApplyInto(const Batch& batch, std::vector<IncrementResult>* results);
+  // Apply's outbox entries, once nothing can refuse the batch.
+  Status AddBatchOutbox(const BatchPlan& bp, int64_t now, OutboxRun* outbox,
+                        WriteScratch* scratch);
+  // Books a committed batch: flags, per-counter and engine counts.
+  void BookBatch(const BatchPlan& bp);
+  // Books `n` committed increments of `c` (the counter's own count and,
+  // when first_plain, its stored flag).
   void Applied(const Catalog::Entry& c, bool first_plain, uint64_t n);
-  // Picks a plain increment's shard under the counter's policy.
-  Status PickPlainShard(const CounterInfo& c, std::string_view affinity_key,
-                        uint32_t* shard) const;
+  // Adds the outcomes of a successful call to stats_.
+  void CountOutcomes(const OutcomeCounts& n);
   // Visits every stored shard of a counter (shard index, value) from one
   // consistent view, checking each key and value.
   Status ScanShards(const CounterInfo& c, const rocksdb::ReadOptions& ro,
@@ -204,8 +224,8 @@ class DbImpl final : public Db, private BackendOps {
   // [from_bucket, to_bucket) (bucket start, shard index, value), in time
   // order, from one consistent view.
   Status ScanBuckets(
-      const CounterInfo& c, const rocksdb::ReadOptions& ro,
-      int64_t from_bucket, int64_t to_bucket,
+      const CounterInfo& c, const rocksdb::ReadOptions& ro, int64_t from_bucket,
+      int64_t to_bucket,
       const std::function<void(int64_t, uint32_t, ShardSum)>& visit);
   // The exact sum of a counter's shards as `ro` sees them.
   Status SumShards(const CounterInfo& c, const rocksdb::ReadOptions& ro,
@@ -250,7 +270,7 @@ class DbImpl final : public Db, private BackendOps {
   Mutex time_mark_mu_;
   bool time_mark_stored_ TALLY_GUARDED_BY(time_mark_mu_) = false;
 
-  std::string secondary_dir_;  // read-only: the instance's own directory
+  std::string secondary_dir_;    // read-only: the instance's own directory
   RocksOptions reader_options_;  // read-only: to open a fresh instance
   WriterFiles reader_seen_;      // read-only: Secondary::seen of db_
   bool reader_exact_ = false;    // read-only: Secondary::exact of db_

@@ -201,11 +201,6 @@ Status DbImpl::CheckWritable() const {
                               "process that holds it");
 }
 
-Status DbImpl::Reject(Status s) {
-  stats_.rejected.fetch_add(1, std::memory_order_relaxed);
-  return s;
-}
-
 Status DbImpl::CreateCounter(std::string_view name, const CounterSpec& spec) {
   Status s = CheckWritable();
   return s.ok() ? catalog_->Create(name, spec) : s;

@@ -70,7 +70,8 @@ Status SyncOutbox(Db* edge, Db* hub, const SyncOptions& options,
     if (entries->empty()) break;
     batch.Clear();
     for (const OutboxEntry& e : *entries) {
-      batch.AddOnce(e.counter, HubEventId(e), e.delta, e.time_ms, affinity);
+      batch.AddOnce(e.counter, HubEventId(e), e.delta,
+                    OnceOptions{e.time_ms, affinity});
     }
     Status s = hub->Apply(batch, &results);
     if (!s.ok()) {

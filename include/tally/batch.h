@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tally/options.h"
 #include "tally/types.h"
 
 namespace tally {
@@ -28,27 +29,26 @@ class Batch {
   struct Op {
     std::string counter;
     std::string event_id;      // empty for a plain increment
-    std::string affinity_key;  // may be empty (see Add and AddOnce)
+    std::string affinity_key;  // may be empty (see IncrementOptions)
     int64_t delta = 0;
     bool once = false;
     int64_t event_time_ms = kEventTimeNow;  // see IncrementOptions, OnceOptions
   };
 
-  // A plain increment; `affinity_key` may be empty (see ShardPolicy);
-  // `event_time_ms` as in IncrementOptions (tally/db.h).
+  // A plain increment, with the options Db::Increment takes.
   void Add(std::string_view counter, int64_t delta,
-           std::string_view affinity_key = {},
-           int64_t event_time_ms = kEventTimeNow) {
+           const IncrementOptions& options = {}) {
     ops_.push_back(Op{std::string(counter), std::string(),
-                      std::string(affinity_key), delta, false, event_time_ms});
+                      std::string(options.affinity_key), delta, false,
+                      options.event_time_ms});
   }
-  // A once-increment: counted at most once per (counter, event_id).
-  // `event_time_ms` and `affinity_key` as in OnceOptions (tally/db.h).
+  // A once-increment, with the options Db::IncrementOnce takes: counted at
+  // most once per (counter, event_id).
   void AddOnce(std::string_view counter, std::string_view event_id,
-               int64_t delta, int64_t event_time_ms = kEventTimeNow,
-               std::string_view affinity_key = {}) {
+               int64_t delta, const OnceOptions& options = {}) {
     ops_.push_back(Op{std::string(counter), std::string(event_id),
-                      std::string(affinity_key), delta, true, event_time_ms});
+                      std::string(options.affinity_key), delta, true,
+                      options.event_time_ms});
   }
 
   size_t size() const { return ops_.size(); }

@@ -41,35 +41,6 @@
 
 namespace tally {
 
-// Per-call choices of a plain increment. A plain value; the affinity key is
-// only read during the call.
-struct IncrementOptions {
-  // Hashed to pick the shard (the stable hash of docs/format.md). Empty:
-  // random shard, allowed only under ShardPolicy::kRandom.
-  std::string_view affinity_key;
-  // When the event happened, ms since the Unix epoch (UTC): a bucketed
-  // counter counts it in that time's bucket. kEventTimeNow (default): now.
-  // Ignored by counters without buckets (after its range is checked).
-  int64_t event_time_ms = kEventTimeNow;
-};
-
-// Per-call choices of a once-increment. A plain value.
-struct OnceOptions {
-  // When the event happened, in ms since the Unix epoch (UTC); the same in
-  // every copy of the event. Required (InvalidArgument without it) on a
-  // counter with a dedupe window, where an event older than now - window is
-  // refused as Outcome::kOutsideWindow: the time of delivery could not tell
-  // a late redelivery, whose marker may be gone, from a new event. Ignored
-  // by counters without a window (after its range is checked). A bucketed
-  // counter counts the event in that time's bucket (now when not given).
-  int64_t event_time_ms = kEventTimeNow;
-  // Empty (default): the shard is the hash of the event id. Else the hash
-  // of this key picks it ("pinned"; SyncOutbox puts each edge's increments
-  // in its own hub shard). A redelivery's outcome and reported shard come
-  // from the marker, with or without the key (a key given is still checked).
-  std::string_view affinity_key;
-};
-
 // What IncrementAsync calls back with.
 using IncrementCallback = std::function<void(const Result<IncrementResult>&)>;
 
@@ -149,9 +120,12 @@ class Db {
       const OnceOptions& options = {}) = 0;
 
   // Commits every operation of `batch` in one atomic write; `results` gets
-  // one entry per operation, in order. The batch is validated whole first:
-  // one bad operation (unknown counter, bad id, overflowing sum) refuses the
-  // batch with InvalidArgument/NotFound naming its index, and nothing is
+  // one entry per operation, in order, only when Apply returns OK: on any
+  // error it is left as it was. Each operation is checked as the single
+  // call would check it, in the same order and with the same messages.
+  // The batch is validated whole first: one bad operation (unknown counter,
+  // bad id, overflowing sum) refuses the batch with
+  // InvalidArgument/NotFound/OutOfRange naming its index, and nothing is
   // written. Copies of one (counter, event_id) inside a batch count once,
   // decided as if the ops came one after another (the first copy accepted
   // counts; later ones are duplicates or conflicts of it, with its shard); a

@@ -1,10 +1,16 @@
-// Options for opening a tally database, and the Clock it reads time from.
+// Options for opening a tally database, the Clock it reads time from, and
+// the per-call options of reads and writes (ReadOptions, IncrementOptions,
+// OnceOptions; Batch::Add and Batch::AddOnce take the same as the single
+// calls).
 
 #ifndef TALLY_OPTIONS_H_
 #define TALLY_OPTIONS_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
+
+#include "tally/types.h"
 
 namespace rocksdb {
 class Env;
@@ -169,6 +175,35 @@ struct Options {
 struct ReadOptions {
   // Verify block checksums on every read. Default: true.
   bool verify_checksums = true;
+};
+
+// Per-call choices of a plain increment. A plain value; the affinity key is
+// only read during the call.
+struct IncrementOptions {
+  // Hashed to pick the shard (the stable hash of docs/format.md). Empty:
+  // random shard, allowed only under ShardPolicy::kRandom.
+  std::string_view affinity_key;
+  // When the event happened, ms since the Unix epoch (UTC): a bucketed
+  // counter counts it in that time's bucket. kEventTimeNow (default): now.
+  // Ignored by counters without buckets (after its range is checked).
+  int64_t event_time_ms = kEventTimeNow;
+};
+
+// Per-call choices of a once-increment. A plain value.
+struct OnceOptions {
+  // When the event happened, in ms since the Unix epoch (UTC); the same in
+  // every copy of the event. Required (InvalidArgument without it) on a
+  // counter with a dedupe window, where an event older than now - window is
+  // refused as Outcome::kOutsideWindow: the time of delivery could not tell
+  // a late redelivery, whose marker may be gone, from a new event. Ignored
+  // by counters without a window (after its range is checked). A bucketed
+  // counter counts the event in that time's bucket (now when not given).
+  int64_t event_time_ms = kEventTimeNow;
+  // Empty (default): the shard is the hash of the event id. Else the hash
+  // of this key picks it ("pinned"; SyncOutbox puts each edge's increments
+  // in its own hub shard). A redelivery's outcome and reported shard come
+  // from the marker, with or without the key (a key given is still checked).
+  std::string_view affinity_key;
 };
 
 }  // namespace tally

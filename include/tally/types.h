@@ -210,13 +210,23 @@ struct VerifyReport {
   bool ok() const { return problems.empty(); }
 };
 
-// Engine-wide figures since Open, for monitoring.
+// Engine-wide figures since Open, for monitoring. The first four count the
+// outcomes (Outcome) of the increments of write calls that succeeded (an
+// Apply's ops each count once); a call that failed counts in none of them.
 struct EngineStats {
   uint64_t applied = 0;     // increments that changed a counter
   uint64_t duplicates = 0;  // once-increments found already counted
   uint64_t conflicts = 0;   // once-increments refused for a delta mismatch
   uint64_t outside_window = 0;  // once-increments older than their window
-  uint64_t rejected = 0;    // calls refused with InvalidArgument/NotFound
+  // Write calls (Increment, IncrementOnce, IncrementAsync, Apply: one per
+  // call, whatever its ops) refused for what they asked, having written
+  // nothing: InvalidArgument or OutOfRange (a bad argument, a batch over
+  // kMaxBatchOps, a batch's deltas summing beyond int64, an event time past
+  // retention), NotFound (no such counter) or NotSupported (a read-only
+  // database, IncrementAsync of an outbox counter). Failures of the
+  // database are not counted: IOError, Corruption, and Busy for a full
+  // outbox (Options::outbox_max_entries).
+  uint64_t rejected = 0;
 };
 
 // Storage figures of one column family.

@@ -91,7 +91,8 @@ TEST_P(BatchApply, PlainOpsShareOneRandomShardPerBatch) {
       b.Add("c", 1);
       b.Add("d", 1);
     }
-    b.Add("c", 1, "pinned");  // a keyed op keeps its own shard
+    b.Add("c", 1,
+          IncrementOptions{"pinned"});  // a keyed op keeps its own shard
     std::vector<IncrementResult> r;
     ASSERT_OK(db->Apply(b, &r));
     for (int i = 2; i < 20; i += 2) EXPECT_EQ(r[i].shard, r[0].shard);
@@ -119,8 +120,10 @@ TEST_P(BatchApply, OneBadOpRefusesAll) {
   EXPECT_EQ(*db->CountMarkers("c"), 0u);
 
   Batch big;
-  big.Add("c", std::numeric_limits<int64_t>::max(), "k");
-  big.Add("c", 1, "k");  // same shard: the folded operand would overflow
+  big.Add("c", std::numeric_limits<int64_t>::max(), IncrementOptions{"k"});
+  big.Add(
+      "c", 1,
+      IncrementOptions{"k"});  // same shard: the folded operand would overflow
   s = db->Apply(big, &r);
   ASSERT_TRUE(s.IsOutOfRange()) << s.ToString();
   EXPECT_EQ(*db->ReadExact("c"), 0);

@@ -107,10 +107,10 @@ TEST_P(Buckets, OnceIncrementsAndBatchesUseTheEventTime) {
   EXPECT_EQ(r->outcome, Outcome::kDuplicate);
 
   Batch b;
-  b.Add("c", 1, {}, kMidnight);
-  b.Add("c", 2, {}, kMidnight + kHour + 1);
-  b.AddOnce("c", "e2", 7, kMidnight + 2 * kHour);
-  b.AddOnce("c", "e1", 5, kMidnight);
+  b.Add("c", 1, IncrementOptions{{}, kMidnight});
+  b.Add("c", 2, IncrementOptions{{}, kMidnight + kHour + 1});
+  b.AddOnce("c", "e2", 7, OnceOptions{kMidnight + 2 * kHour, {}});
+  b.AddOnce("c", "e1", 5, OnceOptions{kMidnight, {}});
   std::vector<IncrementResult> results;
   ASSERT_OK(db->Apply(b, &results));
   EXPECT_EQ(results[3].outcome, Outcome::kDuplicate);

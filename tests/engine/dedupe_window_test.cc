@@ -169,13 +169,13 @@ TEST_P(DedupeWindow, BatchesMixOutcomes) {
   ASSERT_OK(db->CreateCounter("c", Windowed(4, kHour)));
   ASSERT_OK(db->IncrementOnce("c", "seen", 2, At(kStart)));
   Batch b;
-  b.AddOnce("c", "old", 10, kStart - 2 * kHour);
-  b.AddOnce("c", "new", 20, kStart - 1);
-  b.AddOnce("c", "seen", 2, kStart);
-  b.AddOnce("c", "new", 20, kStart - 1);
+  b.AddOnce("c", "old", 10, OnceOptions{kStart - 2 * kHour, {}});
+  b.AddOnce("c", "new", 20, OnceOptions{kStart - 1, {}});
+  b.AddOnce("c", "seen", 2, OnceOptions{kStart, {}});
+  b.AddOnce("c", "new", 20, OnceOptions{kStart - 1, {}});
   // A copy claiming an old time: the batch's first copy of "new" already
   // counted it, and answers, as its marker would have one call later.
-  b.AddOnce("c", "new", 20, kStart - 2 * kHour);
+  b.AddOnce("c", "new", 20, OnceOptions{kStart - 2 * kHour, {}});
   std::vector<IncrementResult> results;
   ASSERT_OK(db->Apply(b, &results));
   ASSERT_EQ(results.size(), 5u);
@@ -226,7 +226,8 @@ TEST_P(DedupeWindow, CompactionDropsExpiredMarkersAndSpace) {
     Batch b;
     std::vector<IncrementResult> results;
     for (size_t i = 0; i < events; ++i) {
-      b.AddOnce("views", "view-" + std::to_string(i), 1, kStart);
+      b.AddOnce("views", "view-" + std::to_string(i), 1,
+                OnceOptions{kStart, {}});
       if (b.size() == kPerBatch || i + 1 == events) {
         ASSERT_OK(db->Apply(b, &results));
         b.Clear();

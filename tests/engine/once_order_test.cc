@@ -172,7 +172,7 @@ TEST_F(OnceOrder, Item08_ApplyRedeliveryPausedAtItsClockReadIsNotCountedTwice) {
   auto db = Open();
   ASSERT_OK(db->CreateCounter("c", Windowed(kHour)));
   Batch batch;
-  batch.AddOnce("c", "e", 5, kStart);
+  batch.AddOnce("c", "e", 5, OnceOptions{kStart, {}});
   std::vector<IncrementResult> results;
   ASSERT_OK(db->Apply(batch, &results));
   ASSERT_EQ(results[0].outcome, Outcome::kApplied);
@@ -253,9 +253,10 @@ TEST_F(OnceOrder,
   manual_.Advance(3 * kHour);
 
   Batch batch;
-  batch.AddOnce("h", "e", 3, kStart);  // the redelivery
+  batch.AddOnce("h", "e", 3, OnceOptions{kStart, {}});  // the redelivery
   batch.AddOnce("h", "f", 2);          // a new event, now
-  batch.AddOnce("h", "f", 2, kStart);  // its copy in the batch, old time
+  batch.AddOnce("h", "f", 2,
+                OnceOptions{kStart, {}});  // its copy in the batch, old time
   std::vector<IncrementResult> results;
   ASSERT_OK(db->Apply(batch, &results));
   ASSERT_EQ(results.size(), 3u);
@@ -266,7 +267,7 @@ TEST_F(OnceOrder,
 
   // A new event into the expired bucket still refuses the batch.
   Batch bad;
-  bad.AddOnce("h", "g", 1, kStart);
+  bad.AddOnce("h", "g", 1, OnceOptions{kStart, {}});
   EXPECT_TRUE(db->Apply(bad, &results).IsInvalidArgument());
 }
 
@@ -310,7 +311,7 @@ TEST_F(OnceOrder, Item14_ApplyReportsTheShardOfTheMarkerOrOfTheBatchWinner) {
 
   Batch batch;
   batch.AddOnce("c", "e", 1);                        // stored, pinned
-  batch.AddOnce("c", "e2", 1, kEventTimeNow, key2);  // new, pinned
+  batch.AddOnce("c", "e2", 1, OnceOptions{kEventTimeNow, key2});  // new, pinned
   batch.AddOnce("c", "e2", 2);                       // its copy, no key
   std::vector<IncrementResult> results;
   ASSERT_OK(db->Apply(batch, &results));

@@ -47,7 +47,7 @@ TEST_P(Outbox, EveryAppliedIncrementInOrderThenAcknowledged) {
   ASSERT_EQ(db->IncrementOnce("orders", "o-1", 5)->outcome,
             Outcome::kDuplicate);  // no second entry
   Batch b;
-  b.AddOnce("orders", "o-2", 7, kStart - 1000);
+  b.AddOnce("orders", "o-2", 7, OnceOptions{kStart - 1000, {}});
   b.AddOnce("orders", "o-1", 5);  // duplicate: no entry
   b.Add("orders", 1);
   b.Add("quiet", 1);
@@ -240,7 +240,7 @@ TEST_P(Outbox, CutSyncIsRepairedByTheNextWithoutDoubling) {
   const std::string id = *tally::DatabaseId(*edge);
   for (const OutboxEntry& e : *entries) {
     pre.AddOnce("c", e.origin + "/" + std::to_string(e.origin_seq), e.delta,
-                e.time_ms, id);
+                OnceOptions{e.time_ms, id});
   }
   std::vector<IncrementResult> results;
   ASSERT_OK(hub->Apply(pre, &results));

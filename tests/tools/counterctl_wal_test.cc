@@ -91,7 +91,7 @@ TEST_F(CounterctlWal, DumpDecodesEveryWriteTheApiMakes) {
     daily_shard = r->shard;
     Batch batch;
     batch.AddOnce("orders", "ORDER:2", 1);
-    batch.AddOnce("daily", "ORDER:2", 7, kNow);
+    batch.AddOnce("daily", "ORDER:2", 7, OnceOptions{kNow, {}});
     ASSERT_OK(db->Apply(batch, &applied));
     ASSERT_EQ(applied.size(), 2u);
     ASSERT_OK(db->RollupNow("orders"));

@@ -119,9 +119,10 @@ class Worker {
       }
       if (event_.once) {
         batch_.AddOnce(event_.counter, event_.event_id, event_.delta,
-                       event_.event_time_ms);
+                       tally::OnceOptions{event_.event_time_ms, {}});
       } else {
-        batch_.Add(event_.counter, event_.delta, {}, event_.event_time_ms);
+        batch_.Add(event_.counter, event_.delta,
+                   tally::IncrementOptions{{}, event_.event_time_ms});
       }
       batch_lines_.push_back(i + 1);
     }

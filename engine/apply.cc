@@ -1,0 +1,333 @@
+// Db::Apply: a batch of plain and once operations in one atomic write.
+// Each operation is planned as a single call's is (engine/write_plan.h);
+// what a batch adds is one MultiGet for every distinct marker, copies of
+// one event decided as if they came one after another, and the applied
+// deltas folded into one merge per (counter, bucket, shard).
+//
+// Apply hands out its results only on success: they are built in a local
+// vector and swapped into the caller's at the end; on any error the
+// caller's vector is left as it was.
+
+#include <rocksdb/write_batch.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/coding.h"
+#include "engine/db_impl.h"
+#include "engine/outbox_run.h"
+#include "engine/validate.h"
+#include "engine/write_plan.h"
+#include "tally/limits.h"
+#include "util/rocks_status.h"
+
+namespace tally::engine {
+
+// One distinct (counter, event id) of a batch. A stored marker answers
+// every copy; else the first copy the window and retention accept writes
+// it (the winner), and later copies compare their delta with the winner's,
+// as if the copies had come one after another.
+struct BatchMarker {
+  std::string key;
+  const Catalog::Entry* counter = nullptr;
+  uint32_t stripe = 0;
+  bool stored = false;
+  FoundMarker answer;  // stored: the marker's; else the winner's once chosen
+  size_t winner = SIZE_MAX;
+};
+
+// A (counter, bucket, shard) group of applied deltas, folded into one merge
+// operand.
+struct Fold {
+  const Catalog::Entry* counter;
+  int64_t bucket;
+  uint32_t shard;
+  int64_t delta;
+  size_t op;  // for error messages
+};
+
+// Everything Apply decided, step by step.
+struct BatchPlan {
+  std::vector<WriteOp> ops;
+  std::vector<OpPlan> plans;      // one per op
+  std::vector<size_t> marker_of;  // per op: its BatchMarker (SIZE_MAX: plain)
+  std::vector<BatchMarker> markers;
+  std::vector<uint32_t> stripes;  // of `markers`, for the MultiGuard
+  std::vector<size_t> key_order;  // `markers` in key order
+  std::vector<Fold> folds;        // sorted by (counter id, bucket, shard)
+  std::vector<const Catalog::Entry*> first_plain;  // flags this batch adds
+  OutcomeCounts counted;
+};
+
+namespace {
+
+Status BatchOpError(size_t index, const Status& s) {
+  return s.WithContext("batch op " + std::to_string(index));
+}
+
+Status CheckBatchSize(size_t ops) {
+  if (ops <= kMaxBatchOps) return Status::OK();
+  return Status::InvalidArgument("batch of " + std::to_string(ops) +
+                                 " operations exceeds the limit of " +
+                                 std::to_string(kMaxBatchOps));
+}
+
+// 1. Checks and resolves every op, in op order; one bad op refuses the
+// whole batch. Unkeyed plain ops of one counter share one random shard per
+// batch (still a random spread across batches, but the batch folds into
+// one merge per counter instead of one per touched shard); copies of one
+// event share one BatchMarker.
+Status PlanOps(const Catalog::Reader& catalog, const Batch& batch,
+               const EventLocks& locks, BatchPlan* bp) {
+  const size_t n = batch.ops().size();
+  bp->ops.reserve(n);
+  for (const Batch::Op& op : batch.ops()) bp->ops.push_back(WriteOp::Of(op));
+  bp->plans.resize(n);
+  bp->marker_of.assign(n, SIZE_MAX);
+  const size_t once_ops = static_cast<size_t>(
+      std::count_if(bp->ops.begin(), bp->ops.end(),
+                    [](const WriteOp& op) { return op.once; }));
+  // The index views keys owned by `markers`; reserve() keeps those strings
+  // from moving.
+  bp->markers.reserve(once_ops);
+  bp->stripes.reserve(once_ops);
+  std::unordered_map<std::string_view, size_t> marker_index;
+  marker_index.reserve(once_ops);
+  std::unordered_map<uint64_t, uint32_t> batch_shard;  // counter id -> shard
+  for (size_t i = 0; i < n; ++i) {
+    const WriteOp& op = bp->ops[i];
+    OpPlan& p = bp->plans[i];
+    Status s = CheckArguments(op);
+    if (s.ok()) s = Resolve(catalog, op, &p);
+    if (!s.ok()) return BatchOpError(i, s);
+    if (!op.once) {
+      if (op.affinity_key.empty()) {
+        p.shard = batch_shard.try_emplace(p.counter->id, p.shard).first->second;
+      }
+      continue;
+    }
+    std::string key;
+    EncodeMarkerKey(p.counter->id, op.event_id, &key);
+    auto found = marker_index.find(key);
+    if (found != marker_index.end()) {
+      bp->marker_of[i] = found->second;
+      continue;
+    }
+    bp->marker_of[i] = bp->markers.size();
+    BatchMarker m;
+    m.key = std::move(key);
+    m.counter = p.counter;
+    m.stripe = locks.StripeOf(p.counter->id, p.event_hash);
+    bp->markers.push_back(std::move(m));
+    marker_index.emplace(bp->markers.back().key, bp->marker_of[i]);
+    bp->stripes.push_back(bp->markers.back().stripe);
+  }
+  assert(bp->markers.size() <= once_ops);
+  return Status::OK();
+}
+
+// 2. Looks up every distinct marker (the caller holds their stripes) in one
+// MultiGet, in key order: MultiGet needs that order anyway, and the new
+// markers go into the memtable in it (BuildBatch), where each skiplist
+// insert then starts from the previous one's position instead of from the
+// top.
+Status LookUpMarkers(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* events,
+                     BatchPlan* bp) {
+  const size_t n = bp->markers.size();
+  bp->key_order.resize(n);
+  for (size_t m = 0; m < n; ++m) bp->key_order[m] = m;
+  std::sort(bp->key_order.begin(), bp->key_order.end(),
+            [bp](size_t a, size_t b) {
+              return bp->markers[a].key < bp->markers[b].key;
+            });
+  if (n == 0) return Status::OK();
+  std::vector<rocksdb::Slice> keys(n);
+  std::vector<rocksdb::PinnableSlice> values(n);
+  std::vector<rocksdb::Status> statuses(n);
+  for (size_t j = 0; j < n; ++j) {
+    const std::string& key = bp->markers[bp->key_order[j]].key;
+    keys[j] = rocksdb::Slice(key.data(), key.size());
+  }
+  db->MultiGet(rocksdb::ReadOptions(), events, n, keys.data(), values.data(),
+               statuses.data(), /*sorted_input=*/true);
+  for (size_t j = 0; j < n; ++j) {
+    BatchMarker& m = bp->markers[bp->key_order[j]];
+    if (statuses[j].IsNotFound()) continue;
+    if (!statuses[j].ok()) return FromRocks(statuses[j], "read marker");
+    Status s =
+        ReadMarker(*m.counter, m.key, values[j].ToStringView(), &m.answer);
+    if (!s.ok()) return s;
+    m.stored = true;
+  }
+  return Status::OK();
+}
+
+// 3. Decides each op's outcome in op order by `now` (read after the
+// lookup, as IncrementOnce reads it) and folds the applied deltas.
+Status DecideOps(int64_t now, BatchPlan* bp,
+                 std::vector<IncrementResult>* results) {
+  const size_t n = bp->ops.size();
+  results->resize(n);
+  bp->folds.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const WriteOp& op = bp->ops[i];
+    OpPlan& p = bp->plans[i];
+    BatchMarker* m = op.once ? &bp->markers[bp->marker_of[i]] : nullptr;
+    Status s = Decide(op, m != nullptr ? m->answer : FoundMarker{}, now, &p);
+    if (!s.ok()) return BatchOpError(i, s);
+    (*results)[i] = IncrementResult{p.outcome, p.shard};
+    bp->counted.Add(p.outcome);
+    if (p.outcome != Outcome::kApplied) continue;
+    if (m != nullptr) {
+      assert(!m->stored && m->winner == SIZE_MAX);
+      m->winner = i;
+      m->answer = FoundMarker{true, op.delta, p.shard};
+    }
+    bp->folds.push_back(Fold{p.counter, p.bucket, p.shard, op.delta, i});
+  }
+  std::sort(
+      bp->folds.begin(), bp->folds.end(), [](const Fold& a, const Fold& b) {
+        if (a.counter->id != b.counter->id) {
+          return a.counter->id < b.counter->id;
+        }
+        return a.bucket != b.bucket ? a.bucket < b.bucket : a.shard < b.shard;
+      });
+  assert(bp->folds.size() == bp->counted.applied);
+  return Status::OK();
+}
+
+// 4. The WriteBatch: the plain-increment flag of counters getting their
+// first, the new markers in key order, then one merge per (counter,
+// bucket, shard); OutOfRange when a group's deltas sum beyond int64.
+Status BuildWrites(rocksdb::WriteBatch* wb, rocksdb::ColumnFamilyHandle* meta,
+                   rocksdb::ColumnFamilyHandle* events,
+                   rocksdb::ColumnFamilyHandle* shards, int64_t now,
+                   BatchPlan* bp, std::string* scratch) {
+  rocksdb::Status rs;
+  for (const Fold& f : bp->folds) {
+    const Catalog::Entry* c = f.counter;
+    if (bp->ops[f.op].once ||
+        c->plain_recorded.load(std::memory_order_acquire) ||
+        std::find(bp->first_plain.begin(), bp->first_plain.end(), c) !=
+            bp->first_plain.end()) {
+      continue;
+    }
+    bp->first_plain.push_back(c);
+    if (rs.ok()) rs = AddPlainFlag(wb, meta, *c, scratch);
+  }
+  for (size_t j = 0; j < bp->key_order.size() && rs.ok(); ++j) {
+    const BatchMarker& m = bp->markers[bp->key_order[j]];
+    if (m.stored || m.winner == SIZE_MAX) continue;  // found, or all outside
+    rs = AddMarker(wb, events, m.key, bp->ops[m.winner], bp->plans[m.winner],
+                   now, scratch);
+  }
+  for (size_t f = 0; f < bp->folds.size() && rs.ok();) {
+    const Fold& first = bp->folds[f];
+    __int128 sum = 0;
+    size_t g = f;
+    for (; g < bp->folds.size() && bp->folds[g].counter == first.counter &&
+           bp->folds[g].bucket == first.bucket &&
+           bp->folds[g].shard == first.shard;
+         ++g) {
+      sum += bp->folds[g].delta;
+    }
+    assert(g > f);
+    if (sum < kMinDelta || sum > kMaxDelta) {
+      return Status::OutOfRange(
+          "batch op " + std::to_string(bp->folds[g - 1].op) +
+          ": the batch's deltas for counter " + Quote(first.counter->name) +
+          " shard " + std::to_string(first.shard) +
+          " sum beyond int64; nothing was written");
+    }
+    rs = AddShardMerge(wb, shards, *first.counter, first.bucket, first.shard,
+                       static_cast<int64_t>(sum));
+    f = g;
+  }
+  return FromRocks(rs, "build batch");
+}
+
+}  // namespace
+
+Status DbImpl::Apply(const Batch& batch,
+                     std::vector<IncrementResult>* results) {
+  assert(results != nullptr);
+  std::vector<IncrementResult> planned;
+  Status s = ApplyInto(batch, &planned);
+  CountRefusal(s);
+  if (!s.ok()) return s;
+  assert(planned.size() == batch.size());
+  results->swap(planned);
+  return s;
+}
+
+Status DbImpl::ApplyInto(const Batch& batch,
+                         std::vector<IncrementResult>* results) {
+  Status s = CheckWritable();
+  if (s.ok()) s = CheckBatchSize(batch.size());
+  if (!s.ok() || batch.empty()) return s;
+  Catalog::Reader catalog(catalog_.get());
+  BatchPlan bp;
+  s = PlanOps(catalog, batch, event_locks_, &bp);
+  if (!s.ok()) return s;
+  EventLocks::MultiGuard guard(&event_locks_, &bp.stripes);
+  s = LookUpMarkers(db_.get(), events_, &bp);
+  if (!s.ok()) return s;
+  const int64_t now = clock_->NowMillis();
+  s = DecideOps(now, &bp, results);
+  if (!s.ok() || bp.folds.empty()) {
+    if (s.ok()) CountOutcomes(bp.counted);  // nothing to write
+    return s;
+  }
+  WriteScratch& scratch = ThreadWriteScratch();
+  s = BuildWrites(&scratch.batch, meta_, events_, shards_, now, &bp,
+                  &scratch.value);
+  OutboxRun outbox(this);
+  if (s.ok()) s = AddBatchOutbox(bp, now, &outbox, &scratch);
+  if (s.ok()) s = commit_->Commit(&scratch.batch);
+  if (!s.ok()) return s;
+  outbox.Committed();
+  BookBatch(bp);
+  return s;
+}
+
+Status DbImpl::AddBatchOutbox(const BatchPlan& bp, int64_t now,
+                              OutboxRun* outbox, WriteScratch* scratch) {
+  // Once nothing can refuse the batch any more: one outbox entry per
+  // applied op of an outbox counter, in op order.
+  uint64_t entries = 0;
+  for (const Fold& f : bp.folds) entries += f.counter->outbox ? 1 : 0;
+  Status s = outbox->Reserve(entries, options_.outbox_max_entries);
+  uint64_t seq = outbox->first();
+  for (size_t i = 0; i < bp.ops.size() && entries > 0 && s.ok(); ++i) {
+    const WriteOp& op = bp.ops[i];
+    const OpPlan& p = bp.plans[i];
+    if (!p.counter->outbox || p.outcome != Outcome::kApplied) continue;
+    s = AddOutboxEntry(&scratch->batch, seq++, outbox->settled(), *p.counter,
+                       op.event_id, op.delta,
+                       EventTimeOr(op.event_time_ms, now), &scratch->value);
+  }
+  assert(!s.ok() || seq - outbox->first() == entries);
+  return s;
+}
+
+void DbImpl::BookBatch(const BatchPlan& bp) {
+  for (const Catalog::Entry* c : bp.first_plain) {
+    c->plain_recorded.store(true, std::memory_order_release);
+  }
+  // Folds are sorted by counter: one atomic add per counter.
+  for (size_t f = 0; f < bp.folds.size();) {
+    size_t g = f;
+    while (g < bp.folds.size() && bp.folds[g].counter == bp.folds[f].counter) {
+      ++g;
+    }
+    Applied(*bp.folds[f].counter, /*first_plain=*/false, g - f);
+    f = g;
+  }
+  CountOutcomes(bp.counted);
+}
+
+}  // namespace tally::engine

@@ -1,0 +1,240 @@
+// The write planner (engine/write_plan.h).
+
+#include "engine/write_plan.h"
+
+#include <algorithm>
+#include <cassert>
+
+#include "engine/coding.h"
+#include "engine/hash.h"
+#include "engine/shard_picker.h"
+#include "engine/validate.h"
+#include "schema/records.h"
+
+namespace tally::engine {
+namespace {
+
+rocksdb::Slice AsSlice(std::string_view s) { return {s.data(), s.size()}; }
+
+// An op's shard: the hash of its affinity key when given (checked); else a
+// once-op's is the hash of its event id and a plain op's, under the random
+// policy, a random one.
+Status ChooseShard(const CounterInfo& c, const WriteOp& op, uint64_t event_hash,
+                   uint32_t* shard) {
+  if (!op.affinity_key.empty()) {
+    Status s = ValidateAffinityKey(op.affinity_key);
+    if (s.ok()) *shard = ShardOfKey(op.affinity_key, c.shards);
+    return s;
+  }
+  if (op.once) {
+    *shard = ShardOfHash(event_hash, c.shards);
+    return Status::OK();
+  }
+  if (c.policy == ShardPolicy::kAffinity) {
+    return Status::InvalidArgument("counter " + Quote(c.name) +
+                                   " uses affinity sharding: the increment "
+                                   "needs an affinity key");
+  }
+  *shard = RandomShard(c.shards);
+  return Status::OK();
+}
+
+// The dedupe-window rule (docs/design.md, "Dedupe windows"), first part:
+// on a counter with a window a once-op must carry its event time, since
+// only the time an event happened, the same in every copy, lets the engine
+// tell a late redelivery (whose marker may be gone) from a new event.
+Status RequireEventTime(const CounterInfo& c, int64_t event_time_ms) {
+  if (c.dedupe_window_ms == 0 || event_time_ms != kEventTimeNow) {
+    return Status::OK();
+  }
+  return Status::InvalidArgument("counter " + Quote(c.name) +
+                                 " has a dedupe window of " +
+                                 std::to_string(c.dedupe_window_ms) +
+                                 " ms: a once-increment needs its event time");
+}
+
+// The bucket of an op of `c` (kNoBucket when not bucketed); an event time
+// in a bucket past the counter's retention is refused, since the count
+// would vanish at the next read.
+Status BucketOf(const CounterInfo& c, int64_t event_time_ms, int64_t now,
+                int64_t* bucket) {
+  *bucket = kNoBucket;
+  const int64_t width = BucketWidthMs(c.bucket);
+  if (width == 0) return Status::OK();
+  const int64_t t = EventTimeOr(event_time_ms, now);
+  *bucket = BucketStart(t, width);
+  assert(*bucket <= t && t - *bucket < width);
+  if (BucketExpired(*bucket, width, c.retention_ms, now)) {
+    return Status::InvalidArgument(
+        "event time " + std::to_string(t) + " ms falls in counter " +
+        Quote(c.name) + "'s bucket starting " + std::to_string(*bucket) +
+        " ms, past its retention of " + std::to_string(c.retention_ms) + " ms");
+  }
+  return Status::OK();
+}
+
+// The dedupe-window rule, second part, for an event whose marker was not
+// found, by `now` read after that lookup: an event older than now - window
+// is outside it. Otherwise its marker expires at the later of the event
+// time and now, plus the window (0 for counters that keep markers
+// forever). A marker has expired once the engine's time passes expires_at;
+// an accepted event time t has t + window >= now, so the marker of any
+// event the rule still accepts has not expired.
+bool OutsideWindow(const CounterInfo& c, int64_t event_time_ms, int64_t now,
+                   int64_t* expires_at) {
+  *expires_at = 0;
+  if (c.dedupe_window_ms == 0) return false;
+  if (event_time_ms < now - c.dedupe_window_ms) return true;
+  *expires_at = std::max(event_time_ms, now) + c.dedupe_window_ms;
+  assert(*expires_at >= now);
+  return false;
+}
+
+// Where an increment lands in the shards family: its shard key, or for a
+// bucketed counter the shard key of its bucket. On the stack: no
+// allocation.
+class ShardTarget {
+ public:
+  ShardTarget(uint64_t counter_id, int64_t bucket, uint32_t shard) {
+    if (bucket == kNoBucket) {
+      EncodeShardKey(counter_id, shard, key_);
+      size_ = kShardKeyBytes;
+    } else {
+      EncodeBucketShardKey(counter_id, bucket, shard, key_);
+      size_ = kBucketShardKeyBytes;
+    }
+  }
+  rocksdb::Slice key() const { return {key_, size_}; }
+
+ private:
+  char key_[kBucketShardKeyBytes];
+  size_t size_;
+};
+
+}  // namespace
+
+WriteScratch& ThreadWriteScratch() {
+  thread_local WriteScratch scratch;
+  scratch.batch.Clear();
+  return scratch;
+}
+
+void OutcomeCounts::Add(Outcome o) {
+  switch (o) {
+    case Outcome::kApplied:
+      ++applied;
+      return;
+    case Outcome::kDuplicate:
+      ++duplicates;
+      return;
+    case Outcome::kConflict:
+      ++conflicts;
+      return;
+    case Outcome::kOutsideWindow:
+      ++outside_window;
+      return;
+  }
+  assert(false && "an Outcome without a count");
+}
+
+bool IsRefusal(const Status& s) {
+  return s.IsInvalidArgument() || s.IsOutOfRange() || s.IsNotFound() ||
+         s.IsNotSupported();
+}
+
+Status CheckArguments(const WriteOp& op) {
+  Status s = ValidateDelta(op.delta);
+  if (s.ok() && op.once) s = ValidateEventId(op.event_id);
+  if (s.ok()) s = ValidateEventTime(op.event_time_ms);
+  return s;
+}
+
+Status Resolve(const Catalog::Reader& catalog, const WriteOp& op,
+               OpPlan* plan) {
+  plan->counter = catalog.Find(op.counter);
+  if (plan->counter == nullptr) return CounterNotFound(op.counter);
+  const CounterInfo& c = *plan->counter;
+  assert(c.shards >= 1);
+  if (op.once) plan->event_hash = StableHash(op.event_id);
+  Status s = ChooseShard(c, op, plan->event_hash, &plan->shard);
+  if (s.ok() && op.once) s = RequireEventTime(c, op.event_time_ms);
+  assert(!s.ok() || plan->shard < c.shards);
+  return s;
+}
+
+bool PlainNeedsClock(const CounterInfo& c) {
+  return c.bucket != BucketWidth::kNone || c.outbox;
+}
+
+Status Decide(const WriteOp& op, const FoundMarker& marker, int64_t now,
+              OpPlan* plan) {
+  assert(plan->counter != nullptr);
+  assert(op.once || !marker.found);
+  const CounterInfo& c = *plan->counter;
+  if (marker.found) {
+    plan->shard = marker.shard;
+    plan->outcome =
+        marker.delta == op.delta ? Outcome::kDuplicate : Outcome::kConflict;
+    return Status::OK();
+  }
+  Status s = BucketOf(c, op.event_time_ms, now, &plan->bucket);
+  if (!s.ok()) return s;
+  plan->outcome =
+      op.once && OutsideWindow(c, op.event_time_ms, now, &plan->expires_at)
+          ? Outcome::kOutsideWindow
+          : Outcome::kApplied;
+  assert(plan->shard < c.shards);
+  return Status::OK();
+}
+
+Status ReadMarker(const CounterInfo& c, std::string_view key,
+                  std::string_view value, FoundMarker* marker) {
+  Status s = schema::DecodeMarkerDelta(value, &marker->delta, &marker->shard);
+  if (!s.ok()) {
+    return Status::Corruption("marker " + HexKey(key) + " of counter " +
+                              Quote(c.name) + ": " + s.message());
+  }
+  marker->found = true;
+  return Status::OK();
+}
+
+rocksdb::Status AddShardMerge(rocksdb::WriteBatch* wb,
+                              rocksdb::ColumnFamilyHandle* shards,
+                              const CounterInfo& c, int64_t bucket,
+                              uint32_t shard, int64_t delta) {
+  assert(shard < c.shards);
+  assert((bucket == kNoBucket) == (c.bucket == BucketWidth::kNone));
+  const ShardTarget target(c.id, bucket, shard);
+  char value[kValueBytes];
+  EncodeInt64(delta, value);
+  return wb->Merge(shards, target.key(), rocksdb::Slice(value, sizeof value));
+}
+
+rocksdb::Status AddMarker(rocksdb::WriteBatch* wb,
+                          rocksdb::ColumnFamilyHandle* events,
+                          std::string_view key, const WriteOp& op,
+                          const OpPlan& plan, int64_t now,
+                          std::string* scratch) {
+  assert(op.once && plan.outcome == Outcome::kApplied);
+  schema::EncodeMarker(op.event_id, plan.counter->id, plan.shard, op.delta, now,
+                       scratch, plan.expires_at, !op.affinity_key.empty());
+#ifndef NDEBUG
+  // Written here, read back by every later copy of the event: the pair
+  // must agree.
+  FoundMarker back;
+  assert(ReadMarker(*plan.counter, key, *scratch, &back).ok());
+  assert(back.delta == op.delta && back.shard == plan.shard);
+#endif
+  return wb->Put(events, AsSlice(key), AsSlice(*scratch));
+}
+
+rocksdb::Status AddPlainFlag(rocksdb::WriteBatch* wb,
+                             rocksdb::ColumnFamilyHandle* meta,
+                             const CounterInfo& c, std::string* scratch) {
+  std::string key;
+  Catalog::FlaggedRecord(c, &key, scratch);
+  assert(!key.empty() && !scratch->empty());
+  return wb->Put(meta, key, *scratch);
+}
+
+}  // namespace tally::engine

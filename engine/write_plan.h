@@ -1,0 +1,168 @@
+// The write planner: what every write call (Increment, IncrementOnce,
+// IncrementAsync and each operation of Apply) does to one operation, in one
+// order, with one set of messages:
+//
+//   1. CheckArguments  the op's own arguments (delta, event id, event time),
+//                      before the catalog is consulted;
+//   2. Resolve         under the catalog: the counter, the shard, and the op
+//                      against the counter (affinity policy, the event time
+//                      a dedupe window needs);
+//   3. Decide          after the marker lookup (once-ops) and the clock read:
+//                      the outcome, the bucket (retention) and the new
+//                      marker's expiry;
+//   4. Add*            the WriteBatch ops of an applied op.
+//
+// The callers add what differs: one Get under one stripe (single calls) or
+// one MultiGet under every stripe and folded merges (Apply, apply.cc), and
+// the commit (write_path.cc). Refusals are what IsRefusal says, counted once
+// per call by the caller (EngineStats::rejected).
+//
+// Nothing here takes a lock, makes a syscall or allocates once warm (the
+// hot path); the only state is each thread's WriteScratch.
+
+#ifndef TALLY_ENGINE_WRITE_PLAN_H_
+#define TALLY_ENGINE_WRITE_PLAN_H_
+
+#include <rocksdb/write_batch.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "engine/buckets.h"
+#include "engine/catalog.h"
+#include "tally/batch.h"
+#include "tally/options.h"
+#include "tally/status.h"
+#include "tally/types.h"
+
+namespace tally::engine {
+
+// Per-thread scratch reused by every write, so the hot path does not
+// allocate once warm.
+struct WriteScratch {
+  rocksdb::WriteBatch batch;
+  std::string marker_key;
+  std::string value;  // encodings (marker, outbox entry, counter record)
+};
+// This thread's scratch, its batch cleared.
+WriteScratch& ThreadWriteScratch();
+
+// One write operation as its caller gave it: views of a single call's
+// arguments or of one Batch::Op, valid during the call.
+struct WriteOp {
+  std::string_view counter;
+  std::string_view event_id;      // once-ops only
+  std::string_view affinity_key;  // may be empty
+  int64_t delta = 0;
+  int64_t event_time_ms = kEventTimeNow;
+  bool once = false;
+
+  static WriteOp Plain(std::string_view counter, int64_t delta,
+                       const IncrementOptions& options) {
+    return {counter, {}, options.affinity_key, delta, options.event_time_ms,
+            false};
+  }
+  static WriteOp Once(std::string_view counter, std::string_view event_id,
+                      int64_t delta, const OnceOptions& options) {
+    return {
+        counter, event_id, options.affinity_key, delta, options.event_time_ms,
+        true};
+  }
+  static WriteOp Of(const Batch::Op& op) {
+    return {op.counter, op.event_id,      op.affinity_key,
+            op.delta,   op.event_time_ms, op.once};
+  }
+};
+
+// What the planner decided for one op.
+struct OpPlan {
+  const Catalog::Entry* counter = nullptr;  // set by Resolve
+  uint64_t event_hash = 0;                  // once-ops: StableHash(event_id)
+  // Where the op goes; for an op a marker answered, where its event went.
+  uint32_t shard = 0;
+  int64_t bucket = kNoBucket;  // set by Decide for an applied op
+  int64_t expires_at = 0;      // an applied once-op's marker expiry (0: never)
+  Outcome outcome = Outcome::kApplied;  // set by Decide
+};
+
+// An event's marker as its lookup found it. In a batch, an earlier copy
+// of the event that was applied counts as found (its delta and shard).
+struct FoundMarker {
+  bool found = false;
+  int64_t delta = 0;
+  uint32_t shard = 0;
+};
+
+// Outcomes of the ops of one successful call, for EngineStats.
+struct OutcomeCounts {
+  uint64_t applied = 0;
+  uint64_t duplicates = 0;
+  uint64_t conflicts = 0;
+  uint64_t outside_window = 0;
+  void Add(Outcome o);
+};
+
+// The errors by which a write call is refused for what the call asks:
+// InvalidArgument and OutOfRange (a bad argument, a batch too large, a sum
+// beyond int64, an event time past retention), NotFound (no such counter)
+// and NotSupported (a read-only database, IncrementAsync of an outbox
+// counter). Failures of the database (IOError, Corruption, Busy when the
+// outbox is full) are not refusals.
+bool IsRefusal(const Status& s);
+
+// 1. The op's own arguments: delta, then the event id (once-ops), then the
+// event time.
+Status CheckArguments(const WriteOp& op);
+
+// 2. The counter (NotFound naming it), then its shard: a once-op's is the
+// hash of its affinity key when given (checked) else of its event id; a
+// plain op's is the hash of its affinity key when given (checked) else,
+// under the random policy, a random shard. Then a once-op on a counter with
+// a dedupe window must carry its event time.
+Status Resolve(const Catalog::Reader& catalog, const WriteOp& op, OpPlan* plan);
+
+// Whether a plain op of `c` reads the clock (buckets, outbox): once-ops
+// always do, after their marker lookup.
+bool PlainNeedsClock(const CounterInfo& c);
+
+// 3. The outcome of `op` by `marker` (once-ops) and `now`: a found marker
+// answers kDuplicate or kConflict with its shard, whatever the time; else
+// the bucket holding the event time must be within retention
+// (InvalidArgument), and a once-op older than its window is
+// kOutsideWindow; else kApplied, with the new marker's expiry.
+Status Decide(const WriteOp& op, const FoundMarker& marker, int64_t now,
+              OpPlan* plan);
+
+// An increment's event time: the one given, else `now`.
+inline int64_t EventTimeOr(int64_t event_time_ms, int64_t now) {
+  return event_time_ms == kEventTimeNow ? now : event_time_ms;
+}
+
+// A stored marker's delta and shard; Corruption naming its key and counter.
+Status ReadMarker(const CounterInfo& c, std::string_view key,
+                  std::string_view value, FoundMarker* marker);
+
+// 4. The WriteBatch ops of an applied op. `scratch` holds encodings
+// between the calls (reused: no allocation once warm).
+// One merge operand of `delta` into (counter, bucket, shard).
+rocksdb::Status AddShardMerge(rocksdb::WriteBatch* wb,
+                              rocksdb::ColumnFamilyHandle* shards,
+                              const CounterInfo& c, int64_t bucket,
+                              uint32_t shard, int64_t delta);
+// The new marker of an applied once-op, at `key`.
+rocksdb::Status AddMarker(rocksdb::WriteBatch* wb,
+                          rocksdb::ColumnFamilyHandle* events,
+                          std::string_view key, const WriteOp& op,
+                          const OpPlan& plan, int64_t now,
+                          std::string* scratch);
+// The counter's record with kCounterFlagPlainIncrements: added once per
+// counter, by its first plain increment, so Verify knows the counter's
+// shards may hold more than its markers.
+rocksdb::Status AddPlainFlag(rocksdb::WriteBatch* wb,
+                             rocksdb::ColumnFamilyHandle* meta,
+                             const CounterInfo& c, std::string* scratch);
+
+}  // namespace tally::engine
+
+#endif  // TALLY_ENGINE_WRITE_PLAN_H_
