@@ -44,6 +44,12 @@ class CatalogTest : public ::testing::Test {
         &retention_);
     ASSERT_OK(catalog_->Load(dir_.path(), /*read_only=*/false));
   }
+  // The header as a reader sees it (under the catalog's shared lock).
+  uint64_t NextId() {
+    Catalog::Reader reader(catalog_.get());
+    return reader.header().next_counter_id;
+  }
+
   uint64_t IdOf(const std::string& name) {
     auto info = catalog_->Describe(name);
     EXPECT_OK(info);
@@ -67,14 +73,14 @@ TEST_F(CatalogTest, IdsAreNeverReusedAfterDeleteOrReload) {
   ASSERT_OK(catalog_->Delete("b"));  // the highest id
   ASSERT_OK(catalog_->Create("b", {2}));
   EXPECT_TRUE(ids.insert(IdOf("b")).second) << "a new 'b' gets a new id";
-  const uint64_t before_reload = catalog_->header().next_counter_id;
+  const uint64_t before_reload = NextId();
   ASSERT_OK(catalog_->Delete("b"));
   Reload();
-  EXPECT_EQ(catalog_->header().next_counter_id, before_reload)
+  EXPECT_EQ(NextId(), before_reload)
       << "the allocation is persisted with the creation";
   ASSERT_OK(catalog_->Create("b", {2}));
   EXPECT_TRUE(ids.insert(IdOf("b")).second) << "not even after a reload";
-  for (uint64_t id : ids) EXPECT_LT(id, catalog_->header().next_counter_id);
+  for (uint64_t id : ids) EXPECT_LT(id, NextId());
 }
 
 // An import's id is allocated when it begins: abandoned, reloaded over or
@@ -135,13 +141,13 @@ TEST_F(CatalogTest, NamesAreFoundUntilDeletedAndNotAfter) {
 TEST_F(CatalogTest, CreateOfAnExistingNameIsAlreadyExistsAndChangesNothing) {
   ASSERT_OK(catalog_->Create("c", {2}));
   const uint64_t id = IdOf("c");
-  const uint64_t next = catalog_->header().next_counter_id;
+  const uint64_t next = NextId();
   Status s = catalog_->Create("c", {8});
   ASSERT_TRUE(s.IsAlreadyExists()) << s.ToString();
   EXPECT_NE(s.message().find("'c'"), std::string::npos) << s.message();
   EXPECT_EQ(IdOf("c"), id);
   EXPECT_EQ(catalog_->Describe("c")->shards, 2u);
-  EXPECT_EQ(catalog_->header().next_counter_id, next) << "no id spent";
+  EXPECT_EQ(NextId(), next) << "no id spent";
 }
 
 TEST_F(CatalogTest, ListIsOrderedByNameAndSurvivesReload) {
@@ -174,11 +180,11 @@ TEST_F(CatalogTest, NamesAndSpecsAreCheckedAgainstTheirLimits) {
     EXPECT_NE(s.message().find(std::to_string(shards)), std::string::npos)
         << s.message();
   }
-  const uint64_t next = catalog_->header().next_counter_id;
+  const uint64_t next = NextId();
   EXPECT_EQ(catalog_->List().size(), 1u) << "refusals create nothing";
   EXPECT_TRUE(catalog_->Describe("s").status().IsNotFound());
   Reload();
-  EXPECT_EQ(catalog_->header().next_counter_id, next);
+  EXPECT_EQ(NextId(), next);
 }
 
 // A counter record that disagrees with its key is Corruption at load,
