@@ -190,8 +190,11 @@ class Db {
   // their last roll-up in this process are skipped.
   virtual Status RollupNow(std::string_view counter = {}) = 0;
 
-  // Checks every stored record and invariant from one consistent view:
-  // header and counter records decode; every shard key belongs to a known
+  // Checks every stored record of every column family (meta, shards,
+  // events, rollups, outbox) and the invariants between them from one
+  // consistent view: every record decodes as docs/format.md specifies
+  // (header, counter records, cursors, roll-ups, outbox entries ...);
+  // every shard key belongs to a known
   // counter and a shard below its count, and its value decodes (and has not
   // overflowed); every marker decodes, matches its key and sits on the
   // shard its event id hashes to; and for each counter that never had a
@@ -247,8 +250,9 @@ class Db {
   // much work an exact read does beyond one value per shard.
   virtual Result<uint64_t> PendingOperands(std::string_view counter) = 0;
 
-  // Flushes memtables and compacts every column family (folds all operands,
-  // drops deleted counters' keys). Writers only: NotSupported read-only.
+  // Flushes memtables and compacts every column family (meta, shards,
+  // events, rollups, outbox: folds all operands, drops deleted counters'
+  // keys). Writers only: NotSupported read-only.
   virtual Status Compact() = 0;
   // Writes a consistent copy of the database to `dir` (which must not
   // exist) with RocksDB's Checkpoint: hard links where possible. The copy
@@ -289,7 +293,8 @@ class Db {
   virtual Status ImportOutbox(const std::vector<OutboxEntry>& entries) = 0;
 
   virtual EngineStats GetStats() const = 0;
-  // Engine counters plus memory, disk and throttling figures from RocksDB.
+  // Engine counters plus memory, disk and throttling figures from RocksDB,
+  // per column family for every family the database has.
   virtual Result<DbStats> GetDbStats() = 0;
   // The path this Db was opened at.
   virtual const std::string& path() const = 0;

@@ -5,6 +5,7 @@
 #include "tally/backup.h"
 #include "tally/batch.h"
 #include "tally/db.h"
+#include "tally/dump.h"
 #include "tally/sync.h"
 #include "tally/limits.h"
 #include "tally/options.h"

@@ -128,16 +128,16 @@ TEST(Admin, DbStatsReflectTheData) {
   ASSERT_OK(before);
   EXPECT_EQ(before->engine.applied, 500u);
   EXPECT_EQ(before->engine.duplicates, 1u);
-  EXPECT_GT(before->events.memtable_bytes, 0u);
-  EXPECT_EQ(before->events.sst_bytes, 0u);
+  EXPECT_GT(before->Family("events")->memtable_bytes, 0u);
+  EXPECT_EQ(before->Family("events")->sst_bytes, 0u);
   EXPECT_GT(before->block_cache_capacity_bytes, 0u);
   EXPECT_TRUE(before->latched_error.empty());
   ASSERT_OK(db->Compact());
   auto after = db->GetDbStats();
   ASSERT_OK(after);
-  EXPECT_GT(after->events.sst_bytes, 0u);
-  EXPECT_GT(after->shards.sst_bytes, 0u);
-  EXPECT_GE(after->events.estimated_keys, 400u);
+  EXPECT_GT(after->Family("events")->sst_bytes, 0u);
+  EXPECT_GT(after->Family("shards")->sst_bytes, 0u);
+  EXPECT_GE(after->Family("events")->estimated_keys, 400u);
   EXPECT_FALSE(after->writes_stopped);
 }
 

@@ -235,12 +235,12 @@ TEST_F(DedupeWindow, CompactionDropsExpiredMarkersAndSpace) {
       }
     }
     ASSERT_OK(db->Compact());
-    bytes_before = db->GetDbStats()->events.sst_bytes;
+    bytes_before = db->GetDbStats()->Family("events")->sst_bytes;
     EXPECT_EQ(*db->CountEvents("views"), events);
 
     clock_.Advance(2 * kHour);
     ASSERT_OK(db->Compact());
-    bytes_after = db->GetDbStats()->events.sst_bytes;
+    bytes_after = db->GetDbStats()->Family("events")->sst_bytes;
     EXPECT_EQ(*db->CountEvents("views"), 0u);
     EXPECT_EQ(*db->ReadExact("views"), static_cast<int64_t>(events));
     VerifyReport report;
