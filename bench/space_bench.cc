@@ -95,7 +95,8 @@ void BM_SpaceMarkers(benchmark::State& state, int64_t n) {
   state.SetItemsProcessed(n);
   state.counters["markers"] = static_cast<double>(n);
   state.counters["bytes_per_marker"] =
-      static_cast<double>(st.events.sst_bytes) / static_cast<double>(n);
+      static_cast<double>(st.Family("events")->sst_bytes) /
+      static_cast<double>(n);
   state.counters["disk_bytes_per_marker"] =
       static_cast<double>(DirBytes(dir.path())) / static_cast<double>(n);
   state.counters["peak_rss_mb"] =
@@ -138,8 +139,8 @@ void BM_SpaceCounters(benchmark::State& state, int64_t m) {
       return;
     }
   }
-  const uint64_t bytes =
-      st.meta.sst_bytes + st.shards.sst_bytes + st.events.sst_bytes;
+  uint64_t bytes = 0;  // every family's
+  for (const FamilyStats& f : st.families) bytes += f.sst_bytes;
   state.SetItemsProcessed(m);
   state.counters["counters"] = static_cast<double>(m);
   state.counters["bytes_per_counter"] =

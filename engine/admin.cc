@@ -2,10 +2,12 @@
 
 #include <rocksdb/utilities/checkpoint.h>
 
+#include <cassert>
 #include <cstdlib>
 #include <filesystem>
 
 #include "engine/coding.h"
+#include "engine/column_families.h"
 #include "engine/counter_range.h"
 #include "engine/db_impl.h"
 #include "engine/rocksdb_options.h"
@@ -85,9 +87,12 @@ Result<DbStats> DbImpl::GetDbStats() {
   Catalog::Reader view(catalog_.get());  // read-only: Refresh may swap db_
   DbStats out;
   out.engine = GetStats();
-  out.meta = FamilyFigures(db_.get(), meta_);
-  out.shards = FamilyFigures(db_.get(), shards_);
-  out.events = FamilyFigures(db_.get(), events_);
+  const FamilyHandles handles = HandlesOf(handles_);
+  for (const ColumnFamily& f : ColumnFamilies()) {
+    if (handles[f.index] == nullptr) continue;  // read-only, not in the db
+    out.families.push_back(FamilyFigures(db_.get(), handles[f.index]));
+    out.families.back().name = f.name;
+  }
   // The block cache is shared by all families: ask one.
   out.block_cache_usage_bytes =
       IntProperty(db_.get(), shards_, "rocksdb.block-cache-usage");
@@ -112,9 +117,13 @@ Status DbImpl::Compact() {
   if (!s.ok()) return s;
   rocksdb::CompactRangeOptions co;
   co.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
-  for (rocksdb::ColumnFamilyHandle* h : {meta_, shards_, events_}) {
+  const FamilyHandles handles = HandlesOf(handles_);
+  for (const ColumnFamily& f : ColumnFamilies()) {
+    // A writer opens (or creates) every family of the table.
+    rocksdb::ColumnFamilyHandle* h = handles[f.index];
+    assert(h != nullptr);
     s = FromRocks(db_->CompactRange(co, h, nullptr, nullptr),
-                       "compact " + h->GetName());
+                  std::string("compact ") + f.name);
     if (!s.ok()) return s;
   }
   return Status::OK();

@@ -70,17 +70,12 @@ schema::CounterRecord RecordOf(const CounterInfo& info) {
 
 }  // namespace
 
-Catalog::Catalog(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* meta,
-                 rocksdb::ColumnFamilyHandle* shards,
-                 rocksdb::ColumnFamilyHandle* events,
-                 rocksdb::ColumnFamilyHandle* rollups,
+Catalog::Catalog(rocksdb::DB* db, const FamilyHandles& families,
                  commit::CommitPipeline* commit, const Clock* clock,
                  RetentionRules* retention)
     : db_(db),
-      meta_(meta),
-      shards_(shards),
-      events_(events),
-      rollups_(rollups),
+      families_(families),
+      meta_(families[kMeta]),
       commit_(commit),
       clock_(clock),
       retention_(retention) {}
@@ -123,16 +118,14 @@ Status Catalog::Load(const std::string& path, bool read_only) {
 Status Catalog::MoveTo(const std::function<Status(Binding*)>& move,
                        const std::string& path) {
   WriterLock guard(&lock_);
-  Binding b{db_, meta_, shards_, events_, rollups_};
+  Binding b{db_, families_};
   Status s = move(&b);
   db_ = b.db;
-  meta_ = b.meta;
-  shards_ = b.shards;
-  events_ = b.events;
-  rollups_ = b.rollups;
+  families_ = b.families;
+  meta_ = families_[kMeta];
   if (!s.ok()) return s;
-  assert(db_ != nullptr && meta_ != nullptr && shards_ != nullptr &&
-         events_ != nullptr);
+  assert(db_ != nullptr && families_[kMeta] != nullptr &&
+         families_[kShards] != nullptr && families_[kEvents] != nullptr);
   return LoadLocked(path, /*read_only=*/true);
 }
 
@@ -349,10 +342,8 @@ Status Catalog::DropImports(const std::vector<uint64_t>& ids) {
   rocksdb::WriteBatch wb;
   rocksdb::Status rs;
   for (uint64_t id : ids) {
-    const CounterRange range(id);
     rs = wb.Delete(meta_, ImportMetaKey(id));
-    if (rs.ok()) rs = wb.DeleteRange(shards_, range.begin(), range.end());
-    if (rs.ok()) rs = wb.DeleteRange(events_, range.begin(), range.end());
+    if (rs.ok()) rs = DeleteCounterRanges(families_, id, &wb);
     if (!rs.ok()) return FromRocks(rs, "drop unfinished import");
   }
   return commit_->CommitDurable(&wb);
@@ -366,14 +357,11 @@ Status Catalog::Delete(std::string_view name,
   if (found == by_name_.end()) {
     return CounterNotFound(name);
   }
-  const CounterRange range(found->second->id);
+  // The record key by name; every other family by the table's rule
+  // (engine/column_families.h).
   rocksdb::WriteBatch wb;
   rocksdb::Status rs = wb.Delete(meta_, CounterMetaKey(name));
-  if (rs.ok()) rs = wb.DeleteRange(shards_, range.begin(), range.end());
-  if (rs.ok()) rs = wb.DeleteRange(events_, range.begin(), range.end());
-  if (rs.ok() && rollups_ != nullptr) {
-    rs = wb.DeleteRange(rollups_, range.begin(), range.end());
-  }
+  if (rs.ok()) rs = DeleteCounterRanges(families_, found->second->id, &wb);
   if (!rs.ok()) return FromRocks(rs, "delete counter");
   Status s = commit_->CommitDurable(&wb);
   if (!s.ok()) return s;

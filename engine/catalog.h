@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "engine/bucket_retention.h"
+#include "engine/column_families.h"
 #include "engine/format.h"
 #include "schema/records.h"
 #include "tally/options.h"
@@ -47,11 +48,10 @@ namespace tally::engine {
 
 class Catalog {
  public:
-  Catalog(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* meta,
-          rocksdb::ColumnFamilyHandle* shards,
-          rocksdb::ColumnFamilyHandle* events,
-          rocksdb::ColumnFamilyHandle* rollups, commit::CommitPipeline* commit,
-          const Clock* clock, RetentionRules* retention);
+  // `families`: the instance's handles by Family (null for one it lacks).
+  Catalog(rocksdb::DB* db, const FamilyHandles& families,
+          commit::CommitPipeline* commit, const Clock* clock,
+          RetentionRules* retention);
   Catalog(const Catalog&) = delete;
   Catalog& operator=(const Catalog&) = delete;
 
@@ -150,10 +150,7 @@ class Catalog {
   // The RocksDB instance the catalog reads and writes through.
   struct Binding {
     rocksdb::DB* db;
-    rocksdb::ColumnFamilyHandle* meta;
-    rocksdb::ColumnFamilyHandle* shards;
-    rocksdb::ColumnFamilyHandle* events;
-    rocksdb::ColumnFamilyHandle* rollups;  // may be null (read-only)
+    FamilyHandles families;
   };
   // Read-only databases: runs `move` with the catalog held exclusively, so
   // no read holding a Reader sees it half done, then reloads every counter.
@@ -198,10 +195,8 @@ class Catalog {
 
   // Replaced only by MoveTo (lock_ held exclusively).
   rocksdb::DB* db_;
-  rocksdb::ColumnFamilyHandle* meta_;
-  rocksdb::ColumnFamilyHandle* shards_;
-  rocksdb::ColumnFamilyHandle* events_;
-  rocksdb::ColumnFamilyHandle* rollups_;  // may be null (read-only)
+  FamilyHandles families_;
+  rocksdb::ColumnFamilyHandle* meta_;  // families_[kMeta]
   commit::CommitPipeline* const commit_;
   const Clock* const clock_;
   RetentionRules* const retention_;  // not owned

@@ -42,6 +42,7 @@
 #include "engine/writer_files.h"
 #include "tally/backend.h"
 #include "tally/db.h"
+#include "util/rocks_status.h"
 #include "commit/commit_pipeline.h"
 #include "util/mutex.h"
 
@@ -118,6 +119,13 @@ class DbImpl final : public Db, private BackendOps {
   }
   // engine/test_hooks.h.
   bool CatalogWriterPending() { return catalog_->WriterPending(); }
+  Status PutRawForTest(Family family, std::string_view key,
+                       std::string_view value) {
+    return FromRocks(db_->Put(rocksdb::WriteOptions(), handles_.at(family),
+                              rocksdb::Slice(key.data(), key.size()),
+                              rocksdb::Slice(value.data(), value.size())),
+                     "test put");
+  }
   // The outbox's seq allocator (OutboxRun; tests set its hook).
   OutboxSequencer* outbox_sequencer() { return &outbox_seq_; }
   // A reserved run's commit failed (OutboxRun): records the watermark past
@@ -142,6 +150,8 @@ class DbImpl final : public Db, private BackendOps {
   // NotSupported on a read-only database, else OK.
   Status CheckWritable() const;
   Status OpenWriter(const RocksOptions& ro);
+  // Points meta_ ... outbox_ at handles_ (after an open or a swap).
+  void BindFamilies();
   // Read-only databases (reader.cc): one secondary RocksDB instance and
   // the writer's files as they were when it was opened or caught up.
   struct Secondary {

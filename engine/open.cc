@@ -119,6 +119,15 @@ Status DbImpl::OpenWriter(const RocksOptions& ro) {
   return FromRocks(rs, "open " + path_);
 }
 
+void DbImpl::BindFamilies() {
+  const FamilyHandles f = HandlesOf(handles_);
+  meta_ = f[kMeta];
+  shards_ = f[kShards];
+  events_ = f[kEvents];
+  rollups_ = f[kRollups];  // null where a read-only open went without it
+  outbox_ = f[kOutbox];
+}
+
 Status DbImpl::Init() {
   Options checked = options_;
   if (options_.read_only) checked.create_if_missing = false;
@@ -137,16 +146,11 @@ Status DbImpl::Init() {
   }
   s = options_.read_only ? OpenReader(std::move(ro)) : OpenWriter(ro);
   if (!s.ok()) return s;
-  meta_ = handles_[kMeta];
-  shards_ = handles_[kShards];
-  events_ = handles_[kEvents];
-  rollups_ = handles_.size() > kRollups ? handles_[kRollups] : nullptr;
-  outbox_ = handles_.size() > kOutbox ? handles_[kOutbox] : nullptr;
+  BindFamilies();
   commit_ = std::make_unique<commit::CommitPipeline>(
       db_.get(), options_.sync, commit::GroupCommitOptionsOf(options_));
-  catalog_ = std::make_unique<Catalog>(db_.get(), meta_, shards_, events_,
-                                       rollups_, commit_.get(), clock_,
-                                       retention_.get());
+  catalog_ = std::make_unique<Catalog>(db_.get(), HandlesOf(handles_),
+                                       commit_.get(), clock_, retention_.get());
   s = catalog_->Load(path_, options_.read_only);
   if (s.ok()) s = LoadTimeMark();
   if (!s.ok() || options_.read_only) return s;

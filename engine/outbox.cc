@@ -12,6 +12,7 @@
 
 #include "engine/coding.h"
 #include "engine/db_impl.h"
+#include "engine/family_record.h"
 #include "engine/format.h"
 #include "engine/outbox_run.h"
 #include "engine/random_id.h"
@@ -30,23 +31,18 @@ void EncodeSeq(uint64_t seq, char out[8]) { EncodeFixed64BE(seq, out); }
 Status DecodeEntry(const rocksdb::Slice& key, const rocksdb::Slice& value,
                    const std::string& db_id, OutboxEntry* out,
                    uint64_t* settled) {
-  schema::OutboxRecord rec;
-  Status s = schema::DecodeOutbox(value.ToStringView(), &rec);
-  if (s.ok() && (key.size() != 8 || DecodeFixed64BE(key.data()) != rec.seq)) {
-    s = Status::Corruption("its key does not hold its seq");
+  // The outbox family's decoders (engine/decode_outbox.cc) are its rule.
+  FamilyRecord decoded;
+  std::string bad = DecodeOutboxKey(key.ToStringView(), &decoded);
+  if (bad.empty() && decoded.kind != RecordKind::kOutboxEntry) {
+    bad = "it is the settled record, not an entry";
   }
-  if (s.ok() && !rec.origin.empty() && !IsHexId(rec.origin)) {
-    s = Status::Corruption("its origin is not 32 lowercase hex characters");
-  }
-  if (s.ok() && rec.settled >= rec.seq) {
-    s = Status::Corruption("its settled watermark " +
-                           std::to_string(rec.settled) +
-                           " is not below its seq");
-  }
-  if (!s.ok()) {
+  if (bad.empty()) bad = DecodeOutboxValue(value.ToStringView(), &decoded);
+  if (!bad.empty()) {
     return Status::Corruption("outbox entry " + HexKey(key.ToStringView()) +
-                              ": " + s.message());
+                              ": " + bad);
   }
+  schema::OutboxRecord& rec = decoded.outbox;
   out->seq = rec.seq;
   out->counter = std::move(rec.counter);
   out->event_id = std::move(rec.event_id);

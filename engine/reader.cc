@@ -71,14 +71,15 @@ Status DbImpl::OpenSecondaryOnce(Secondary* out) {
   out->dir = buf.data();
   RocksOptions ro = reader_options_;
   // A database no writer of this version has opened yet lacks the families
-  // added since (rollups, outbox): read it without them (ReadCached and
-  // ReadOutbox then answer NotFound / nothing).
+  // added since (ColumnFamily::may_be_missing: rollups, outbox, the last
+  // entries of the table): read it without them (ReadCached and ReadOutbox
+  // then answer NotFound / nothing).
   std::vector<std::string> have;
   if (rocksdb::DB::ListColumnFamilies(ro.db, path_, &have).ok()) {
-    for (size_t i = kRollups; i < ro.families.size(); ++i) {
-      if (std::find(have.begin(), have.end(), ro.families[i].name) ==
-          have.end()) {
-        ro.families.resize(i);
+    for (const ColumnFamily& f : ColumnFamilies()) {
+      if (f.may_be_missing &&
+          std::find(have.begin(), have.end(), f.name) == have.end()) {
+        ro.families.resize(f.index);
         break;
       }
     }
@@ -141,12 +142,8 @@ void DbImpl::SwapSecondary(Secondary* fresh, Catalog::Binding* b) {
   std::swap(handles_, fresh->handles);
   std::swap(reader_seen_, fresh->seen);
   std::swap(reader_exact_, fresh->exact);
-  meta_ = handles_[kMeta];
-  shards_ = handles_[kShards];
-  events_ = handles_[kEvents];
-  rollups_ = handles_.size() > kRollups ? handles_[kRollups] : nullptr;
-  outbox_ = handles_.size() > kOutbox ? handles_[kOutbox] : nullptr;
-  *b = Catalog::Binding{db_.get(), meta_, shards_, events_, rollups_};
+  BindFamilies();
+  *b = Catalog::Binding{db_.get(), HandlesOf(handles_)};
 }
 
 Status DbImpl::Refresh() {

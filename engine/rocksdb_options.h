@@ -11,31 +11,18 @@
 #include <memory>
 #include <vector>
 
+#include "engine/column_families.h"
 #include "tally/options.h"
 
 namespace tally::engine {
-
-class EngineClock;
-class RetentionRules;
-
-// Index of each family in RocksOptions::families and in the handle vector
-// DB::Open returns.
-enum Family : int {
-  kDefault = 0,
-  kMeta = 1,
-  kShards = 2,
-  kEvents = 3,
-  kRollups = 4,  // added after format 1's first release: may be missing
-  kOutbox = 5,   // added with format 2: may be missing too
-};
-inline constexpr int kFamilyCount = 6;
 
 struct RocksOptions {
   rocksdb::DBOptions db;
   // Owns db.env when Options::env was given; empty when db.env is the
   // process-wide DefaultPrivateEnv(). Keep it alive while the DB is open.
   std::shared_ptr<rocksdb::Env> env;
-  std::vector<rocksdb::ColumnFamilyDescriptor> families;  // by Family
+  // The default family, then every entry of ColumnFamilies(): by Family.
+  std::vector<rocksdb::ColumnFamilyDescriptor> families;
 };
 
 // `clock` (the engine's, engine/engine_clock.h), when given, gets the

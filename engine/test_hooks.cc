@@ -8,4 +8,9 @@ bool CatalogWriterPending(Db* db) {
   return static_cast<DbImpl*>(db)->CatalogWriterPending();
 }
 
+Status PutRawForTest(Db* db, Family family, std::string_view key,
+                     std::string_view value) {
+  return static_cast<DbImpl*>(db)->PutRawForTest(family, key, value);
+}
+
 }  // namespace tally::engine

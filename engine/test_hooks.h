@@ -5,6 +5,9 @@
 #ifndef TALLY_ENGINE_TEST_HOOKS_H_
 #define TALLY_ENGINE_TEST_HOOKS_H_
 
+#include <string_view>
+
+#include "engine/column_families.h"
 #include "tally/db.h"
 
 namespace tally::engine {
@@ -14,6 +17,13 @@ namespace tally::engine {
 // writer-preferring lock makes every new shared holder (increments, reads)
 // wait too. `db` must come from Db::Open.
 bool CatalogWriterPending(Db* db);
+
+// Writes `key` = `value` into family `family` of the open writer `db`
+// behind the engine (no catalog, no checks, not synced): for tests that
+// damage a live database, e.g. from Verify's hook, where damage an open
+// would refuse (a bad meta record) can still reach Verify.
+Status PutRawForTest(Db* db, Family family, std::string_view key,
+                     std::string_view value);
 
 }  // namespace tally::engine
 

@@ -1,5 +1,6 @@
-// tally::Verify: one pass over every column family from one consistent view,
-// checking each record and the cross-record invariants (docs/format.md).
+// tally::Verify: one pass over every column family of the table
+// (engine/column_families.h) from one consistent view, checking each record
+// by its family's decoders and the cross-record invariants (docs/format.md).
 
 #include <rocksdb/iterator.h>
 
@@ -8,7 +9,9 @@
 
 #include "engine/buckets.h"
 #include "engine/coding.h"
+#include "engine/column_families.h"
 #include "engine/db_impl.h"
+#include "engine/family_record.h"
 #include "engine/format.h"
 #include "engine/shard_picker.h"
 #include "engine/validate.h"
@@ -47,10 +50,6 @@ class Findings {
   VerifyReport* report_;
 };
 
-std::string Hex(const rocksdb::Slice& key) {
-  return HexKey(key.ToStringView());
-}
-
 // A scan that stopped on damaged data is a finding (the message names the
 // file); any other failure ends the check with an error.
 Status ScanStatus(const rocksdb::Status& rs, const char* family,
@@ -62,6 +61,129 @@ Status ScanStatus(const rocksdb::Status& rs, const char* family,
   }
   return FromRocks(rs, std::string("verify ") + family);
 }
+
+// The record-level rule of every family is its decoders (the table's);
+// on top, what one record says about another: shard and marker keys belong
+// to a known counter (or an unfinished import), fit its shard count and
+// buckets, and markers sit on their event's shard with the counter's
+// expiry. Sums per counter for the shards == markers check.
+class FamilyChecks {
+ public:
+  FamilyChecks(Findings* findings, VerifyReport* report)
+      : findings_(findings), report_(report) {}
+
+  void AddCounter(const CounterInfo& c) {
+    ++report_->counters;
+    by_id_[c.id].info = &c;
+  }
+  const std::map<uint64_t, CounterSums>& sums() const { return by_id_; }
+
+  void Check(const ColumnFamily& f, std::string_view key,
+             std::string_view value) {
+    const std::string family = f.name;
+    FamilyRecord rec;
+    std::string bad = f.decode_key(key, &rec);
+    if (rec.kind == RecordKind::kShard) ++report_->shard_keys;
+    if (rec.kind == RecordKind::kMarker) ++report_->markers;
+    if (!bad.empty()) {
+      findings_->Add(family + ": malformed key " + HexKey(key) + ": " + bad);
+      return;
+    }
+    // Ids of unfinished imports (Catalog::BeginImport): their keys belong
+    // to a counter that has not appeared yet, or to an import that died and
+    // the next read-write open removes. Not findings.
+    if (rec.kind == RecordKind::kImportNote) importing_.insert(rec.counter_id);
+    CounterSums* owner = nullptr;
+    if (rec.kind == RecordKind::kShard || rec.kind == RecordKind::kMarker) {
+      auto found = by_id_.find(rec.counter_id);
+      if (found == by_id_.end()) {
+        if (importing_.count(rec.counter_id) != 0) return;
+        findings_->Add(family + ": key " + HexKey(key) +
+                       " belongs to no counter (id " +
+                       std::to_string(rec.counter_id) + ")");
+        return;
+      }
+      owner = &found->second;
+    }
+    const std::string where =
+        family + ": key " + HexKey(key) +
+        (owner != nullptr ? " of counter " + Quote(owner->info->name) : "");
+    bad = f.decode_value(value, &rec);
+    if (!bad.empty()) {
+      findings_->Add(where + ": " + bad);
+      if (owner != nullptr) owner->readable = false;
+      return;
+    }
+    switch (rec.kind) {
+      case RecordKind::kCounter:
+        SawRecord(rec.counter);
+        break;
+      case RecordKind::kShard:
+        Shard(rec, where, owner);
+        break;
+      case RecordKind::kMarker:
+        Marker(rec, where, owner);
+        break;
+      default:
+        break;  // the decoders' rule is the whole check
+    }
+  }
+
+ private:
+  void SawRecord(const schema::CounterRecord& rec) {
+    auto found = by_id_.find(rec.id);
+    if (found != by_id_.end() && found->second.info->name == rec.name) {
+      found->second.record_seen = true;
+      found->second.flags = rec.flags;
+    }
+  }
+
+  void Shard(const FamilyRecord& rec, const std::string& where,
+             CounterSums* sums) {
+    const CounterInfo& c = *sums->info;
+    const int64_t width = BucketWidthMs(c.bucket);
+    if ((rec.bucket_ms != kNoBucket) != (width != 0) ||
+        (width != 0 && rec.bucket_ms % width != 0)) {
+      findings_->Add(where + " does not fit its buckets (" +
+                     BucketWidthName(c.bucket) + ")");
+      return;
+    }
+    if (rec.shard >= c.shards) {
+      findings_->Add(where + ": shard " + std::to_string(rec.shard) +
+                     " >= shard count " + std::to_string(c.shards));
+    }
+    if (rec.shard_state == ShardValue::kOverflowed) {
+      findings_->Add(where + ": overflowed (its value is unknown)");
+      sums->readable = false;
+      return;
+    }
+    sums->shards.Add(rec.shard_value);
+  }
+
+  void Marker(const FamilyRecord& rec, const std::string& where,
+              CounterSums* sums) {
+    const CounterInfo& c = *sums->info;
+    const schema::MarkerRecord& m = rec.marker;
+    // A pinned marker's shard came from an affinity key the marker does
+    // not keep: only its range can be checked.
+    if (m.shard >= c.shards ||
+        (!m.pinned && m.shard != ShardOfKey(m.event_id, c.shards))) {
+      findings_->Add(where + ": marker disagrees with its shard hash");
+    }
+    if ((m.expires_at_ms != 0) != (c.dedupe_window_ms != 0)) {
+      findings_->Add(where + ": marker has expiry " +
+                     std::to_string(m.expires_at_ms) +
+                     ", which does not match the counter's dedupe window " +
+                     std::to_string(c.dedupe_window_ms) + " ms");
+    }
+    sums->markers += m.delta;
+  }
+
+  Findings* findings_;
+  VerifyReport* report_;
+  std::map<uint64_t, CounterSums> by_id_;
+  std::set<uint64_t> importing_;
+};
 
 }  // namespace
 
@@ -128,169 +250,20 @@ Status DbImpl::Verify(VerifyReport* report) {
   }
 
   bool scan_stopped = false;
-  std::map<uint64_t, CounterSums> by_id;
-  for (const CounterInfo& c : counters) {
-    ++report->counters;
-    by_id[c.id].info = &c;
-  }
-  // Ids of unfinished imports (Catalog::BeginImport): their keys belong to
-  // a counter that has not appeared yet, or to an import that died and the
-  // next read-write open removes. Not findings.
-  std::set<uint64_t> importing;
-  // Counter records: every meta key must decode (Load checked them once;
-  // this catches what changed on disk since).
-  {
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, meta_));
+  FamilyChecks checks(&findings, report);
+  for (const CounterInfo& c : counters) checks.AddCounter(c);
+  // Every family of the table, meta first (the table's order): the counter
+  // records and import notes it holds are what the other families' keys
+  // are judged against.
+  const FamilyHandles handles = HandlesOf(handles_);
+  for (const ColumnFamily& f : ColumnFamilies()) {
+    rocksdb::ColumnFamilyHandle* h = handles[f.index];
+    if (h == nullptr) continue;  // read-only, and the database lacks it
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, h));
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      const rocksdb::Slice key = it->key();
-      if (key == rocksdb::Slice(kHeaderKey)) {
-        schema::HeaderRecord h;
-        Status s = schema::DecodeHeader(it->value().ToStringView(), &h);
-        if (!s.ok()) findings.Add("meta: header: " + s.message());
-        continue;
-      }
-      if (key == rocksdb::Slice(kOutboxAckedKey)) {
-        if (key.size() != 1 || it->value().size() != 8) {
-          findings.Add("meta: outbox cursor: malformed value (" +
-                       std::to_string(it->value().size()) +
-                       " bytes, expected 8)");
-        }
-        continue;
-      }
-      if (key == rocksdb::Slice(kTimeMarkKey)) {
-        if (it->value().size() != 8) {
-          findings.Add("meta: time mark: malformed value (" +
-                       std::to_string(it->value().size()) +
-                       " bytes, expected 8)");
-        }
-        continue;
-      }
-      uint64_t import_id = 0;
-      if (DecodeImportMetaKey(key.ToStringView(), &import_id)) {
-        importing.insert(import_id);
-        continue;
-      }
-      schema::CounterRecord rec;
-      Status s = schema::DecodeCounter(it->value().ToStringView(), &rec);
-      if (!s.ok()) {
-        findings.Add("meta key " + Hex(key) + ": " + s.message());
-        continue;
-      }
-      auto found = by_id.find(rec.id);
-      if (found != by_id.end() && found->second.info->name == rec.name) {
-        found->second.record_seen = true;
-        found->second.flags = rec.flags;
-      }
+      checks.Check(f, it->key().ToStringView(), it->value().ToStringView());
     }
-    Status scan = ScanStatus(it->status(), "meta", &findings, &scan_stopped);
-    if (!scan.ok()) return scan;
-  }
-  // Shards.
-  {
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, shards_));
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      ++report->shard_keys;
-      const rocksdb::Slice key = it->key();
-      uint64_t id;
-      uint32_t shard;
-      int64_t bucket = kNoBucket;  // a plain key leaves it
-      if (!DecodeShardKey(key.ToStringView(), &id, &shard) &&
-          !DecodeBucketShardKey(key.ToStringView(), &id, &bucket, &shard)) {
-        findings.Add("shards: malformed key " + Hex(key));
-        continue;
-      }
-      auto found = by_id.find(id);
-      if (found == by_id.end() && importing.count(id) != 0) continue;
-      if (found == by_id.end()) {
-        findings.Add("shards: key " + Hex(key) + " belongs to no counter (id " +
-                     std::to_string(id) + ")");
-        continue;
-      }
-      CounterSums& sums = found->second;
-      const std::string name = Quote(sums.info->name);
-      const int64_t width = BucketWidthMs(sums.info->bucket);
-      if ((bucket != kNoBucket) != (width != 0) ||
-          (width != 0 && bucket % width != 0)) {
-        findings.Add("shards: key " + Hex(key) + " of counter " + name +
-                     " does not fit its buckets (" +
-                     BucketWidthName(sums.info->bucket) + ")");
-        continue;
-      }
-      if (shard >= sums.info->shards) {
-        findings.Add("shards: key " + Hex(key) + " of counter " + name +
-                     ": shard " + std::to_string(shard) + " >= shard count " +
-                     std::to_string(sums.info->shards));
-      }
-      ShardSum v;
-      switch (DecodeShardValue(it->value().ToStringView(), &v)) {
-        case ShardValue::kMalformed:
-          findings.Add("shards: key " + Hex(key) + " of counter " + name +
-                       ": malformed value (" +
-                       std::to_string(it->value().size()) +
-                       " bytes, expected 8 or 16)");
-          sums.readable = false;
-          break;
-        case ShardValue::kOverflowed:
-          findings.Add("shards: key " + Hex(key) + " of counter " + name +
-                       ": overflowed (its value is unknown)");
-          sums.readable = false;
-          break;
-        case ShardValue::kExact:
-          sums.shards.Add(v);
-          break;
-      }
-    }
-    Status scan = ScanStatus(it->status(), "shards", &findings, &scan_stopped);
-    if (!scan.ok()) return scan;
-  }
-
-  // Markers.
-  {
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, events_));
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      ++report->markers;
-      const rocksdb::Slice key = it->key();
-      uint64_t id;
-      std::string_view event_id;
-      if (!DecodeMarkerKey(key.ToStringView(), &id, &event_id)) {
-        findings.Add("events: malformed key " + Hex(key));
-        continue;
-      }
-      auto found = by_id.find(id);
-      if (found == by_id.end() && importing.count(id) != 0) continue;
-      if (found == by_id.end()) {
-        findings.Add("events: marker " + Hex(key) +
-                     " belongs to no counter (id " + std::to_string(id) + ")");
-        continue;
-      }
-      CounterSums& sums = found->second;
-      schema::MarkerRecord m;
-      Status s = schema::DecodeMarker(it->value().ToStringView(), &m);
-      if (!s.ok()) {
-        findings.Add("events: marker " + Hex(key) + " of counter " +
-                     Quote(sums.info->name) + ": " + s.message());
-        sums.readable = false;
-        continue;
-      }
-      // A pinned marker's shard came from an affinity key the marker does
-      // not keep: only its range can be checked.
-      if (m.counter_id != id || m.event_id != event_id ||
-          m.shard >= sums.info->shards ||
-          (!m.pinned && m.shard != ShardOfKey(event_id, sums.info->shards))) {
-        findings.Add("events: marker " + Hex(key) + " of counter " +
-                     Quote(sums.info->name) +
-                     " disagrees with its key or its shard hash");
-      }
-      if ((m.expires_at_ms != 0) != (sums.info->dedupe_window_ms != 0)) {
-        findings.Add("events: marker " + Hex(key) + " of counter " +
-                     Quote(sums.info->name) + " has expiry " +
-                     std::to_string(m.expires_at_ms) +
-                     ", which does not match the counter's dedupe window " +
-                     std::to_string(sums.info->dedupe_window_ms) + " ms");
-      }
-      sums.markers += m.delta;
-    }
-    Status scan = ScanStatus(it->status(), "events", &findings, &scan_stopped);
+    Status scan = ScanStatus(it->status(), f.name, &findings, &scan_stopped);
     if (!scan.ok()) return scan;
   }
 
@@ -299,7 +272,7 @@ Status DbImpl::Verify(VerifyReport* report) {
   // never their counts; a retention drops buckets, never their markers). Not
   // judged after a scan stopped on damage: its sums are partial.
   if (scan_stopped) return Status::OK();
-  for (const auto& [id, sums] : by_id) {
+  for (const auto& [id, sums] : checks.sums()) {
     const CounterInfo& c = *sums.info;
     if (!sums.record_seen || (sums.flags & kCounterFlagPlainIncrements) != 0 ||
         !sums.readable || c.dedupe_window_ms != 0 || c.retention_ms != 0) {

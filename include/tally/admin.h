@@ -17,8 +17,10 @@
 
 namespace tally {
 
-// Checks every stored record and invariant from one consistent view:
-// header and counter records decode; every shard key belongs to a known
+// Checks every stored record of every column family (meta, shards, events,
+// rollups, outbox) and the invariants between them from one consistent
+// view: every record decodes as docs/format.md specifies (header, counter
+// records, cursors, roll-ups, outbox entries ...); every shard key belongs to a known
 // counter and a shard below its count, and its value decodes (and has not
 // overflowed); every marker decodes, matches its key and sits on the
 // shard its event id hashes to; and for each counter that never had a
@@ -31,8 +33,8 @@ namespace tally {
 // writer changed its files: Refresh and verify again).
 Status Verify(Db& db, VerifyReport* report);
 
-// Flushes memtables and compacts every column family (folds all operands,
-// drops deleted counters' keys). Writers only: NotSupported read-only.
+// Flushes memtables and compacts every column family (meta, shards, events,
+// rollups, outbox: folds all operands, drops deleted counters' keys). Writers only: NotSupported read-only.
 Status Compact(Db& db);
 
 // Engine-wide figures counted by this Db since it was opened.

@@ -7,6 +7,7 @@
 #include "tally/batch.h"
 #include "tally/checkpoint.h"
 #include "tally/db.h"
+#include "tally/dump.h"
 #include "tally/import.h"
 #include "tally/limits.h"
 #include "tally/options.h"

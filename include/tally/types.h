@@ -231,6 +231,7 @@ struct EngineStats {
 
 // Storage figures of one column family.
 struct FamilyStats {
+  std::string name;             // "meta", "shards", ... (docs/format.md)
   uint64_t sst_bytes = 0;       // live SST files
   uint64_t memtable_bytes = 0;  // active and immutable memtables
   uint64_t estimated_keys = 0;  // RocksDB's estimate
@@ -242,7 +243,17 @@ struct FamilyStats {
 struct DbStats {
   // Counted by this process since Open; a read-only process sees zeros.
   EngineStats engine;
-  FamilyStats meta, shards, events;
+  // Every column family the database has open, in docs/format.md's order
+  // (a read-only open of a database no writer of this version has opened
+  // lacks the families added since).
+  std::vector<FamilyStats> families;
+  // The figures of the family named `name`, or null.
+  const FamilyStats* Family(const std::string& name) const {
+    for (const FamilyStats& f : families) {
+      if (f.name == name) return &f;
+    }
+    return nullptr;
+  }
   uint64_t block_cache_usage_bytes = 0;
   uint64_t block_cache_capacity_bytes = 0;
   // RocksDB's write throttling: the delayed rate now (0: none) and whether

@@ -126,16 +126,16 @@ TEST_F(Admin, DbStatsReflectTheData) {
   ASSERT_OK(before);
   EXPECT_EQ(before->engine.applied, 500u);
   EXPECT_EQ(before->engine.duplicates, 1u);
-  EXPECT_GT(before->events.memtable_bytes, 0u);
-  EXPECT_EQ(before->events.sst_bytes, 0u);
+  EXPECT_GT(before->Family("events")->memtable_bytes, 0u);
+  EXPECT_EQ(before->Family("events")->sst_bytes, 0u);
   EXPECT_GT(before->block_cache_capacity_bytes, 0u);
   EXPECT_TRUE(before->latched_error.empty());
   ASSERT_OK(tally::Compact(*db));
   auto after = tally::GetDbStats(*db);
   ASSERT_OK(after);
-  EXPECT_GT(after->events.sst_bytes, 0u);
-  EXPECT_GT(after->shards.sst_bytes, 0u);
-  EXPECT_GE(after->events.estimated_keys, 400u);
+  EXPECT_GT(after->Family("events")->sst_bytes, 0u);
+  EXPECT_GT(after->Family("shards")->sst_bytes, 0u);
+  EXPECT_GE(after->Family("events")->estimated_keys, 400u);
   EXPECT_FALSE(after->writes_stopped);
 }
 

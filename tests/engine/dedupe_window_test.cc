@@ -234,12 +234,12 @@ TEST_P(DedupeWindow, CompactionDropsExpiredMarkersAndSpace) {
       }
     }
     ASSERT_OK(tally::Compact(*db));
-    bytes_before = tally::GetDbStats(*db)->events.sst_bytes;
+    bytes_before = tally::GetDbStats(*db)->Family("events")->sst_bytes;
     EXPECT_EQ(*db->CountMarkers("views"), events);
 
     clock_.Advance(2 * kHour);
     ASSERT_OK(tally::Compact(*db));
-    bytes_after = tally::GetDbStats(*db)->events.sst_bytes;
+    bytes_after = tally::GetDbStats(*db)->Family("events")->sst_bytes;
     EXPECT_EQ(*db->CountMarkers("views"), 0u);
     EXPECT_EQ(*db->ReadExact("views"), static_cast<int64_t>(events));
     VerifyReport report;

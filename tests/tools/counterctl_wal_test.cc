@@ -1,6 +1,7 @@
 // counterctl wal dump against the real binary (writes made through the tally
 // API, then the WAL decoded back into them), and the batch decoder
-// (tools/counterctl/wal_decode.h) on hand-built RocksDB write batches.
+// (tally::DecodeWalBatch, tally/dump.h) with counterctl's rendering
+// (tools/counterctl/wal_render.h) on hand-built RocksDB write batches.
 
 #include <gtest/gtest.h>
 #include <rocksdb/comparator.h>
@@ -15,10 +16,12 @@
 
 #include "counterctl_fixture.h"
 #include "engine/coding.h"
+#include "engine/wal_dump.h"
 #include "schema/records.h"
 #include "tally/batch.h"
 #include "tally/db.h"
-#include "wal_decode.h"
+#include "tally/dump.h"
+#include "wal_render.h"
 
 namespace tally::test {
 namespace {
@@ -199,7 +202,7 @@ TEST_F(CounterctlWal, SinceOlderThanTheWalIsRefusedNamingTheOldest) {
   EXPECT_EQ(r.err,
             "counterctl: NotFound: the WAL no longer holds sequence 2: the "
             "oldest sequence it holds is 8 (WAL files are deleted once their "
-            "writes are flushed; see docs/counterctl.md, wal dump)\n");
+            "writes are flushed)\n");
 
   // A third open without writes (and with the time unmoved) leaves an
   // empty WAL.
@@ -210,8 +213,7 @@ TEST_F(CounterctlWal, SinceOlderThanTheWalIsRefusedNamingTheOldest) {
   EXPECT_EQ(r.err,
             "counterctl: NotFound: the WAL no longer holds sequence 8: it "
             "holds no batches; everything up to sequence 8 is in table files "
-            "(WAL files are deleted once their writes are flushed; see "
-            "docs/counterctl.md, wal dump)\n");
+            "(WAL files are deleted once their writes are flushed)\n");
 }
 
 TEST_F(CounterctlWal, BadSinceIsAUsageErrorAndBeyondTheLastAnError) {
@@ -234,7 +236,7 @@ TEST_F(CounterctlWal, BadSinceIsAUsageErrorAndBeyondTheLastAnError) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
-            "counterctl: InvalidArgument: --since 6 is beyond the last "
+            "counterctl: InvalidArgument: since 6 is beyond the last "
             "sequence number written, 5\n");
   EXPECT_EQ(CtlOk({"wal", "dump", "--since", "5"}).substr(0, 18),
             "batch seq=4 ops=2\n");
@@ -362,12 +364,9 @@ class FakeFamily : public rocksdb::ColumnFamilyHandle {
 class WalDecodeTest : public ::testing::Test {
  protected:
   WalDecodeTest() {
-    names_.families = {{0, "default"},
-                       {1, "meta"},
-                       {2, "shards"},
-                       {3, "events"},
-                       {4, "rollups"}};
-    names_.counters = {{1, "orders"}};
+    families_ = {{0, "default"}, {1, "meta"},    {2, "shards"},
+                 {3, "events"},  {4, "rollups"}, {5, "outbox"}};
+    counters_ = {{1, "orders"}};
   }
   static std::string ShardKey(uint64_t id, uint32_t shard) {
     char k[engine::kShardKeyBytes];
@@ -389,15 +388,23 @@ class WalDecodeTest : public ::testing::Test {
     engine::EncodeCounterPrefix(id, b);
     return std::string(b, sizeof b);
   }
-  std::vector<std::string> Texts(const counterctl::WalBatch& b) {
+  tally::DumpBatch Decode(uint64_t seq, const rocksdb::WriteBatch& wb) {
+    const rocksdb::Slice data = wb.Data();
+    return tally::DecodeWalBatch(
+        seq, std::string_view(data.data(), data.size()), families_, counters_);
+  }
+  static std::vector<std::string> Texts(const tally::DumpBatch& b) {
     std::vector<std::string> out;
-    for (const counterctl::WalOp& op : b.ops) out.push_back(op.text);
+    for (const tally::DumpOp& op : b.ops) {
+      out.push_back(counterctl::WalOpText(op));
+    }
     return out;
   }
 
   FakeFamily meta_{1, "meta"}, shards_{2, "shards"}, events_{3, "events"},
-      rollups_{4, "rollups"}, other_{7, "outbox"};
-  counterctl::WalNames names_;
+      rollups_{4, "rollups"}, outbox_{5, "outbox"}, other_{7, "queue"};
+  std::map<uint32_t, std::string> families_;
+  std::map<uint64_t, std::string> counters_;
 };
 
 TEST_F(WalDecodeTest, DecodesEveryFamilysKeysAndValues) {
@@ -441,7 +448,7 @@ TEST_F(WalDecodeTest, DecodesEveryFamilysKeysAndValues) {
       wb.Put(&meta_, engine::kTimeMarkKey, rocksdb::Slice(mark, 8)).ok());
   ASSERT_TRUE(wb.PutLogData("hi").ok());
 
-  counterctl::WalBatch b = counterctl::DecodeWalBatch(42, wb, names_);
+  tally::DumpBatch b = Decode(42, wb);
   EXPECT_EQ(b.seq, 42u);
   EXPECT_EQ(b.count, 13u);  // log data takes no sequence number
   const std::vector<std::string> want = {
@@ -488,65 +495,70 @@ TEST_F(WalDecodeTest, WhatTallyDoesNotWriteIsRawHexWithAReason) {
   std::string marker_key;
   engine::EncodeMarkerKey(1, "E", &marker_key);
   ASSERT_TRUE(wb.Put(&events_, marker_key, "not a flatbuffer").ok());
-  ASSERT_TRUE(wb.Put(&meta_, "\x03", "x").ok());
+  ASSERT_TRUE(wb.Put(&meta_, "\x09", "x").ok());
   ASSERT_TRUE(wb.Put(&other_, "k", "v").ok());
   ASSERT_TRUE(wb.Put(&rollups_, Prefix(1), "short").ok());
-  counterctl::WalBatch b = counterctl::DecodeWalBatch(1, wb, names_);
+  tally::DumpBatch b = Decode(1, wb);
   ASSERT_EQ(b.ops.size(), 6u);
-  EXPECT_EQ(b.ops[0].text,
+  EXPECT_EQ(counterctl::WalOpText(b.ops[0]),
             "raw family=shards type=merge key=000000000000000100000000 "
-            "value=31323334353637 reason=\"a shard value or operand is 8 "
-            "bytes\"");
-  EXPECT_EQ(b.ops[1].text,
+            "value=31323334353637 reason=\"malformed value (7 bytes, "
+            "expected 8 or 16)\"");
+  EXPECT_EQ(counterctl::WalOpText(b.ops[1]),
             "raw family=shards type=merge key=73686f7274 "
             "value=0100000000000000 reason=\"a shard key is 12 or 20 "
             "bytes\"");
-  EXPECT_EQ(b.ops[2].text.rfind("raw family=events type=put key=", 0), 0u)
-      << b.ops[2].text;
-  EXPECT_NE(b.ops[2].text.find("reason=\"Corruption: "), std::string::npos)
-      << b.ops[2].text;
-  EXPECT_EQ(b.ops[3].text,
-            "raw family=meta type=put key=03 value=78 reason=\"unknown meta "
+  EXPECT_EQ(counterctl::WalOpText(b.ops[2]).rfind(
+                "raw family=events type=put key=", 0),
+            0u)
+      << counterctl::WalOpText(b.ops[2]);
+  EXPECT_NE(counterctl::WalOpText(b.ops[2]).find("reason=\"Corruption: "),
+            std::string::npos)
+      << counterctl::WalOpText(b.ops[2]);
+  EXPECT_EQ(counterctl::WalOpText(b.ops[3]),
+            "raw family=meta type=put key=09 value=78 reason=\"unknown meta "
             "key\"");
-  EXPECT_EQ(b.ops[4].text,
+  EXPECT_EQ(counterctl::WalOpText(b.ops[4]),
             "raw family_id=7 type=put key=6b value=76 reason=\"unknown "
             "column family\"");
-  EXPECT_EQ(b.ops[5].text,
+  EXPECT_EQ(counterctl::WalOpText(b.ops[5]),
             "raw family=rollups type=put key=0000000000000001 "
-            "value=73686f7274 reason=\"a roll-up value is 24 bytes\"");
-  EXPECT_EQ(b.ops[4].json["family_id"], 7);
-  EXPECT_EQ(b.ops[4].json["key_hex"], "6b");
+            "value=73686f7274 reason=\"malformed roll-up value (5 bytes, "
+            "expected 24)\"");
+  EXPECT_EQ(counterctl::WalOpJson(b.ops[4])["family_id"], 7);
+  EXPECT_EQ(counterctl::WalOpJson(b.ops[4])["key_hex"], "6b");
 
   // A batch RocksDB cannot iterate: its bytes and RocksDB's error.
   std::string rep(8, '\0');
   rep += std::string("\x01\0\0\0", 4);  // count 1
   rep += "\x7f";                        // no such record type
   rocksdb::WriteBatch bad(rep);
-  b = counterctl::DecodeWalBatch(5, bad, names_);
+  b = Decode(5, bad);
   ASSERT_EQ(b.ops.size(), 1u);
-  EXPECT_EQ(b.ops[0].text.rfind("raw type=batch value=00000000000000000100000"
-                                "07f reason=\"",
-                                0),
+  EXPECT_EQ(counterctl::WalOpText(b.ops[0]).rfind(
+                "raw type=batch value=00000000000000000100000"
+                "07f reason=\"",
+                0),
             0u)
-      << b.ops[0].text;
+      << counterctl::WalOpText(b.ops[0]);
   rocksdb::WriteBatch tiny(std::string("abc"));
-  b = counterctl::DecodeWalBatch(5, tiny, names_);
+  b = Decode(5, tiny);
   ASSERT_EQ(b.ops.size(), 1u);
-  EXPECT_EQ(b.ops[0].text,
+  EXPECT_EQ(counterctl::WalOpText(b.ops[0]),
             "raw type=batch value=616263 reason=\"shorter than a batch "
             "header\"");
 }
 
 TEST(WalGap, OnlyMissingSequencesAreAGap) {
   // Batch (10, 3) takes 10..12: a next batch at 13 is contiguous.
-  counterctl::WalGap gap;
-  EXPECT_FALSE(counterctl::FindWalGap(10, 3, 13, &gap));
-  EXPECT_FALSE(counterctl::FindWalGap(10, 0, 10, &gap));
-  ASSERT_TRUE(counterctl::FindWalGap(10, 3, 20, &gap));
-  EXPECT_EQ(gap.from, 13u);
-  EXPECT_EQ(gap.to, 19u);
-  EXPECT_EQ(counterctl::WalGapText(gap), "gap from=13 to=19\n");
-  EXPECT_EQ(counterctl::WalGapJson(gap),
+  uint64_t from = 0, to = 0;
+  EXPECT_FALSE(engine::FindWalGap(10, 3, 13, &from, &to));
+  EXPECT_FALSE(engine::FindWalGap(10, 0, 10, &from, &to));
+  ASSERT_TRUE(engine::FindWalGap(10, 3, 20, &from, &to));
+  EXPECT_EQ(from, 13u);
+  EXPECT_EQ(to, 19u);
+  EXPECT_EQ(counterctl::WalGapText(from, to), "gap from=13 to=19\n");
+  EXPECT_EQ(counterctl::WalGapJson(from, to),
             (json{{"gap_from", 13}, {"gap_to", 19}}));
 }
 

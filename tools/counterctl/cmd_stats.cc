@@ -23,7 +23,8 @@ Json FamilyJson(const tally::FamilyStats& f) {
               {"l0_files", f.l0_files}};
 }
 
-void PrintFamily(const char* name, const tally::FamilyStats& f) {
+void PrintFamily(const tally::FamilyStats& f) {
+  const std::string& name = f.name;
   std::cout << name << ".sst_bytes: " << f.sst_bytes << "\n"
             << name << ".memtable_bytes: " << f.memtable_bytes << "\n"
             << name << ".estimated_keys: " << f.estimated_keys << "\n"
@@ -62,35 +63,33 @@ int RunStats(const GlobalArgs& global, const StatsArgs& args) {
     for (const auto& [name, n] : pending) {
       per.push_back(Json{{"name", name}, {"pending_operands", n}});
     }
-    PrintJson(Json{
-        {"engine",
-         {{"applied", st.engine.applied},
-          {"duplicates", st.engine.duplicates},
-          {"conflicts", st.engine.conflicts},
-          {"rejected", st.engine.rejected}}},
-        {"meta", FamilyJson(st.meta)},
-        {"shards", FamilyJson(st.shards)},
-        {"events", FamilyJson(st.events)},
-        {"block_cache_usage_bytes", st.block_cache_usage_bytes},
-        {"block_cache_capacity_bytes", st.block_cache_capacity_bytes},
-        {"delayed_write_rate", st.delayed_write_rate},
-        {"writes_stopped", st.writes_stopped},
-        {"background_errors", st.background_errors},
-        {"latched_error", st.latched_error},
-        {"rollup_worst_lag_ms",
-         worst_lag < 0 ? Json(nullptr) : Json(worst_lag)},
-        {"rollup_worst_lag_counter",
-         worst_lag < 0 ? Json(nullptr) : Json(worst_name)},
-        {"counters", per}});
+    Json doc =
+        Json{{"engine",
+              {{"applied", st.engine.applied},
+               {"duplicates", st.engine.duplicates},
+               {"conflicts", st.engine.conflicts},
+               {"rejected", st.engine.rejected}}},
+             {"block_cache_usage_bytes", st.block_cache_usage_bytes},
+             {"block_cache_capacity_bytes", st.block_cache_capacity_bytes},
+             {"delayed_write_rate", st.delayed_write_rate},
+             {"writes_stopped", st.writes_stopped},
+             {"background_errors", st.background_errors},
+             {"latched_error", st.latched_error},
+             {"rollup_worst_lag_ms",
+              worst_lag < 0 ? Json(nullptr) : Json(worst_lag)},
+             {"rollup_worst_lag_counter",
+              worst_lag < 0 ? Json(nullptr) : Json(worst_name)},
+             {"counters", per}};
+    // Each column family's figures under its name (docs/format.md).
+    for (const tally::FamilyStats& f : st.families) doc[f.name] = FamilyJson(f);
+    PrintJson(doc);
     return kExitOk;
   }
   std::cout << "engine.applied: " << st.engine.applied << "\n"
             << "engine.duplicates: " << st.engine.duplicates << "\n"
             << "engine.conflicts: " << st.engine.conflicts << "\n"
             << "engine.rejected: " << st.engine.rejected << "\n";
-  PrintFamily("meta", st.meta);
-  PrintFamily("shards", st.shards);
-  PrintFamily("events", st.events);
+  for (const tally::FamilyStats& f : st.families) PrintFamily(f);
   std::cout << "block_cache_usage_bytes: " << st.block_cache_usage_bytes
             << "\n"
             << "block_cache_capacity_bytes: " << st.block_cache_capacity_bytes
