@@ -38,12 +38,19 @@ class CatalogTest : public ::testing::Test {
     raw_ = std::make_unique<test::RawDb>(dir_.path(), test::RawMode::kCreate);
     ASSERT_TRUE(raw_->status().ok()) << raw_->status().ToString();
     pipeline_ = std::make_unique<commit::CommitPipeline>(raw_->db(), false);
-    catalog_ = std::make_unique<Catalog>(
-        raw_->db(), raw_->family(kMeta), raw_->family(kShards),
-        raw_->family(kEvents), raw_->family(kRollups), pipeline_.get(), &clock_,
-        &retention_);
+    catalog_ = std::make_unique<Catalog>(raw_->db(), Families(),
+                                         pipeline_.get(), &clock_, &retention_);
     ASSERT_OK(catalog_->Load(dir_.path(), /*read_only=*/false));
   }
+  // Every family's handle, in the table's order.
+  FamilyHandles Families() {
+    FamilyHandles handles{};
+    for (size_t f = 0; f < kFamilyCount; ++f) {
+      handles[f] = raw_->family(static_cast<Family>(f));
+    }
+    return handles;
+  }
+
   // The header as a reader sees it (under the catalog's shared lock).
   uint64_t NextId() {
     Catalog::Reader reader(catalog_.get());
@@ -200,9 +207,8 @@ TEST_F(CatalogTest, LoadRefusesARecordFiledUnderAnotherName) {
                   ->Put(rocksdb::WriteOptions(), raw_->family(kMeta),
                         CounterMetaKey("wrong"), value)
                   .ok());
-  Catalog fresh(raw_->db(), raw_->family(kMeta), raw_->family(kShards),
-                raw_->family(kEvents), raw_->family(kRollups), pipeline_.get(),
-                &clock_, &retention_);
+  Catalog fresh(raw_->db(), Families(), pipeline_.get(), &clock_,
+                &retention_);
   Status s = fresh.Load(dir_.path(), false);
   ASSERT_TRUE(s.IsCorruption()) << s.ToString();
   EXPECT_NE(s.message().find("'right'"), std::string::npos) << s.message();
