@@ -4,7 +4,7 @@
 // Everything that walks the whole database walks this table: open (writer
 // and read-only), Verify, Compact, GetDbStats, DeleteCounter, the WAL dump
 // and the record fuzzer. Adding a family is one entry here plus its
-// decoder file (engine/decode_<family>.cc), and its bytes in docs/format.md.
+// decoder file (e.g. engine/decode_shards.cc), and its bytes in docs/format.md.
 //
 // Thread safety: the table is immutable.
 

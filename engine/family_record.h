@@ -1,7 +1,7 @@
 // FamilyRecord: one stored record of any tally column family, decoded, and
 // the signatures of the per-family decoders and renderers that the table of
 // column families (engine/column_families.h) holds. Each family's decoders
-// live in its own file (engine/decode_<family>.cc); docs/format.md gives the
+// live in its own file (e.g. engine/decode_shards.cc); docs/format.md gives the
 // bytes.
 //
 // Thread safety: plain values and pure functions.
@@ -80,7 +80,7 @@ DumpField DeltaField(int64_t v);
 DumpField TimeField(std::string key, int64_t ms);
 DumpField CounterField(uint64_t id);
 
-// Per family (engine/decode_<family>.cc).
+// Per family (one file each, e.g. engine/decode_shards.cc).
 std::string DecodeMetaKey(std::string_view key, FamilyRecord* out);
 std::string DecodeMetaValue(std::string_view value, FamilyRecord* out);
 std::string RenderMeta(WriteKind write, const FamilyRecord& rec, DumpOp* out);
