@@ -25,6 +25,8 @@ namespace {
 
 using engine::ColumnFamilies;
 using engine::ColumnFamily;
+using test::Dump;
+using test::Mentions;
 using test::OpenOrDie;
 using test::RawDb;
 using test::TempDir;
@@ -55,19 +57,6 @@ std::vector<std::string> FirstKeys(const std::string& path) {
     keys.push_back(it->Valid() ? it->key().ToString() : std::string());
   }
   return keys;
-}
-
-bool Mentions(const VerifyReport& r, const std::string& needle) {
-  for (const std::string& p : r.problems) {
-    if (p.find(needle) != std::string::npos) return true;
-  }
-  return false;
-}
-
-std::string Dump(const VerifyReport& r) {
-  std::string out;
-  for (const std::string& p : r.problems) out += p + "\n";
-  return out;
 }
 
 TEST(ColumnFamilyTable, IsInFamilyOrderAndRejectsAForeignKey) {

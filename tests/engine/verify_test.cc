@@ -12,6 +12,8 @@
 namespace tally {
 namespace {
 
+using test::Dump;
+using test::Mentions;
 using test::OpenOrDie;
 using test::RawDb;
 
@@ -26,19 +28,6 @@ uint64_t Populate(const std::string& path) {
   EXPECT_OK(db->Increment("mixed", 5));
   EXPECT_OK(db->IncrementOnce("mixed", "x", 1));
   return db->DescribeCounter("once")->id;
-}
-
-bool Mentions(const VerifyReport& r, const std::string& needle) {
-  for (const std::string& p : r.problems) {
-    if (p.find(needle) != std::string::npos) return true;
-  }
-  return false;
-}
-
-std::string Dump(const VerifyReport& r) {
-  std::string out;
-  for (const std::string& p : r.problems) out += p + "\n";
-  return out;
 }
 
 class VerifyDb : public test::DbTest {};

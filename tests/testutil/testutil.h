@@ -13,9 +13,25 @@
 
 #include "tally/db.h"
 #include "tally/status.h"
+#include "tally/types.h"
 #include "testutil/temp_dir.h"
 
 namespace tally::test {
+
+// Whether any problem of a Verify report contains `needle`.
+inline bool Mentions(const VerifyReport& r, const std::string& needle) {
+  for (const std::string& p : r.problems) {
+    if (p.find(needle) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// A Verify report's problems, one per line (for failure messages).
+inline std::string Dump(const VerifyReport& r) {
+  std::string out;
+  for (const std::string& p : r.problems) out += p + "\n";
+  return out;
+}
 
 inline const Status& StatusOf(const Status& s) { return s; }
 template <typename T>
