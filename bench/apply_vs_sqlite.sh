@@ -74,10 +74,11 @@ done
 # build dir, so that a run never times a stale binary ----
 if [[ -z "$COUNTERCTL" || -z "$SQLITE_APPLY" ]]; then
   echo "building counterctl and sqlite_apply in $BUILD_DIR (-j$JOBS)" >&2
-  # counterctl belongs to tools/: only this script turns tools on in a bench
-  # build, so tally_bench never depends on it.
-  cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release \
-    -DTALLY_BUILD_TESTS=OFF -DTALLY_BUILD_TOOLS=ON >/dev/null \
+  # The suite's configuration (scripts/build_configs.sh): tools and
+  # benchmarks on, every option passed, so a cached value never wins.
+  # shellcheck source=scripts/build_configs.sh
+  source "$ROOT/scripts/build_configs.sh"
+  cmake -S "$ROOT" -B "$BUILD_DIR" "${BENCH_CMAKE_ARGS[@]}" >/dev/null \
     || die "cmake configure failed in $BUILD_DIR"
   cmake --build "$BUILD_DIR" -j"$JOBS" --target counterctl sqlite_apply \
     >/dev/null || die "build failed in $BUILD_DIR"

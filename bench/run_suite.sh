@@ -89,14 +89,20 @@ fi
 step_done "dependencies" "$t0"
 
 # ---- build ----
-TARGETS=(strategies_bench tally_api_bench tally_space_bench sqlite_peer_bench)
-if pkg-config --exists hiredis 2>/dev/null; then TARGETS+=(redis_peer_bench); fi
-[[ "$MODE" == full ]] && TARGETS+=(tally_bench)
+# shellcheck source=scripts/build_configs.sh
+source "$ROOT/scripts/build_configs.sh"
 if [[ "$BUILD" -eq 1 ]]; then
   t0=$(date +%s.%N)
+  # Every option the suite depends on is passed (scripts/build_configs.sh):
+  # `./scripts/dev demo` configures the same build/release with benchmarks
+  # off, and a cached OFF must not win here.
+  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja "${BENCH_CMAKE_ARGS[@]}" >/dev/null \
+    || die "cmake configure failed"
+  TARGETS=("${BENCH_TARGETS[@]}")
+  for t in "${BENCH_OPTIONAL_TARGETS[@]}"; do
+    if has_target "$BUILD_DIR" "$t"; then TARGETS+=("$t"); fi
+  done
   echo "== build (${TARGETS[*]}) in $BUILD_DIR, -j$JOBS" >&2
-  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DTALLY_BUILD_TESTS=OFF >/dev/null || die "cmake configure failed"
   cmake --build "$BUILD_DIR" -j "$JOBS" --target "${TARGETS[@]}" >/dev/null \
     || die "build failed (rerun: cmake --build $BUILD_DIR --target ${TARGETS[*]})"
   step_done "build" "$t0" "incremental"
