@@ -27,6 +27,15 @@
 #   --workdir DIR      where the file and databases go (default: a new
 #                      directory under $TMPDIR, removed at exit)
 #   --keep             keep the work directory
+#   --repeat N         alternate the two runs N times on the same file
+#                      (counterctl, sqlite_apply, counterctl, ...; each on a
+#                      fresh database), so that the ratio comes from N pairs
+#                      (default 1)
+#   --json FILE        also write every run as a google-benchmark-style
+#                      JSON file (bench/run_suite.sh's "apply" step):
+#                      benchmarks apply/counterctl/copies:C and
+#                      apply/sqlite/copies:C, one row per run with its
+#                      repetition_index, items_per_second = lines/s
 #
 # Exit status: 0 when both runs succeed and the totals agree (whether or not
 # the 3x target is met), 1 otherwise.
@@ -44,6 +53,8 @@ SQLITE_APPLY=""
 JOBS=1
 WORKDIR=""
 KEEP=0
+REPEAT=1
+JSON=""
 TARGET_RATIO=3
 
 die() { echo "apply_vs_sqlite: $*" >&2; exit 1; }
@@ -62,11 +73,13 @@ while [[ $# -gt 0 ]]; do
     --jobs) JOBS="$2"; shift 2 ;;
     --workdir) WORKDIR="$2"; shift 2 ;;
     --keep) KEEP=1; shift ;;
+    --repeat) REPEAT="$2"; shift 2 ;;
+    --json) JSON="$2"; shift 2 ;;
     -h|--help) usage ;;
     *) echo "apply_vs_sqlite: unknown argument: $1" >&2; usage ;;
   esac
 done
-for n in "$LINES" "$COUNTERS" "$COPIES" "$SHARDS" "$THREADS" "$JOBS"; do
+for n in "$LINES" "$COUNTERS" "$COPIES" "$SHARDS" "$THREADS" "$JOBS" "$REPEAT"; do
   [[ "$n" =~ ^[1-9][0-9]*$ ]] || die "expected a positive integer, got '$n'"
 done
 
@@ -125,53 +138,84 @@ LC_ALL=C awk -F'"' '{
   if (!(key in seen)) { seen[key] = 1; d = $11; gsub(/[:}]/, "", d); total[$4] += d }
 } END { for (c in total) print c, total[c] }' "$EVENTS" | LC_ALL=C sort >"$EXPECTED"
 
-# ---- counterctl ----
-for ((c = 0; c < COUNTERS; c++)); do
-  "$COUNTERCTL" --db "$TALLY_DB" create "c$c" --shards "$SHARDS" >/dev/null \
-    || die "counterctl create c$c failed"
-done
-t0=$(now_ns)
-TALLY_OUT="$("$COUNTERCTL" --db "$TALLY_DB" apply --file "$EVENTS" \
-              --threads "$THREADS")" || die "counterctl apply failed"
-TALLY_S=$(seconds_since "$t0")
-echo "counterctl apply --threads $THREADS: $(echo "$TALLY_OUT" | tail -n1)"
+# ---- the runs: counterctl, then sqlite_apply, REPEAT times ----
 TALLY_TOTALS="$WORKDIR/tally.txt"
-: >"$TALLY_TOTALS"
-for ((c = 0; c < COUNTERS; c++)); do
-  v="$("$COUNTERCTL" --db "$TALLY_DB" get "c$c" | tail -n1)" \
-    || die "counterctl get c$c failed"
-  echo "c$c $v" >>"$TALLY_TOTALS"
-done
-LC_ALL=C sort -o "$TALLY_TOTALS" "$TALLY_TOTALS"
-
-# ---- SQLite ----
-t0=$(now_ns)
-SQLITE_OUT="$("$SQLITE_APPLY" "$EVENTS" "$SQLITE_DB")" || die "sqlite_apply failed"
-SQLITE_S=$(seconds_since "$t0")
-echo "sqlite_apply: $(echo "$SQLITE_OUT" | head -n1)"
 SQLITE_TOTALS="$WORKDIR/sqlite.txt"
-echo "$SQLITE_OUT" | awk '$1 == "total" { print $2, $3 }' | LC_ALL=C sort >"$SQLITE_TOTALS"
+run_tally() {  # sets TALLY_S; writes TALLY_TOTALS
+  rm -rf "$TALLY_DB"
+  for ((c = 0; c < COUNTERS; c++)); do
+    "$COUNTERCTL" --db "$TALLY_DB" create "c$c" --shards "$SHARDS" >/dev/null \
+      || die "counterctl create c$c failed"
+  done
+  local t0 out v
+  t0=$(now_ns)
+  out="$("$COUNTERCTL" --db "$TALLY_DB" apply --file "$EVENTS" \
+          --threads "$THREADS")" || die "counterctl apply failed"
+  TALLY_S=$(seconds_since "$t0")
+  echo "counterctl apply --threads $THREADS: $(echo "$out" | tail -n1)"
+  : >"$TALLY_TOTALS"
+  for ((c = 0; c < COUNTERS; c++)); do
+    v="$("$COUNTERCTL" --db "$TALLY_DB" get "c$c" | tail -n1)" \
+      || die "counterctl get c$c failed"
+    echo "c$c $v" >>"$TALLY_TOTALS"
+  done
+  LC_ALL=C sort -o "$TALLY_TOTALS" "$TALLY_TOTALS"
+}
+run_sqlite() {  # sets SQLITE_S; writes SQLITE_TOTALS
+  rm -f "$SQLITE_DB" "$SQLITE_DB-wal" "$SQLITE_DB-shm"
+  local t0 out
+  t0=$(now_ns)
+  out="$("$SQLITE_APPLY" "$EVENTS" "$SQLITE_DB")" || die "sqlite_apply failed"
+  SQLITE_S=$(seconds_since "$t0")
+  echo "sqlite_apply: $(echo "$out" | head -n1)"
+  echo "$out" | awk '$1 == "total" { print $2, $3 }' | LC_ALL=C sort >"$SQLITE_TOTALS"
+}
 
-# ---- verdict ----
 ok=1
-if ! cmp -s "$EXPECTED" "$TALLY_TOTALS"; then
-  echo "MISMATCH: counterctl totals differ from the file's:" >&2
-  diff "$EXPECTED" "$TALLY_TOTALS" >&2 || true
-  ok=0
+check_totals() {  # check_totals NAME FILE
+  if ! cmp -s "$EXPECTED" "$2"; then
+    echo "MISMATCH: $1 totals differ from the file's:" >&2
+    diff "$EXPECTED" "$2" >&2 || true
+    ok=0
+  fi
+}
+ROWS=()
+json_row() {  # json_row SIDE REPETITION SECONDS
+  ROWS+=("$(awk -v side="$1" -v rep="$2" -v t="$3" -v n="$LINES" \
+    -v copies="$COPIES" -v reps="$REPEAT" 'BEGIN {
+      printf "{\"name\": \"apply/%s/copies:%d\", \"run_type\": \"iteration\", ", side, copies
+      printf "\"repetitions\": %d, \"repetition_index\": %d, \"iterations\": 1, ", reps, rep
+      printf "\"real_time\": %.0f, \"time_unit\": \"ns\", ", t * 1e9
+      printf "\"items_per_second\": %.3f, \"lines\": %d, \"seconds\": %.3f}", n / t, n, t
+    }')")
+}
+RATIOS=()
+for ((rep = 0; rep < REPEAT; rep++)); do
+  run_tally
+  check_totals counterctl "$TALLY_TOTALS"
+  run_sqlite
+  check_totals sqlite "$SQLITE_TOTALS"
+  json_row counterctl "$rep" "$TALLY_S"
+  json_row sqlite "$rep" "$SQLITE_S"
+  RATIOS+=("$(awk -v t="$TALLY_S" -v s="$SQLITE_S" 'BEGIN { printf "%.3f", s / t }')")
+done
+if [[ -n "$JSON" ]]; then
+  { echo '{"context": {"executable": "bench/apply_vs_sqlite.sh"}, "benchmarks": ['
+    (IFS=,; echo "${ROWS[*]}")
+    echo ']}'; } >"$JSON"
 fi
-if ! cmp -s "$EXPECTED" "$SQLITE_TOTALS"; then
-  echo "MISMATCH: sqlite totals differ from the file's:" >&2
-  diff "$EXPECTED" "$SQLITE_TOTALS" >&2 || true
-  ok=0
-fi
+
+# ---- verdict (the last pair's rates; the median of every pair's ratio) ----
 [[ "$ok" -eq 1 ]] && echo "totals: counterctl == sqlite == expected ($COUNTERS counters, sum $(awk '{ s += $2 } END { print s }' "$EXPECTED"))"
 
 echo "sizes: tally $(du -sh "$TALLY_DB" | cut -f1), sqlite $(du -ch "$SQLITE_DB"* | tail -n1 | cut -f1)"
-awk -v n="$LINES" -v t="$TALLY_S" -v s="$SQLITE_S" -v target="$TARGET_RATIO" 'BEGIN {
-  tr = n / t; sr = n / s
-  printf "counterctl apply: %d lines in %.3f s = %.0f lines/s (wall, whole process)\n", n, t, tr
-  printf "sqlite_apply:     %d lines in %.3f s = %.0f lines/s (wall, whole process)\n", n, s, sr
-  verdict = (tr / sr >= target) ? "met" : "NOT met"
-  printf "ratio counterctl/sqlite = %.2fx (target >= %gx: %s)\n", tr / sr, target, verdict
+MEDIAN="$(printf '%s\n' "${RATIOS[@]}" | sort -g | awk '{ r[NR] = $1 } END {
+  printf "%.3f", (NR % 2) ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2 }')"
+awk -v n="$LINES" -v t="$TALLY_S" -v s="$SQLITE_S" -v target="$TARGET_RATIO" \
+    -v med="$MEDIAN" -v pairs="$REPEAT" -v all="${RATIOS[*]}" 'BEGIN {
+  printf "counterctl apply: %d lines in %.3f s = %.0f lines/s (wall, whole process)\n", n, t, n / t
+  printf "sqlite_apply:     %d lines in %.3f s = %.0f lines/s (wall, whole process)\n", n, s, n / s
+  verdict = (med >= target) ? "met" : "NOT met"
+  printf "ratio counterctl/sqlite: median %.2fx of %d pair(s) (%s) (target >= %gx: %s)\n", med, pairs, all, target, verdict
 }'
 [[ "$ok" -eq 1 ]]

@@ -5,9 +5,9 @@ benchmark table.
 
 Usage: bench/report.py --results DIR [--mode quick|full] [--root REPO]
 
-DIR holds the google-benchmark JSON files of the run (*.json), machine.json
-(written by run_suite.sh: machine, date, step times) and, in full mode,
-tally_bench.json. Every figure and ratio gets a stable name (see
+DIR holds the google-benchmark JSON files of the run (*.json, pair rounds
+as *.rR.json) and machine.json (written by run_suite.sh: machine, date,
+step times). Every figure and ratio gets a stable name (see
 figure_name); the doc is bench/report/benchmarks.md.in with its
 {{...}} placeholders filled in; hand-written text lives in
 bench/report/*.md, which the template includes, so regenerating never
@@ -15,12 +15,26 @@ loses it. Inline placeholders usable in those files:
   {{fig:NAME|FIELD}}  a figure (FIELD: ops_per_s, p50_us, p99_us, max_us or
                       any counter), formatted
   {{ratio:NAME}}      a ratio, e.g. 2.3x
+  {{verdict:NAME}}    the verdict sentence of a target ratio or bound:
+                      met / not met, median, spread of the pairs, target
+  {{verdict4:NAME}}   the same against its issue-4 target (ratios whose
+                      target issue 14 raised)
+No verdict and no figure is written by hand: every one comes from the run.
+
+Pairs: bench/run_suite.sh runs every target's two sides in PAIRS rounds
+(NAME.json is round 1, NAME.rR.json round R); a figure's samples are its
+rows in run order (round, then repetition_index), sample i of a ratio's
+numerator is paired with sample i of its denominator, and the ratio's value
+is the median of the pairs' ratios, with their min and max
+(bench-results.json: ratios.NAME.value, .pairs, .min, .max, .pair_values).
+A figure (figures.NAME) is the median of each field over its samples.
 """
 
 import argparse
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 
@@ -55,18 +69,29 @@ README_END = "<!-- bench-table:end -->"
 
 def figure_name(b):
     """The stable name of one benchmark result."""
-    name = re.sub(r"/(iterations:\d+|real_time|manual_time|threads:\d+)", "",
+    name = re.sub(r"/(iterations:\d+|real_time|manual_time|process_time)", "",
                   b["name"])
     if name.startswith(THREADED):
+        name = re.sub(r"/threads:\d+", "", name)
         name += f"/threads:{b.get('threads', 1)}"
     return name
 
 
+def file_round(fn):
+    """(step name, round) of a results file: NAME.json is round 1 and
+    NAME.rR.json round R (bench/run_suite.sh's pair rounds)."""
+    m = re.fullmatch(r"(.+?)(?:\.r(\d+))?\.json", fn)
+    return m.group(1), int(m.group(2) or 1)
+
+
 def load_results(results_dir):
-    figures, errors = {}, {}
+    """Every benchmark's samples, in run order (round, then repetition),
+    and its figure: the median of each field over its samples."""
+    samples, errors = {}, {}
     for fn in sorted(os.listdir(results_dir)):
-        if not fn.endswith(".json") or fn in ("machine.json", "tally_bench.json"):
+        if not fn.endswith(".json") or fn == "machine.json":
             continue
+        step, rnd = file_round(fn)
         with open(os.path.join(results_dir, fn)) as f:
             data = json.load(f)
         for b in data.get("benchmarks", []):
@@ -78,20 +103,78 @@ def load_results(results_dir):
                 continue
             fig = {"ops_per_s": b.get("items_per_second"),
                    "seconds": b["real_time"] * b["iterations"] / 1e9
-                   if b.get("time_unit") == "ns" else None,
-                   "source": fn[:-5]}
+                   if b.get("time_unit") == "ns" else None}
             for k, v in b.items():
                 if k not in STANDARD and isinstance(v, (int, float)):
                     fig[k] = v
-            figures[name] = fig
-    return figures, errors
+            key = (rnd, b.get("repetition_index", 0))
+            samples.setdefault(name, []).append((key, step, fig))
+    figures, ordered = {}, {}
+    for name, got in samples.items():
+        got.sort(key=lambda g: g[0])
+        ordered[name] = [fig for _, _, fig in got]
+        fields = {k for fig in ordered[name] for k in fig}
+        fig = {}
+        for k in sorted(fields):
+            vals = [f[k] for f in ordered[name] if f.get(k) is not None]
+            fig[k] = statistics.median(vals) if vals else None
+        fig["n_samples"] = len(ordered[name])
+        fig["source"] = got[0][1]
+        figures[name] = fig
+    return figures, ordered, errors
+
+
+class Best:
+    """A side of a ratio that is, pair by pair, the largest value among
+    several figures (e.g. Redis pinned or unpinned, whichever was faster
+    in that round): the stricter denominator."""
+
+    def __init__(self, names, label=None):
+        self.names = list(names)
+        self.label = label or " or ".join(self.names)
+
+
+class Worst(Best):
+    """A bound's side: pair by pair the largest value among the figures whose
+    names match `pattern` (e.g. the slowest counterctl read command)."""
+
+    def __init__(self, pattern, label=None):
+        super().__init__([], label or pattern)
+        self.pattern = pattern
+
+
+class Largest:
+    """The figure among NAME/<n> with the largest n (e.g. the longest
+    history a recovery benchmark ran)."""
+
+    def __init__(self, prefix):
+        self.prefix = prefix
+
+
+def spread_text(r):
+    if r["value"] is None:
+        return "no data"
+    unit = "x" if r["kind"] == "ratio" else f" {r['unit']}"
+    if r["pairs"] == 1:
+        return f"1 {r['sample_word']} only"
+    return (f"{fmtv(r['min'], unit)}..{fmtv(r['max'], unit)} "
+            f"({r['pairs']} {r['sample_word']}s)")
+
+
+def fmtv(v, unit):
+    if v is None:
+        return "n/a"
+    if unit == "x":
+        return f"{v:.2f}x"
+    return (f"{v:,.0f}" if abs(v) >= 100 else f"{v:.1f}") + unit
 
 
 class Figures:
     """Figures and ratios of one run, with formatting helpers."""
 
-    def __init__(self, figures, errors):
+    def __init__(self, figures, samples, errors):
         self.f = figures
+        self.samples = samples
         self.errors = errors
         self.ratios = {}
 
@@ -99,27 +182,98 @@ class Figures:
         fig = self.f.get(name)
         return None if fig is None else fig.get(field)
 
+    def series(self, name, field):
+        """The values of `field` of each sample of `name`, in run order."""
+        return [fig.get(field) for fig in self.samples.get(name, [])]
+
     def best(self, names, field="ops_per_s"):
         """(value, name) of the largest figure among `names` that exist."""
         got = [(self.get(n, field), n) for n in names if self.get(n, field)]
         return max(got) if got else (None, None)
 
-    def ratio(self, key, num, den, target=None, what="", lower_is_better=False,
-              num_field="ops_per_s", den_field="ops_per_s"):
-        """Records ratio `key` = num/den (names or (value, name) pairs)."""
-        nv, nn = num if isinstance(num, tuple) else (self.get(num, num_field), num)
-        dv, dn = den if isinstance(den, tuple) else (self.get(den, den_field), den)
-        value = nv / dv if nv and dv else None
-        met = None
-        if target is not None and value is not None:
-            met = value <= target if lower_is_better else value >= target
+    def resolve(self, side, field):
+        """(label, values in run order) of one side of a ratio or bound."""
+        if isinstance(side, Largest):
+            cands = [(int(m.group(1)), n) for n in self.f
+                     for m in [re.fullmatch(re.escape(side.prefix) + r"(\d+)", n)]
+                     if m]
+            if not cands:
+                return side.prefix + "<n>", []
+            name = max(cands)[1]
+            return name, self.series(name, field)
+        if isinstance(side, Best):
+            names = side.names
+            if isinstance(side, Worst):
+                names = sorted(n for n in self.f if re.search(side.pattern, n))
+            cols = [self.series(n, field) for n in names]
+            cols = [c for c in cols if c]
+            if not cols:
+                return side.label, []
+            n = min(len(c) for c in cols)
+            vals = []
+            for i in range(n):
+                got = [c[i] for c in cols if c[i] is not None]
+                vals.append(max(got) if got else None)
+            label = side.label if len(names) != 1 else names[0]
+            return label, vals
+        return side, self.series(side, field)
+
+    def record(self, key, kind, what, num_label, num_field, num_vals,
+               den_label=None, den_field=None, den_vals=None, target=None,
+               upper=False, unit="x", targets=None):
+        if kind == "ratio":
+            n = min(len(num_vals), len(den_vals))
+            vals = [a / b for a, b in zip(num_vals[:n], den_vals[:n])
+                    if a and b]
+        else:
+            vals = [v for v in num_vals if v is not None]
+        value = statistics.median(vals) if vals else None
+        targets = dict(targets or {})
+
+        def verdict(t):
+            if t is None or value is None:
+                return None
+            return value <= t if upper else value >= t
+        met = verdict(target)
+        for k in targets:
+            targets[k] = {"target": targets[k], "met": verdict(targets[k])}
+        med = lambda xs: statistics.median([x for x in xs if x]) if any(xs) else None  # noqa: E731
         self.ratios[key] = {
-            "value": value, "target": target, "met": met, "what": what,
-            "numerator": {"name": nn, "field": num_field, "value": nv},
-            "denominator": {"name": dn, "field": den_field, "value": dv},
-            "target_is_upper_bound": lower_is_better,
+            "kind": kind, "value": value, "pairs": len(vals),
+            "min": min(vals) if vals else None,
+            "max": max(vals) if vals else None,
+            "pair_values": vals, "target": target, "met": met, "what": what,
+            "unit": unit,
+            "sample_word": "pair" if kind == "ratio" else "run",
+            "numerator": {"name": num_label, "field": num_field,
+                          "value": med(num_vals)},
+            "denominator": None if kind != "ratio" else {
+                "name": den_label, "field": den_field,
+                "value": med(den_vals)},
+            "target_is_upper_bound": upper,
         }
+        if targets:
+            self.ratios[key]["targets"] = targets
         return value
+
+    def ratio(self, key, num, den, target=None, what="", lower_is_better=False,
+              num_field="ops_per_s", den_field="ops_per_s", targets=None):
+        """Records ratio `key` = num/den, pair by pair (sample i of the
+        numerator over sample i of the denominator: both from round i of the
+        run); its value is the median of the pairs' ratios. `num` and `den`
+        are figure names, Best or Largest."""
+        nl, nv = self.resolve(num, num_field)
+        dl, dv = self.resolve(den, den_field)
+        return self.record(key, "ratio", what, nl, num_field, nv, dl,
+                           den_field, dv, target, lower_is_better,
+                           targets=targets)
+
+    def bound(self, key, side, field, limit, unit, what=""):
+        """Records bound `key`: the median over the samples of `side`'s
+        `field` must be at most `limit` (a figure, not a ratio)."""
+        label, vals = self.resolve(side, field)
+        return self.record(key, "bound", what, label, field, vals,
+                           target=limit, upper=True, unit=unit)
 
 
 def rate(v):
@@ -148,6 +302,92 @@ def num(v, unit=""):
 
 def xr(v):
     return "n/a" if v is None else f"{v:.2f}x"
+
+
+def redis_lua(dup):
+    """Redis's Lua SET NX + INCRBY, pinned or unpinned, whichever was faster
+    in each round: pinning client and server to one core helped Redis in
+    some runs and hurt it in others on the 2-core VM, so choosing one in
+    advance would flatter tally in half the runs."""
+    return Best([f"redis/{p}/once_lua/dup:{dup}" for p in ("pinned", "unpinned")],
+                f"redis/{{pinned,unpinned}}/once_lua/dup:{dup} (faster per round)")
+
+
+class Target:
+    """One row of the issue-14 target table: a ratio (num / den >= target)
+    or, with `field` and `unit`, a bound (the figure's field <= target)."""
+
+    def __init__(self, key, what, num, den=None, target=None, field=None,
+                 unit=None, num_field="ops_per_s", den_field="ops_per_s",
+                 issue4=None):
+        self.key, self.what, self.num, self.den = key, what, num, den
+        self.target, self.field, self.unit = target, field, unit
+        self.num_field, self.den_field, self.issue4 = num_field, den_field, issue4
+
+    def record(self, F):
+        if self.field:
+            F.bound(self.key, self.num, self.field, self.target, self.unit,
+                    self.what)
+        else:
+            F.ratio(self.key, self.num, self.den, self.target, self.what,
+                    num_field=self.num_field, den_field=self.den_field,
+                    targets={"issue4": self.issue4} if self.issue4 else None)
+
+
+DURABLE_ONE = "BM_DurableIncrement/threads:1"
+# Reference rows beside the durable target (no target of their own).
+DURABLE_REFERENCE = ["BM_DurableIncrementAsync/inflight:64",
+                     "BM_DurableOnceAsync/inflight:64"]
+
+# Issue 14's targets, in the order of the issue. Adding a row is one entry:
+# a figure name (bench-results.json `figures`), Best/Worst/Largest for a
+# side chosen within the run. A row whose figures are missing (a binary not
+# built yet) says "no data".
+TARGETS_14 = [
+    Target("tally_once_vs_raw_once",
+           "`IncrementOnce` vs the raw marker recipe (tally_bench)",
+           "BM_IncrementOnce", "BM_RawOnce", 1.5),
+    Target("tally_increment_vs_raw_merge",
+           "`Increment` vs a raw merge (tally_bench)",
+           "BM_Increment", "BM_RawMerge", 1.3),
+    Target("tally_once_batch_vs_raw_once_batch.batch1000",
+           "`Apply` of 1000 once-increments vs its raw recipe (tally_bench)",
+           "BM_IncrementOnceBatch/1000", "BM_RawOnceBatch/1000", 1.5),
+    Target("tally_once_vs_sqlite_normal_per_event",
+           "`IncrementOnce` vs SQLite NORMAL, one transaction per event",
+           "once/dup:0", "sqlite/once/sync:normal/dup:0/batch:1", 8.0,
+           issue4=4.0),
+    Target("tally_once_vs_redis_lua_best",
+           "`IncrementOnce` vs Redis Lua SET NX + INCRBY (pinned or "
+           "unpinned, the faster in each round)",
+           "once/dup:0", redis_lua(0), 5.0, issue4=3.0),
+    Target("tally_once_batch_vs_sqlite_full_batch",
+           "`Apply` of 1000 once-increments vs SQLite FULL, 1000 per "
+           "transaction", "once_batch/dup:0/batch:1000",
+           "sqlite/once/sync:full/dup:0/batch:1000", 3.0),
+    Target("counterctl_apply_vs_sqlite.copies3",
+           "`counterctl apply` vs `sqlite_apply`, every event 3 times "
+           "(lines/s, whole process)",
+           "apply/counterctl/copies:3", "apply/sqlite/copies:3", 3.0),
+    Target("recovery.readonly_open_after_close",
+           "read-only `Db::Open` after a clean close, longest history run",
+           Largest("BM_ReadOnlyOpenAfterClose/"), target=100.0,
+           field="open_ms", unit="ms"),
+    Target("readers.idle.max_ms",
+           "counterctl read command, no writer: slowest read (max), worst "
+           "command", Worst(r"^BM_CounterctlRead/[^/]+/idle$",
+                            "BM_CounterctlRead/<cmd>/idle (worst cmd)"),
+           target=100.0, field="max_ms", unit="ms"),
+    Target("readers.beside_writer.p95_ms",
+           "counterctl read command beside a writer running apply: p95, "
+           "worst command",
+           Worst(r"^BM_CounterctlRead/[^/]+/beside_writer$",
+                 "BM_CounterctlRead/<cmd>/beside_writer (worst cmd)"),
+           target=300.0, field="p95_ms", unit="ms"),
+    Target("durable_increment.t64_vs_t1",
+           "synced `Increment`, 64 producer threads vs 1",
+           "BM_DurableIncrement/threads:64", DURABLE_ONE, 20.0),
+]
 
 
 def compute_ratios(F):
@@ -183,17 +423,11 @@ def compute_ratios(F):
                 "2 threads")
         F.ratio(f"{m}_vs_best_rmw.cold1m.batch1.t2",
                 s.format(m, "cold1m", 1, 2),
-                F.best([s.format(r, "cold1m", 1, 2) for r in RMWS]), 5.0,
+                Best([s.format(r, "cold1m", 1, 2) for r in RMWS]), 5.0,
                 f"{label} vs the faster RMW, 1M cold counters (direct I/O), "
                 "1 write/batch, 2 threads")
-    redis_lua = F.best([f"redis/{p}/once_lua/dup:0" for p in ("pinned", "unpinned")])
-    redis_pipe = F.best([f"redis/{p}/incr_pipelined/depth:{d}"
-                         for p in ("pinned", "unpinned") for d in (100, 1000)])
-    F.ratio("tally_once_vs_sqlite_normal_per_event", "once/dup:0",
-            "sqlite/once/sync:normal/dup:0/batch:1", 4.0,
-            "tally IncrementOnce vs SQLite NORMAL, one transaction per event")
-    F.ratio("tally_once_vs_redis_lua_best", "once/dup:0", redis_lua, 3.0,
-            "tally IncrementOnce vs Redis Lua SET NX + INCRBY at its best")
+    redis_pipe = Best([f"redis/{p}/incr_pipelined/depth:{d}"
+                       for p in ("pinned", "unpinned") for d in (100, 1000)])
     F.ratio("tally_batch_vs_redis_pipelined_best",
             "increment_batch/batch:1000", redis_pipe, 2.0,
             "tally Apply(1000 plain) vs Redis pipelined INCR at its best")
@@ -214,10 +448,9 @@ def compute_ratios(F):
                 f"once_batch/dup:{dup}/batch:1000",
                 f"sqlite/once/sync:normal/dup:{dup}/batch:1000")
         F.ratio(f"tally_once_vs_redis_lua_best.dup{dup}", f"once/dup:{dup}",
-                F.best([f"redis/{p}/once_lua/dup:{dup}"
-                        for p in ("pinned", "unpinned")]))
+                redis_lua(dup))
     F.ratio("tally_increment_vs_redis_incr_best", "increment",
-            F.best([f"redis/{p}/incr" for p in ("pinned", "unpinned")]))
+            Best([f"redis/{p}/incr" for p in ("pinned", "unpinned")]))
     F.ratio("redis_pinned_vs_unpinned.incr", "redis/pinned/incr",
             "redis/unpinned/incr")
     F.ratio("redis_pinned_vs_unpinned.once_lua", "redis/pinned/once_lua/dup:0",
@@ -229,6 +462,14 @@ def compute_ratios(F):
             "durable/sync:1/threads:1")
     F.ratio("tally_durable_vs_sqlite_full_per_event",
             "durable/sync:1/threads:1", "sqlite/increment/sync:full/batch:1")
+    for name in DURABLE_REFERENCE:
+        F.ratio(f"durable_increment.{name.split('/', 1)[0][len('BM_Durable'):].lower()}"
+                f".{name.split('/', 1)[1].replace(':', '')}_vs_t1", name,
+                DURABLE_ONE)
+    # The issue-14 targets last: some share a key with a row above and
+    # take over its `target` (the issue-4 target stays under `targets`).
+    for t in TARGETS_14:
+        t.record(F)
 
 
 # ---- tables ----
@@ -252,31 +493,108 @@ TARGET_KEYS = [f"{m}_vs_{cell}" for cell in ("txn_rmw.hot.batch1.t2",
 ]
 
 
-def target_rows(F, missing):
-    """(ratio record, numerator text, denominator text, ratio, target,
-    verdict) per target row; `missing` is the verdict text for no data."""
-    for key in TARGET_KEYS:
-        r = F.ratios[key]
-        n, d = r["numerator"], r["denominator"]
-        fmt = us if n["field"].endswith("_us") else rate
-        tgt = ("<= " if r["target_is_upper_bound"] else ">= ") + f"{r['target']:g}x"
-        verdict = {True: "met", False: "**not met**", None: missing}[r["met"]]
-        yield r, fmt(n["value"]), fmt(d["value"]), xr(r["value"]), tgt, verdict
+def side_text(side):
+    """A ratio's side or a bound's figure, formatted by its field."""
+    if side is None or side["value"] is None:
+        return "no data" if side is None else f"no data (`{side['name']}`)"
+    f, v = side["field"], side["value"]
+    if f.endswith("_us"):
+        t = us(v)
+    elif f.endswith("_ms"):
+        t = f"{v:,.1f} ms"
+    else:
+        t = rate(v)
+    return f"{t} (`{side['name']}`)"
+
+
+def target_text(r, issue=None):
+    t = r["target"] if issue is None else r["targets"][issue]["target"]
+    unit = "x" if r["kind"] == "ratio" else f" {r['unit']}"
+    return ("<= " if r["target_is_upper_bound"] else ">= ") + f"{t:g}{unit}"
+
+
+def verdict_of(r, issue=None):
+    """met / not met / no data, from the run's median (and, where fewer than
+    3 pairs or samples exist, saying so)."""
+    met = r["met"] if issue is None else r["targets"][issue]["met"]
+    if r["value"] is None:
+        return "no data"
+    word = "met" if met else "**not met**"
+    if r["kind"] == "ratio" and r["pairs"] < 3:
+        word += f" ({r['pairs']} {r['sample_word']}{'s' if r['pairs'] > 1 else ''} only)"
+    return word
+
+
+def value_text(r):
+    return fmtv(r["value"], "x" if r["kind"] == "ratio" else f" {r['unit']}")
+
+
+def target_row(F, key, issue=None):
+    r = F.ratios[key]
+    den = "—" if r["kind"] == "bound" else side_text(r["denominator"])
+    return [r["what"], side_text(r["numerator"]), den, value_text(r),
+            spread_text(r), target_text(r, issue), verdict_of(r, issue)]
+
+
+TARGET_HEADER = ["what", "numerator (median)", "denominator (median)",
+                 "median ratio", "spread", "target", "verdict"]
+TARGET_ALIGN = ["---", "---", "---", "---:", "---", "---:", "---"]
+
+
+def targets14_table(F):
+    return table(TARGET_HEADER, [target_row(F, t.key) for t in TARGETS_14],
+                 TARGET_ALIGN)
 
 
 def targets_table(F):
-    rows = [[r["what"], f"{nv} (`{r['numerator']['name']}`)",
-             f"{dv} (`{r['denominator']['name']}`)", x, tgt, verdict]
-            for r, nv, dv, x, tgt, verdict in target_rows(F, "n/a (missing)")]
-    return table(["target", "numerator", "denominator", "ratio", "target",
-                  "verdict"], rows, ["---", "---", "---", "---:", "---:", "---"])
+    rows = [target_row(F, key, "issue4" if "targets" in F.ratios[key] else None)
+            for key in TARGET_KEYS]
+    return table(TARGET_HEADER, rows, TARGET_ALIGN)
 
 
 def readme_table(F):
-    rows = [[r["what"], nv, dv, x, tgt, verdict]
-            for r, nv, dv, x, tgt, verdict in target_rows(F, "n/a")]
-    return table(["what", "tally / merge", "baseline", "ratio", "target", ""],
-                 rows, ["---", "---:", "---:", "---:", "---:", "---"])
+    rows = []
+    for key, issue in ([(t.key, None) for t in TARGETS_14] +
+                       [(k, "issue4" if "targets" in F.ratios[k] else None)
+                        for k in TARGET_KEYS if k not in
+                        {t.key for t in TARGETS_14}]):
+        r = F.ratios[key]
+        rows.append([r["what"], value_text(r), spread_text(r),
+                     target_text(r, issue), verdict_of(r, issue)])
+    return table(["what", "median", "spread", "target", "verdict"], rows,
+                 ["---", "---:", "---", "---:", "---"])
+
+
+def verdict_sentence(F, key, issue=None):
+    """One generated sentence: the verdict of ratio or bound `key` in this
+    run, with its median, spread and target."""
+    r = F.ratios.get(key)
+    if r is None or r["value"] is None:
+        return (f"no data in this run for `{key}` (one of its figures is "
+                "missing)")
+    met = r["met"] if issue is None else r["targets"][issue]["met"]
+    return (f"{'met' if met else '**not met**'} in this run: median "
+            f"{value_text(r)} over {spread_text(r)}, target "
+            f"{target_text(r, issue)}")
+
+
+def spread_summary(F):
+    """How far the pairs of the target ratios spread in this run."""
+    keys = [t.key for t in TARGETS_14] + TARGET_KEYS
+    widest = []
+    for k in dict.fromkeys(keys):
+        r = F.ratios.get(k)
+        if r and r["kind"] == "ratio" and r["pairs"] >= 2 and r["value"]:
+            widest.append(((r["max"] - r["min"]) / r["value"], k, r))
+    if not widest:
+        return ("No target ratio had two or more pairs in this run, so its "
+                "spread is unknown.")
+    widest.sort()
+    lo, hi = widest[0], widest[-1]
+    return (f"In this run the pairs of a target ratio spread over "
+            f"{lo[0] * 100:.0f}% (`{lo[1]}`) to {hi[0] * 100:.0f}% "
+            f"(`{hi[1]}`: {fmtv(hi[2]['min'], 'x')}..{fmtv(hi[2]['max'], 'x')}) "
+            "of their median.")
 
 
 def strategies_table(F, layout):
@@ -459,74 +777,260 @@ def space_table(F):
     return out
 
 
+def arg_sizes(F, prefix):
+    """The n of every figure named PREFIX<n>, ascending."""
+    return sorted({int(m.group(1)) for n in F.f
+                   for m in [re.fullmatch(re.escape(prefix) + r"(\d+)", n)] if m})
+
+
+RECOVERY = [("BM_OpenAfterClose/", "`Db::Open` after a clean close"),
+            ("BM_OpenAfterKill/", "`Db::Open` after SIGKILL"),
+            ("BM_ReadOnlyOpenAfterClose/", "read-only open after a clean close"),
+            ("BM_ReadOnlyOpenAfterKill/", "read-only open after SIGKILL")]
+
+
+def recovery_table(F):
+    sizes = sorted(set().union(*(arg_sizes(F, p) for p, _ in RECOVERY)))
+    if not sizes:
+        return ("*No data: `tally_recovery_bench` was not built or not run "
+                "(see Skipped above).*")
+    rows = []
+    for n in sizes:
+        row = [f"{n:,}"]
+        for prefix, _ in RECOVERY:
+            name = f"{prefix}{n}"
+            row.append("n/a" if F.get(name, "open_ms") is None else
+                       f"{F.get(name, 'open_ms'):,.1f} ms (WAL "
+                       f"{num((F.get(name, 'wal_bytes') or 0) / 2**20, ' MiB')})")
+        rows.append(row)
+    return table(["history (n)"] + [w for _, w in RECOVERY], rows)
+
+
+def readers_table(F):
+    names = sorted(n for n in F.f if n.startswith("BM_CounterctlRead/"))
+    out = []
+    if names:
+        rows = [[f"`{n}`", num(F.get(n, "p50_ms"), " ms"),
+                 num(F.get(n, "p95_ms"), " ms"), num(F.get(n, "max_ms"), " ms"),
+                 num(F.get(n, "samples"))] for n in names]
+        out.append(table(["command / setting", "p50", "p95", "max", "samples"],
+                         rows))
+    refresh = sorted(n for n in F.f if n.startswith("BM_Refresh/"))
+    if refresh:
+        out.append(table(["long-lived reader", "catch-up time"],
+                         [[f"`{n}`", num(F.get(n, "refresh_ms"), " ms")]
+                          for n in refresh]))
+    return "\n\n".join(out) or ("*No data: `tally_reader_bench` was not built "
+                                "or not run (see Skipped above).*")
+
+
+def durable14_table(F):
+    names = [DURABLE_ONE, "BM_DurableIncrement/threads:64"] + DURABLE_REFERENCE
+    if not any(n in F.f for n in names):
+        return ("*No data: the `BM_Durable*` benchmarks were not in this "
+                "run (see Skipped above).*")
+    rows = []
+    for n in names:
+        key = next((k for k, r in F.ratios.items() if r["kind"] == "ratio"
+                    and r["numerator"]["name"] == n
+                    and r["denominator"]["name"] == DURABLE_ONE), None)
+        rows.append([f"`{n}`", rate(F.get(n)), us(F.get(n, "p50_us")),
+                     us(F.get(n, "p99_us")),
+                     value_text(F.ratios[key]) if key else "1.00x"])
+    return table(["benchmark", "inc/s (median)", "p50", "p99",
+                  "vs 1 thread (median of pairs)"], rows)
+
+
 # ---- plots ----
 
 def plots(F, out_dir):
+    """Writes the PNGs; returns [(file, title, caption)] or a sentence
+    saying why there are none."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
     except ImportError:
         return "Plots skipped: python3-matplotlib is not installed."
     os.makedirs(out_dir, exist_ok=True)
     made = []
 
-    fig, axes = plt.subplots(1, 4, figsize=(16, 4.2), sharey=True)
-    for ax, layout in zip(axes, LAYOUTS):
-        for strat, color in zip(STRATEGIES, ("C0", "C4", "C1", "C2")):
-            for t, style in ((1, "-"), (2, "--")):
-                ys = [F.get(f"strategy/{strat}/{layout}/batch:{b}/threads:{t}")
-                      for b in BATCHES]
-                if any(ys):
-                    ax.plot(BATCHES, ys, style, color=color, marker="o",
-                            label=f"{strat}, {t} thr")
+    def si(v, _pos=None):
+        if v >= 1e6:
+            return f"{v / 1e6:g}M"
+        if v >= 1e3:
+            return f"{v / 1e3:g}k"
+        return f"{v:g}"
+
+    def log_axis(axis):
+        """Log scale with labels at 1, 2 and 5 of every decade, so that even
+        a range narrower than a decade has several labelled ticks."""
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        axis.set_major_formatter(FuncFormatter(si))
+        axis.set_minor_formatter(NullFormatter())
+
+    def save(fig, file_name, title, caption):
+        fig.tight_layout()
+        fig.savefig(os.path.join(out_dir, file_name), dpi=90)
+        plt.close(fig)
+        made.append((file_name, title, caption))
+
+    names = {"merge": "merge (tally default: bound 64)",
+             "merge_blind": "blind merge (bound 0)",
+             "mutex_rmw": "read-modify-write, striped mutexes",
+             "txn_rmw": "read-modify-write, TransactionDB"}
+    titles = {"hot": "one hot key", "shards10": "10 random shards",
+              "shards100": "100 random shards",
+              "cold1m": "1M cold counters (direct I/O)"}
+    if any(F.get(f"strategy/{s_}/{l}/batch:{b}/threads:{t}")
+           for s_ in STRATEGIES for l in LAYOUTS for b in BATCHES for t in (1, 2)):
+        fig, axes = plt.subplots(1, 4, figsize=(17, 4.8), sharey=True)
+        for ax, layout in zip(axes, LAYOUTS):
+            for strat, color in zip(STRATEGIES, ("C0", "C4", "C1", "C2")):
+                for t, style in ((1, "-"), (2, "--")):
+                    ys = [F.get(f"strategy/{strat}/{layout}/batch:{b}/threads:{t}")
+                          for b in BATCHES]
+                    if any(ys):
+                        ax.plot(BATCHES, ys, style, color=color, marker="o",
+                                label=f"{names[strat]}, {t} thread{'s' if t > 1 else ''}")
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xticks(BATCHES)
+            ax.xaxis.set_major_formatter(FuncFormatter(si))
+            ax.xaxis.set_minor_formatter(NullFormatter())
+            log_axis(ax.yaxis)
+            ax.set_title(titles[layout])
+            ax.set_xlabel("increments per WriteBatch")
+            ax.grid(True, which="both", alpha=0.3)
+        axes[0].set_ylabel("increments per second (log)")
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8,
+                   frameon=False)
+        fig.suptitle("Raw RocksDB increment strategies: throughput against "
+                     "batch size, per key layout")
+        fig.tight_layout(rect=(0, 0.1, 1, 1))
+        save(fig, "strategies_batch.png", "Increment strategies by batch size",
+             "Where a merge line (blue, purple) runs above the read-modify-"
+             "write lines (orange, green), merging wins; compare the panels "
+             "for the effect of the key layout.")
+
+    def line_plot(file_name, title, xlabel, ylabel, xs, draw, caption):
+        fig, ax = plt.subplots(figsize=(7.5, 4.6))
+        if not draw(ax):
+            plt.close(fig)
+            return
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_title(layout)
-        ax.set_xlabel("writes per WriteBatch")
-        ax.grid(True, which="both", alpha=0.3)
-    axes[0].set_ylabel("increments/s")
-    axes[0].legend(fontsize=7)
-    fig.suptitle("Increment strategies: throughput vs batch size")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, "strategies_batch.png"), dpi=90)
-    plt.close(fig)
-    made.append("strategies_batch.png")
-
-    def line_plot(file_name, title, xlabel, ylabel, draw, xbase=10):
-        fig, ax = plt.subplots(figsize=(7, 4.2))
-        draw(ax)
-        ax.set_xscale("log", base=xbase)
-        ax.set_yscale("log")
+        ax.set_xticks(xs)
+        ax.xaxis.set_major_formatter(FuncFormatter(si))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        log_axis(ax.yaxis)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.set_title(title)
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend()
-        fig.tight_layout()
-        fig.savefig(os.path.join(out_dir, file_name), dpi=90)
-        plt.close(fig)
-        made.append(file_name)
+        ax.legend(fontsize=9)
+        save(fig, file_name, title, caption)
 
     def durable(ax):
+        drawn = False
         for sync in (0, 1):
             ys = [F.get(f"durable/sync:{sync}/threads:{p}") for p in PRODUCERS]
-            ax.plot(PRODUCERS, ys, marker="o",
-                    label=f"sync={'true' if sync else 'false'}")
+            if any(ys):
+                ax.plot(PRODUCERS, ys, marker="o",
+                        label="sync=true (acknowledged after fsync)" if sync
+                        else "sync=false (WAL written, not synced)")
+                drawn = True
+        return drawn
 
     def reads(ax):
-        for hot, label in ((0, "cold"), (1, "during write burst")):
-            for field, style in (("p50_us", "-"), ("p99_us", "--")):
-                ys = [F.get(f"read/shards:{s}/hot:{hot}", field)
-                      for s in READ_SHARDS]
-                ax.plot(READ_SHARDS, ys, style, marker="o",
-                        color="C0" if hot == 0 else "C3",
-                        label=f"{label} {field[:3]}")
+        drawn = False
+        for hot, label in ((0, "no writer"), (1, "during a write burst")):
+            for field, style, what in (("p50_us", "-", "p50"),
+                                       ("p99_us", "--", "p99")):
+                ys = [F.get(f"read/shards:{s_}/hot:{hot}", field)
+                      for s_ in READ_SHARDS]
+                if any(ys):
+                    ax.plot(READ_SHARDS, ys, style, marker="o",
+                            color="C0" if hot == 0 else "C3",
+                            label=f"{what}, {label}")
+                    drawn = True
+        return drawn
 
-    line_plot("durable_producers.png", "tally Increment: throughput vs producers",
-              "concurrent producers", "increments/s", durable, xbase=2)
-    line_plot("read_latency_shards.png", "Exact read latency vs shard count",
-              "shards", "ReadExact latency (µs)", reads)
+    def recovery(ax):
+        drawn = False
+        for (prefix, what), color in zip(RECOVERY, ("C0", "C3", "C2", "C1")):
+            xs = arg_sizes(F, prefix)
+            ys = [F.get(f"{prefix}{n}", "open_ms") for n in xs]
+            if any(ys):
+                ax.plot(xs, ys, marker="o", color=color,
+                        label=what.replace("`", ""))
+                drawn = True
+        if drawn:
+            ax.axhline(100, color="grey", linestyle=":",
+                       label="target for a read-only open: 100 ms")
+        return drawn
+
+    line_plot("durable_producers.png",
+              "tally Increment on one 10-shard counter: throughput against "
+              "producer threads", "producer threads", "increments per second (log)",
+              PRODUCERS, durable,
+              "How far the sync=true line climbs from 1 to 64 threads is what "
+              "group commit buys; the sync=false line is the ceiling without "
+              "fsync.")
+    line_plot("read_latency_shards.png",
+              "ReadExact latency against shard count",
+              "shards of the counter", "latency per read (µs, log)",
+              READ_SHARDS, reads,
+              "The gap between the red (write burst) and blue (no writer) "
+              "lines of the same style is what a concurrent writer costs a "
+              "read.")
+    sizes = sorted(set().union(*(arg_sizes(F, p) for p, _ in RECOVERY)))
+    if sizes:
+        line_plot("recovery_open.png",
+                  "Open time against history (increments written before "
+                  "the close or kill)", "increments written", "open time (ms, log)",
+                  sizes, recovery,
+                  "Flat lines mean the open does not replay the history; "
+                  "the read-only after-close line must stay under the dotted "
+                  "100 ms target.")
+
+    rows = [F.ratios[k] for k in dict.fromkeys([t.key for t in TARGETS_14] +
+                                               TARGET_KEYS)
+            if F.ratios[k]["kind"] == "ratio" and F.ratios[k]["pair_values"]]
+    if rows:
+        import textwrap
+        from matplotlib.lines import Line2D
+        fig, ax = plt.subplots(figsize=(11, 0.55 * len(rows) + 2.2))
+        for i, r in enumerate(rows):
+            y = len(rows) - 1 - i
+            ax.scatter(r["pair_values"], [y] * len(r["pair_values"]),
+                       color="C2" if r["met"] else "C3", zorder=3, s=24)
+            ax.scatter([r["value"]], [y], marker="|", s=300, color="black",
+                       zorder=4)
+            if r["target"] is not None:
+                ax.scatter([r["target"]], [y], marker="^", s=70,
+                           facecolors="none", edgecolors="grey", zorder=2)
+        ax.set_yticks(range(len(rows)))
+        ax.set_yticklabels(["\n".join(textwrap.wrap(re.sub(r"[`*]", "", r["what"]), 48))
+                            for r in reversed(rows)], fontsize=7)
+        ax.set_ylim(-0.6, len(rows) - 0.4)
+        ax.set_xscale("log")
+        log_axis(ax.xaxis)
+        ax.set_xlabel("ratio, numerator / denominator (log scale)")
+        ax.set_title("Target ratios of this run, pair by pair")
+        ax.grid(True, axis="x", which="both", alpha=0.3)
+        ax.legend(handles=[
+            Line2D([], [], marker="o", color="C2", linestyle="", label="a pair (median meets the target)"),
+            Line2D([], [], marker="o", color="C3", linestyle="", label="a pair (median misses the target)"),
+            Line2D([], [], marker="|", color="black", linestyle="", markersize=14, label="median of the pairs"),
+            Line2D([], [], marker="^", color="grey", markerfacecolor="none", linestyle="", label="target"),
+        ], fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.6 / len(rows)),
+            ncol=4, frameon=False)
+        save(fig, "target_ratios.png", "Target ratios, pair by pair",
+             "A row whose dots fall on both sides of its triangle is not "
+             "decided by this run; a tight cluster far from it is.")
     return made
 
 
@@ -534,10 +1038,12 @@ def plots(F, out_dir):
 
 def issue2_section(results_dir, mode):
     path = os.path.join(results_dir, "tally_bench.json")
-    if not os.path.exists(path):
-        return ("*Not rerun in this run (`quick` mode): `./scripts/dev bench "
-                "full` reruns `tally_bench` and puts its tables here. The "
-                "figures of earlier runs are in the history section below.*")
+    if mode != "full" or not os.path.exists(path):
+        return ("*Not in this run (`quick` mode runs only the `tally_bench` "
+                "pairs of the issue-14 targets): `./scripts/dev bench full` "
+                "runs every `BM_Raw*`/`BM_Increment*` benchmark and puts "
+                "the issue-2 tables here. Figures of earlier runs are in the "
+                "history section below, dated.*")
     out = subprocess.run([sys.executable, os.path.join(HERE, "summarize.py"), path],
                          capture_output=True, text=True, check=False)
     return out.stdout if out.returncode == 0 else f"summarize.py failed: {out.stderr}"
@@ -559,9 +1065,13 @@ def fill(text, F, values):
         r = F.ratios.get(m.group(1))
         return xr(r["value"]) if r else "n/a"
 
+    def verdict(m):
+        return verdict_sentence(F, m.group(2), "issue4" if m.group(1) else None)
+
     text = re.sub(r"\{\{include:([\w.\-]+)\}\}", include, text)
     text = re.sub(r"\{\{fig:([^}|]+)(?:\|(\w+))?\}\}", fig, text)
     text = re.sub(r"\{\{ratio:([^}]+)\}\}", ratio, text)
+    text = re.sub(r"\{\{verdict(4?):([^}]+)\}\}", verdict, text)
     for k, v in values.items():
         text = text.replace("{{" + k + "}}", v)
     return text
@@ -604,17 +1114,19 @@ def main():
     ap.add_argument("--root", default=os.path.dirname(HERE))
     args = ap.parse_args()
     root = args.root
-    figures, errors = load_results(args.results)
+    figures, samples, errors = load_results(args.results)
     machine = {}
     mpath = os.path.join(args.results, "machine.json")
     if os.path.exists(mpath):
         with open(mpath) as f:
             machine = json.load(f)
-    F = Figures(figures, errors)
+    F = Figures(figures, samples, errors)
     compute_ratios(F)
     made = plots(F, os.path.join(root, "docs", "bench"))
     if isinstance(made, list):
-        plot_text = "\n\n".join(f"![{p}](bench/{p})" for p in made)
+        plot_text = "\n\n".join(f"**{title}** (`docs/bench/{p}`)\n\n"
+                                  f"![{title}](bench/{p})\n\n*{caption}*"
+                                  for p, title, caption in made)
     else:
         plot_text = made
     skipped = machine.get("skipped", [])
@@ -629,6 +1141,14 @@ def main():
         "STEPS": steps_text(machine),
         "SKIPPED": skipped_text,
         "TABLE_TARGETS": targets_table(F),
+        "PAIRS": str(machine.get("pairs") or max(
+            [file_round(fn)[1] for fn in os.listdir(args.results)
+             if fn.endswith(".json")] or [1])),
+        "TABLE_TARGETS14": targets14_table(F),
+        "SPREAD": spread_summary(F),
+        "TABLE_RECOVERY": recovery_table(F),
+        "TABLE_READERS": readers_table(F),
+        "TABLE_DURABLE14": durable14_table(F),
         "TABLE_STRATEGIES": strategies_tables(F),
         "TABLE_IDEMPOTENT": idempotent_table(F),
         "TABLE_PLAIN": plain_table(F),
@@ -674,9 +1194,9 @@ def main():
           f"{len(errors)} failed, targets without data: {missing or 'none'}")
     for key, r in F.ratios.items():
         if r["target"]:
-            print(f"  {key}: {xr(r['value'])} (target "
-                  f"{'<=' if r['target_is_upper_bound'] else '>='} {r['target']:g}x): "
-                  f"{ {True: 'met', False: 'NOT met', None: 'n/a'}[r['met']] }")
+            print(f"  {key}: {value_text(r)} ({spread_text(r)}; target "
+                  f"{target_text(r)}): "
+                  f"{ {True: 'met', False: 'NOT met', None: 'no data'}[r['met']] }")
     return 1 if errors else 0
 
 

@@ -142,10 +142,20 @@ run_bench() {  # run_bench NAME COMMAND...: JSON to RESULTS/NAME.json
   step_done "$name" "$t0"
 }
 
-run_bench strategies "$BIN/strategies_bench"
-run_bench api "$BIN/tally_api_bench"
-run_bench space "$BIN/tally_space_bench"
-run_bench sqlite "$BIN/sqlite_peer_bench"
+# ---- the rounds ----
+# Every target ratio is taken from PAIRS pairs of its two sides (the page
+# reports the median and the spread). Round 1 runs every benchmark; rounds
+# 2..PAIRS rerun, in the same order, only the sides of a target ratio
+# (PAIR_FILTER_*), so that round r of a numerator and round r of its
+# denominator ran minutes, not a whole suite, apart, alternating:
+# numerator, denominator, numerator, denominator ... Round r >= 2 writes
+# NAME.rR.json; bench/report.py pairs the samples of two figures in order.
+case "$MODE" in quick) PAIRS=3 ;; full) PAIRS=5 ;; esac
+PAIR_FILTER_STRATEGIES='^strategy/[a-z_]+/(hot/batch:(1|1000)|cold1m/batch:1)/.*threads:2$'
+PAIR_FILTER_API='^(once/dup:0|once_batch/dup:0/batch:1000|increment_batch/batch:1000|read/shards:10/hot:[01]|durable/sync:1/.*threads:(1|64)$|BM_Durable)'
+PAIR_FILTER_SQLITE='^sqlite/once/sync:(normal|full)/dup:0/batch:(1|1000)/'
+PAIR_FILTER_REDIS='/(once_lua/dup:0|incr_pipelined/depth:(100|1000))/'
+PAIR_FILTER_TALLY='^BM_(RawMerge|Increment|RawOnce|IncrementOnce|RawOnceBatch/1000|IncrementOnceBatch/1000)/'
 
 # ---- Redis: pinned to one core with its client, then unpinned ----
 free_port() {
@@ -168,38 +178,108 @@ stop_redis() {
   wait "$REDIS_PID" 2>/dev/null || true
   REDIS_PID=""
 }
+REDIS=0
 REDIS_VERSION=""
 if ! command -v redis-server >/dev/null; then
   SKIPPED+=("Redis: redis-server is not installed (apt-get install redis-server failed)")
 elif [[ ! -x "$BIN/redis_peer_bench" ]]; then
   SKIPPED+=("Redis: redis_peer_bench was not built (hiredis not found by pkg-config; apt-get install libhiredis-dev)")
 else
+  REDIS=1
   REDIS_VERSION="$(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p')"
+fi
+run_redis() {  # run_redis SUFFIX [benchmark args...]: pinned, then unpinned
+  local suffix="$1" label port prefix
+  shift
   for label in pinned unpinned; do
     prefix=(); [[ "$label" == pinned ]] && prefix=(taskset -c 0)
     port="$(free_port)"
     if start_redis "$port" "${prefix[@]}"; then
       REDIS_PORT="$port" REDIS_LABEL="$label" \
-        run_bench "redis-$label" "${prefix[@]}" "$BIN/redis_peer_bench"
+        run_bench "redis-$label$suffix" "${prefix[@]}" "$BIN/redis_peer_bench" "$@"
       stop_redis
     else
       stop_redis
-      SKIPPED+=("Redis ($label): redis-server did not answer on 127.0.0.1")
+      SKIPPED+=("Redis ($label${suffix:+, round ${suffix#.r}}): redis-server did not answer on 127.0.0.1")
     fi
   done
+}
+
+# A binary another part of the suite may not have built yet runs only when
+# it is there; the page then says "no data" for its rows.
+have_bin() {  # have_bin NAME WHAT: whether BIN/NAME exists, else a skip line
+  [[ -x "$BIN/$1" ]] && return 0
+  SKIPPED+=("$2: $1 was not built (not in this checkout)")
+  return 1
+}
+# tally_durability_bench joins the rounds once it is a google-benchmark
+# binary with BM_Durable* benchmarks (its older form takes --seconds).
+DURABLE=0
+if [[ -x "$BIN/tally_durability_bench" ]] &&
+   "$BIN/tally_durability_bench" --benchmark_list_tests=true 2>/dev/null | grep -q '^BM_Durable'; then
+  DURABLE=1
+else
+  SKIPPED+=("durable: tally_durability_bench has no BM_Durable* google-benchmark rows in this checkout")
 fi
 
-# ---- full mode: the issue-2 engine-vs-raw benchmark ----
-if [[ "$MODE" == full ]]; then
-  run_bench tally_bench "$BIN/tally_bench" --benchmark_min_time=1 \
-    --benchmark_repetitions=3 --benchmark_enable_random_interleaving=true \
-    --benchmark_filter='BM_(Raw|Increment)'
+for ((round = 1; round <= PAIRS; round++)); do
+  if ((round == 1)); then
+    sfx=""
+    f_strat=(); f_api=(); f_sqlite=(); f_redis=()
+    if [[ "$MODE" == full ]]; then
+      # The issue-2 tables (summarize.py) want every BM_Raw*/BM_Increment*.
+      f_tally=(--benchmark_min_time=1 --benchmark_filter='BM_(Raw|Increment)')
+    else
+      f_tally=(--benchmark_filter="$PAIR_FILTER_TALLY")
+    fi
+  else
+    sfx=".r$round"
+    f_strat=(--benchmark_filter="$PAIR_FILTER_STRATEGIES")
+    f_api=(--benchmark_filter="$PAIR_FILTER_API")
+    f_sqlite=(--benchmark_filter="$PAIR_FILTER_SQLITE")
+    f_redis=(--benchmark_filter="$PAIR_FILTER_REDIS")
+    f_tally=(--benchmark_filter="$PAIR_FILTER_TALLY")
+  fi
+  echo "== round $round of $PAIRS" >&2
+  run_bench "strategies$sfx" "$BIN/strategies_bench" "${f_strat[@]+"${f_strat[@]}"}"
+  run_bench "api$sfx" "$BIN/tally_api_bench" "${f_api[@]+"${f_api[@]}"}"
+  if ((round == 1)); then run_bench space "$BIN/tally_space_bench"; fi
+  run_bench "sqlite$sfx" "$BIN/sqlite_peer_bench" "${f_sqlite[@]+"${f_sqlite[@]}"}"
+  if ((REDIS)); then run_redis "$sfx" "${f_redis[@]+"${f_redis[@]}"}"; fi
+  run_bench "tally_bench$sfx" "$BIN/tally_bench" "${f_tally[@]}"
+  if ((DURABLE)); then run_bench "durable$sfx" "$BIN/tally_durability_bench"; fi
+done
+
+# ---- counterctl apply vs sqlite_apply: PAIRS alternating runs on one file ----
+t0=$(date +%s.%N)
+echo "== apply" >&2
+if [[ -x "$BUILD_DIR/tools/counterctl" && -x "$BIN/sqlite_apply" ]]; then
+  if ! "$ROOT/bench/apply_vs_sqlite.sh" --lines "$((200000 * SCALE))" \
+       --repeat "$PAIRS" --counterctl "$BUILD_DIR/tools/counterctl" \
+       --sqlite-apply "$BIN/sqlite_apply" --json "$RESULTS/apply.json" \
+       >"$RESULTS/apply.txt" 2>&1; then
+    echo "run_suite: apply exited non-zero (see $RESULTS/apply.txt)" >&2
+    FAILED=1
+  fi
+else
+  SKIPPED+=("apply: counterctl or sqlite_apply was not built")
+fi
+step_done "apply" "$t0" "$PAIRS pairs, $((200000 * SCALE)) lines"
+
+# ---- recovery and readers: one run each, when built ----
+if have_bin tally_recovery_bench "recovery"; then
+  run_bench recovery "$BIN/tally_recovery_bench"
+fi
+if have_bin tally_reader_bench "readers"; then
+  run_bench readers "$BIN/tally_reader_bench"
 fi
 
 # ---- machine.json, then the report ----
 LOAD_END="$(cut -d' ' -f1-3 /proc/loadavg)"
 COMMIT="unknown"
-if [[ -f "$ROOT/.git/HEAD" ]]; then
+if git_head="$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null)"; then
+  COMMIT="$git_head (plus any uncommitted changes in the work tree)"
+elif [[ -f "$ROOT/.git/HEAD" ]]; then
   head_ref="$(cat "$ROOT/.git/HEAD")"
   if [[ "$head_ref" == ref:* ]]; then
     ref="${head_ref#ref: }"
@@ -230,6 +310,7 @@ m = {
     "date": sh("date -u '+%Y-%m-%d %H:%M UTC'"),
     "mode": "$MODE",
     "scale": $SCALE,
+    "pairs": $PAIRS,
     "cpu": (model.group(1) if model else "?") + (f" @ {float(mhz.group(1)):.0f} MHz" if mhz else ""),
     "hypervisor": " hypervisor" in cpuinfo,
     "nproc": os.cpu_count(),
