@@ -2,10 +2,11 @@
 # run_suite.sh: the whole benchmark suite in one go, then the report.
 #
 # Usage: bench/run_suite.sh [quick|full] [options]
-#   quick (default)    every benchmark once at scale 1: under 5 minutes on
-#                      the 2-core test machine once built
-#   full               scale 5 (5x the operations), plus tally_bench (the
-#                      issue-2 engine-vs-raw tables, 3 repetitions)
+#   quick (default)    every benchmark once at scale 1, then 2 more rounds
+#                      of the target ratios' sides (3 pairs each): under 6
+#                      minutes on the 2-core test machine once built
+#   full               scale 5 (5x the operations), 5 pair rounds, and every
+#                      tally_bench BM_Raw*/BM_Increment* (the issue-2 tables)
 #   --build-dir DIR    build directory (default: <repo>/build/release)
 #   --jobs N           build jobs (default: nproc)
 #   --no-build         use the binaries already in the build directory
@@ -13,15 +14,24 @@
 #
 # Steps: installs what the peers and plots need (apt-get: redis-server,
 # libhiredis-dev, python3-matplotlib; a peer that cannot be installed is
-# skipped with a message), builds the benchmark binaries (Release), runs
-# strategies_bench, tally_api_bench, tally_space_bench, sqlite_peer_bench
-# and redis_peer_bench (a redis-server started here on 127.0.0.1 on a free
-# port, without persistence, once pinned with its client to core 0 and once
-# unpinned, stopped after each), writes the raw JSON files to
-# DIR/bench-results/<UTC time>/, then bench/report.py writes
-# docs/benchmarks.md, docs/bench/*.png, bench-results.json and the README's
-# benchmark table. Exit status: non-zero when a benchmark fails its own
-# result check or a step fails.
+# skipped with a message), configures the build directory the suite's way
+# (scripts/build_configs.sh: every option passed, so `./scripts/dev demo`'s
+# configuration of the same directory never wins) and builds the benchmark
+# binaries (Release; the optional ones only where this checkout has them).
+# Then PAIRS rounds (3 quick, 5 full): round 1 runs strategies_bench,
+# tally_api_bench, tally_space_bench, sqlite_peer_bench, redis_peer_bench (a
+# redis-server started here on 127.0.0.1 on a free port, without
+# persistence, once pinned with its client to core 0 and once unpinned,
+# stopped after each), tally_bench and, when it is a google-benchmark
+# binary, tally_durability_bench; rounds 2.. rerun only the two sides of
+# each target ratio (PAIR_FILTER_* below), in the same order, as NAME.rR.json.
+# Then bench/apply_vs_sqlite.sh alternates counterctl apply and sqlite_apply
+# PAIRS times on one file, and tally_recovery_bench and tally_reader_bench
+# run once each when built (a step whose binary is missing is skipped with
+# a message). The raw JSON files go to DIR/bench-results/<UTC time>/, then
+# bench/report.py writes docs/benchmarks.md, docs/bench/*.png,
+# bench-results.json and the README's benchmark table. Exit status:
+# non-zero when a benchmark fails its own result check or a step fails.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
