@@ -423,11 +423,15 @@ def compute_ratios(F):
                 "2 threads")
         F.ratio(f"{m}_vs_best_rmw.cold1m.batch1.t2",
                 s.format(m, "cold1m", 1, 2),
-                Best([s.format(r, "cold1m", 1, 2) for r in RMWS]), 5.0,
+                Best([s.format(r, "cold1m", 1, 2) for r in RMWS],
+                     "strategy/{mutex_rmw,txn_rmw}/cold1m/batch:1/threads:2 "
+                     "(faster per round)"), 5.0,
                 f"{label} vs the faster RMW, 1M cold counters (direct I/O), "
                 "1 write/batch, 2 threads")
     redis_pipe = Best([f"redis/{p}/incr_pipelined/depth:{d}"
-                       for p in ("pinned", "unpinned") for d in (100, 1000)])
+                       for p in ("pinned", "unpinned") for d in (100, 1000)],
+                      "redis/{pinned,unpinned}/incr_pipelined/depth:{100,1000} "
+                      "(fastest per round)")
     F.ratio("tally_batch_vs_redis_pipelined_best",
             "increment_batch/batch:1000", redis_pipe, 2.0,
             "tally Apply(1000 plain) vs Redis pipelined INCR at its best")
@@ -559,10 +563,11 @@ def readme_table(F):
                         for k in TARGET_KEYS if k not in
                         {t.key for t in TARGETS_14}]):
         r = F.ratios[key]
-        rows.append([r["what"], value_text(r), spread_text(r),
+        rows.append(["14" if key in {t.key for t in TARGETS_14} else "4",
+                     r["what"], value_text(r), spread_text(r),
                      target_text(r, issue), verdict_of(r, issue)])
-    return table(["what", "median", "spread", "target", "verdict"], rows,
-                 ["---", "---:", "---", "---:", "---"])
+    return table(["issue", "what", "median", "spread", "target", "verdict"],
+                 rows, ["---", "---", "---:", "---", "---:", "---"])
 
 
 def verdict_sentence(F, key, issue=None):
@@ -573,9 +578,14 @@ def verdict_sentence(F, key, issue=None):
         return (f"no data in this run for `{key}` (one of its figures is "
                 "missing)")
     met = r["met"] if issue is None else r["targets"][issue]["met"]
+    if r["pairs"] > 1:
+        spread = (f" of {r['pairs']} {r['sample_word']}s "
+                  f"({fmtv(r['min'], 'x' if r['kind'] == 'ratio' else ' ' + r['unit'])}"
+                  f"..{fmtv(r['max'], 'x' if r['kind'] == 'ratio' else ' ' + r['unit'])})")
+    else:
+        spread = f" of 1 {r['sample_word']}"
     return (f"{'met' if met else '**not met**'} in this run: median "
-            f"{value_text(r)} over {spread_text(r)}, target "
-            f"{target_text(r, issue)}")
+            f"{value_text(r)}{spread}, target {target_text(r, issue)}")
 
 
 def spread_summary(F):
@@ -870,8 +880,8 @@ def plots(F, out_dir):
         axis.set_major_formatter(FuncFormatter(si))
         axis.set_minor_formatter(NullFormatter())
 
-    def save(fig, file_name, title, caption):
-        fig.tight_layout()
+    def save(fig, file_name, title, caption, rect=(0, 0, 1, 1)):
+        fig.tight_layout(rect=rect)
         fig.savefig(os.path.join(out_dir, file_name), dpi=90)
         plt.close(fig)
         made.append((file_name, title, caption))
@@ -885,7 +895,7 @@ def plots(F, out_dir):
               "cold1m": "1M cold counters (direct I/O)"}
     if any(F.get(f"strategy/{s_}/{l}/batch:{b}/threads:{t}")
            for s_ in STRATEGIES for l in LAYOUTS for b in BATCHES for t in (1, 2)):
-        fig, axes = plt.subplots(1, 4, figsize=(17, 4.8), sharey=True)
+        fig, axes = plt.subplots(1, 4, figsize=(17, 5.4), sharey=True)
         for ax, layout in zip(axes, LAYOUTS):
             for strat, color in zip(STRATEGIES, ("C0", "C4", "C1", "C2")):
                 for t, style in ((1, "-"), (2, "--")):
@@ -909,11 +919,10 @@ def plots(F, out_dir):
                    frameon=False)
         fig.suptitle("Raw RocksDB increment strategies: throughput against "
                      "batch size, per key layout")
-        fig.tight_layout(rect=(0, 0.1, 1, 1))
         save(fig, "strategies_batch.png", "Increment strategies by batch size",
              "Where a merge line (blue, purple) runs above the read-modify-"
              "write lines (orange, green), merging wins; compare the panels "
-             "for the effect of the key layout.")
+             "for the effect of the key layout.", rect=(0, 0.12, 1, 1))
 
     def line_plot(file_name, title, xlabel, ylabel, xs, draw, caption):
         fig, ax = plt.subplots(figsize=(7.5, 4.6))
@@ -1021,16 +1030,16 @@ def plots(F, out_dir):
         ax.set_xlabel("ratio, numerator / denominator (log scale)")
         ax.set_title("Target ratios of this run, pair by pair")
         ax.grid(True, axis="x", which="both", alpha=0.3)
-        ax.legend(handles=[
+        fig.legend(handles=[
             Line2D([], [], marker="o", color="C2", linestyle="", label="a pair (median meets the target)"),
             Line2D([], [], marker="o", color="C3", linestyle="", label="a pair (median misses the target)"),
             Line2D([], [], marker="|", color="black", linestyle="", markersize=14, label="median of the pairs"),
             Line2D([], [], marker="^", color="grey", markerfacecolor="none", linestyle="", label="target"),
-        ], fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.6 / len(rows)),
-            ncol=4, frameon=False)
+        ], fontsize=8, loc="lower center", ncol=4, frameon=False)
         save(fig, "target_ratios.png", "Target ratios, pair by pair",
              "A row whose dots fall on both sides of its triangle is not "
-             "decided by this run; a tight cluster far from it is.")
+             "decided by this run; a tight cluster far from it is.",
+             rect=(0, 0.6 / (0.55 * len(rows) + 2.2), 1, 1))
     return made
 
 
