@@ -151,6 +151,12 @@ class Largest:
         self.prefix = prefix
 
 
+def median_of(values):
+    """The median of the values that exist, or None."""
+    got = [v for v in values if v is not None]
+    return statistics.median(got) if got else None
+
+
 def spread_text(r):
     if r["value"] is None:
         return "no data"
@@ -237,7 +243,6 @@ class Figures:
         met = verdict(target)
         for k in targets:
             targets[k] = {"target": targets[k], "met": verdict(targets[k])}
-        med = lambda xs: statistics.median([x for x in xs if x]) if any(xs) else None  # noqa: E731
         self.ratios[key] = {
             "kind": kind, "value": value, "pairs": len(vals),
             "min": min(vals) if vals else None,
@@ -246,10 +251,10 @@ class Figures:
             "unit": unit,
             "sample_word": "pair" if kind == "ratio" else "run",
             "numerator": {"name": num_label, "field": num_field,
-                          "value": med(num_vals)},
+                          "value": median_of(num_vals)},
             "denominator": None if kind != "ratio" else {
                 "name": den_label, "field": den_field,
-                "value": med(den_vals)},
+                "value": median_of(den_vals)},
             "target_is_upper_bound": upper,
         }
         if targets:
