@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034 # the arrays are used by the scripts that source this
 # Sourced, not run: how build/release is configured for the demo and for the
 # benchmark suite, in one place for scripts/dev, bench/run_suite.sh,
 # bench/apply_vs_sqlite.sh and scripts/check_build_configs.
