@@ -207,7 +207,7 @@ TEST_P(PublishedStats, RollupLagIsTheStalestChangedCounter) {
   s = GetStats(*reader);
   EXPECT_EQ(s.rollups_behind, 2u);
   EXPECT_EQ(s.rollup_lag_increments, 3u);  // b's
-  EXPECT_EQ(s.rollup_lag_ms, 80);  // both rolled up at kStart + 700
+  EXPECT_EQ(s.rollup_lag_ms, 80);          // both rolled up at kStart + 700
 
   ASSERT_OK(writer->RollupNow("b"));
   ASSERT_OK(engine::PublishStatsForTest(writer.get()));

@@ -4,6 +4,7 @@
 // child process: this test binary run again with only
 // StatsKilledWriterChild.Body, which writes, publishes, tells the parent
 // through a pipe and waits for its SIGKILL.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -13,6 +14,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/test_hooks.h"
 #include "tally/admin.h"
@@ -74,21 +76,26 @@ class StatsKilledWriter : public test::DbTest {
       ADD_FAILURE() << "pipe failed";
       return -1;
     }
-    const std::string db = path();
+    // Everything the child needs is made before the fork: between fork and
+    // exec it calls only async-signal-safe functions.
+    std::vector<std::string> env_strings = {
+        std::string(kDbVar) + "=" + path(),
+        std::string(kFdVar) + "=" + std::to_string(fds[1])};
+    std::vector<char*> envp;
+    for (std::string& e : env_strings) envp.push_back(e.data());
+    for (char** e = environ; *e != nullptr; ++e) envp.push_back(*e);
+    envp.push_back(nullptr);
+    char filter[] = "--gtest_filter=StatsKilledWriterChild.Body";
+    char* argv[] = {exe, filter, nullptr};
+    const int null = ::open("/dev/null", O_WRONLY);
     const pid_t pid = ::fork();
     if (pid == 0) {
-      // The child is single-threaded until exec: setenv is safe here.
       ::close(fds[0]);
-      ::setenv(kDbVar, db.c_str(), 1);
-      ::setenv(kFdVar, std::to_string(fds[1]).c_str(), 1);
-      if (FILE* null = std::fopen("/dev/null", "w")) {
-        ::dup2(::fileno(null), STDOUT_FILENO);
-      }
-      char filter[] = "--gtest_filter=StatsKilledWriterChild.Body";
-      char* argv[] = {exe, filter, nullptr};
-      ::execv(exe, argv);
+      if (null >= 0) ::dup2(null, STDOUT_FILENO);  // the child's gtest output
+      ::execve(exe, argv, envp.data());
       ::_exit(127);
     }
+    if (null >= 0) ::close(null);
     ::close(fds[1]);
     char byte = 0;
     const ssize_t got = ::read(fds[0], &byte, 1);
