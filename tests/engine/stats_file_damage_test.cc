@@ -3,6 +3,7 @@
 // with every figure 0; it never crashes a reader nor fails GetDbStats. A
 // later writer of the same format that appends fields is read.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -146,6 +147,27 @@ TEST_F(StatsFileDamage, AppendedFieldsOfALaterWriterAreSkipped) {
   const EngineStats s = SeenWith(Resealed(longer));
   EXPECT_EQ(s.origin.source, StatsSource::kWriter) << s.origin.problem;
   EXPECT_EQ(s.applied, 3u);
+}
+
+// Liveness comes from the pid and its start time: the file's writer was
+// this process, so with the closed flag cleared it reads as live, and with
+// another start time (the pid reused by a later process) as not live.
+TEST_F(StatsFileDamage, APidWithAnotherStartTimeIsNotLive) {
+  constexpr size_t kRecord = 16;  // flags, pid, start ticks, ...
+  std::string open = good_;
+  PutLe(0, 8, &open, kRecord);  // not closed
+  EngineStats s = SeenWith(Resealed(open));
+  ASSERT_EQ(s.origin.source, StatsSource::kWriter) << s.origin.problem;
+  EXPECT_EQ(s.origin.writer_pid, static_cast<uint64_t>(::getpid()));
+  EXPECT_FALSE(s.origin.closed);
+  EXPECT_TRUE(s.origin.live);
+
+  std::string reused = open;
+  const uint64_t ticks = static_cast<uint8_t>(open[kRecord + 16]) + 1;
+  PutLe(ticks, 1, &reused, kRecord + 16);
+  s = SeenWith(Resealed(reused));
+  ASSERT_EQ(s.origin.source, StatsSource::kWriter) << s.origin.problem;
+  EXPECT_FALSE(s.origin.live);
 }
 
 TEST_F(StatsFileDamage, ADirectoryInItsPlace) {
