@@ -2,6 +2,7 @@
 
 #include <rocksdb/utilities/checkpoint.h>
 
+#include <algorithm>
 #include <cassert>
 #include <cstdlib>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include "engine/counter_range.h"
 #include "engine/db_impl.h"
 #include "engine/rocksdb_options.h"
+#include "engine/stats_file.h"
 #include "engine/validate.h"
 #include "util/rocks_status.h"
 
@@ -82,6 +84,55 @@ FamilyStats FamilyFigures(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* f) {
 }
 
 }  // namespace
+
+EngineStats DbImpl::GetStats() const {
+  if (options_.read_only) {
+    EngineStats out = ReadStatsFile(stats_env_, path_, clock_->NowMillis());
+    out.reader_rejected = stats_.rejected.load(std::memory_order_relaxed);
+    return out;
+  }
+  return OwnStats();
+}
+
+EngineStats DbImpl::OwnStats() const {
+  EngineStats out;
+  out.applied = stats_.applied.load(std::memory_order_relaxed);
+  out.duplicates = stats_.duplicates.load(std::memory_order_relaxed);
+  out.conflicts = stats_.conflicts.load(std::memory_order_relaxed);
+  out.outside_window = stats_.outside_window.load(std::memory_order_relaxed);
+  out.rejected = stats_.rejected.load(std::memory_order_relaxed);
+  const int64_t now = clock_->NowMillis();
+  {
+    Catalog::Reader catalog(catalog_.get());
+    catalog.ForEach([&](const Catalog::Entry& c) {
+      const uint64_t applied = c.applied.load(std::memory_order_relaxed);
+      const uint64_t at = c.rolled_up_at.load(std::memory_order_relaxed);
+      const bool never = at == Catalog::Entry::kNever;
+      const uint64_t behind = never ? applied : applied - at;
+      if (behind == 0) return;
+      ++out.rollups_behind;
+      out.rollup_lag_increments = std::max(out.rollup_lag_increments, behind);
+      const int64_t since =
+          never ? std::max(opened_ms_, c.created_at_ms)
+                : c.rolled_up_ms.load(std::memory_order_relaxed);
+      out.rollup_lag_ms = std::max(out.rollup_lag_ms, now - since);
+    });
+  }
+  const commit::GroupCommitStats groups = commit_->GroupStats();
+  out.group_commits = groups.groups;
+  out.group_members = groups.commits;
+  out.group_largest = groups.largest_group;
+  out.pending_operands =
+      IntProperty(db_.get(), shards_, "rocksdb.num-entries-active-mem-table") +
+      IntProperty(db_.get(), shards_, "rocksdb.num-entries-imm-mem-tables");
+  out.origin.source = StatsSource::kThisProcess;
+  out.origin.writer_pid = ThisProcess().pid;
+  out.origin.writer_started_ms = opened_ms_;
+  out.origin.as_of_ms = now;
+  out.origin.publish_interval_ms = options_.stats_publish_interval_ms;
+  out.origin.live = true;
+  return out;
+}
 
 Result<DbStats> DbImpl::GetDbStats() {
   Catalog::Reader view(catalog_.get());  // read-only: Refresh may swap db_

@@ -74,6 +74,9 @@ class Catalog {
     static constexpr uint64_t kNever = ~uint64_t{0};
     mutable std::atomic<uint64_t> applied{0};
     mutable std::atomic<uint64_t> rolled_up_at{kNever};
+    // Options::clock when this process last rolled the counter up (with
+    // rolled_up_at; 0: not yet), for EngineStats::rollup_lag_ms.
+    mutable std::atomic<int64_t> rolled_up_ms{0};
   };
 
   // A shared hold on the catalog; Find() results stay valid while it lives.

@@ -12,6 +12,7 @@
 //   import.cc       ImportCounter
 //   verify.cc       Verify
 //   admin.cc        Compact, Checkpoint, stats, pending operands
+//   stats_publish.cc  publishing the engine figures (engine/stats_file.h)
 //   backup.cc       CreateBackup
 //
 // Ownership: owns the rocksdb::DB, its column family handles, the commit
@@ -111,6 +112,10 @@ class DbImpl final : public Db, private BackendOps {
   Result<std::string> DatabaseId() override;
   EngineStats GetStats() const override;
   Result<DbStats> GetDbStats() override;
+
+  // Publishes this writer's figures now (engine/test_hooks.h; the stats
+  // tick and the close call it too). NotSupported read-only.
+  Status PublishStats() { return PublishStatsFile(/*closed=*/false); }
 
   // Tests only: runs inside Verify between its copy of the catalog and its
   // snapshot (set before Verify runs, not concurrently).
@@ -226,6 +231,19 @@ class DbImpl final : public Db, private BackendOps {
   void Applied(const Catalog::Entry& c, bool first_plain, uint64_t n);
   // Adds the outcomes of a successful call to stats_.
   void CountOutcomes(const OutcomeCounts& n);
+  // ---- engine figures (admin.cc, stats_publish.cc) ----
+  // This writer's own figures, taken now.
+  EngineStats OwnStats() const;
+  // Writes OwnStats() to the stats file, marked `closed` or not; serialised
+  // by publish_mu_. NotSupported read-only.
+  Status PublishStatsFile(bool closed) TALLY_EXCLUDES(publish_mu_);
+  // Writers, at the end of Init: publishes once and starts the tick
+  // (Options::stats_publish_interval_ms), or removes an earlier writer's
+  // file when publishing is off.
+  void StartPublishing();
+  // At close, after the commit pipeline closed: stops the tick and
+  // publishes a last time, marked closed.
+  void StopPublishing();
   // Visits every stored shard of a counter (shard index, value) from one
   // consistent view, checking each key and value.
   Status ScanShards(const CounterInfo& c, const rocksdb::ReadOptions& ro,
@@ -319,6 +337,14 @@ class DbImpl final : public Db, private BackendOps {
   // tick (kTimeMarkIntervalMs); both stopped before the database closes.
   PeriodicTask rollup_task_;
   PeriodicTask time_mark_task_;
+  // Engine figures for other processes (stats_publish.cc): Options::clock
+  // at Init, whether this writer publishes, and the tick.
+  // stats_env_ is RocksOptions::db.env (env_, or the default private one).
+  rocksdb::Env* stats_env_ = nullptr;
+  int64_t opened_ms_ = 0;
+  bool publishing_ = false;
+  Mutex publish_mu_;
+  PeriodicTask stats_task_;
 };
 
 }  // namespace tally::engine

@@ -41,6 +41,14 @@ inline constexpr char kOutboxFamily[] = "outbox";
 // (engine/creation.h): a directory holding it is an unfinished creation.
 inline constexpr char kCreatingMarker[] = "TALLY-CREATING";
 
+// The file a writer publishes its engine figures in for read-only
+// processes (engine/stats_file.h), written as kStatsFileTemp and renamed;
+// its own format version (not the database's), checked by readers.
+inline constexpr char kStatsFile[] = "TALLY-STATS";
+inline constexpr char kStatsFileTemp[] = "TALLY-STATS.tmp";
+inline constexpr char kStatsFileMagic[] = "TLYSTATS";  // 8 bytes, no NUL
+inline constexpr uint32_t kStatsFileVersion = 1;
+
 // meta CF keys: one tag byte, then (for counters) the name bytes.
 inline constexpr char kHeaderKey[] = "\x01";
 inline constexpr char kCounterKeyTag = '\x02';

@@ -137,6 +137,7 @@ Status DbImpl::Init() {
 
   RocksOptions ro = MakeRocksOptions(checked, retention_, engine_clock_);
   env_ = ro.env;
+  stats_env_ = ro.db.env;
   // A new database is made under a creation marker and lock (creation.h),
   // removed once its header is durable.
   std::unique_ptr<Creation> creation;
@@ -174,6 +175,7 @@ Status DbImpl::Init() {
   // was: compaction filters then drop less, never more.
   time_mark_task_.Start(std::chrono::milliseconds(kTimeMarkIntervalMs),
                         [this] { AdvanceTimeMark().IgnoreError(); });
+  StartPublishing();
   return Status::OK();
 }
 
@@ -182,6 +184,7 @@ DbImpl::~DbImpl() {
   time_mark_task_.Stop();
   // Async commits still queued go in (and call back) while the DB is open.
   if (commit_ != nullptr) commit_->Close();
+  StopPublishing();  // the last figures, marked closed, while db_ is open
   if (db_ != nullptr) {
     catalog_.reset();
     for (rocksdb::ColumnFamilyHandle* h : handles_) {
@@ -222,16 +225,6 @@ Status DbImpl::DeleteCounter(std::string_view name) {
   Status s = CheckWritable();
   if (!s.ok()) return s;
   return catalog_->Delete(name, [this] { async_.WaitIdle(); });
-}
-
-EngineStats DbImpl::GetStats() const {
-  EngineStats out;
-  out.applied = stats_.applied.load(std::memory_order_relaxed);
-  out.duplicates = stats_.duplicates.load(std::memory_order_relaxed);
-  out.conflicts = stats_.conflicts.load(std::memory_order_relaxed);
-  out.outside_window = stats_.outside_window.load(std::memory_order_relaxed);
-  out.rejected = stats_.rejected.load(std::memory_order_relaxed);
-  return out;
 }
 
 }  // namespace engine

@@ -48,6 +48,7 @@ Status DbImpl::RollupOne(const Catalog::Entry& c, bool force,
   s = commit_->Commit(&wb);
   if (!s.ok()) return s;
   c.rolled_up_at.store(applied, std::memory_order_relaxed);
+  c.rolled_up_ms.store(r.as_of_ms, std::memory_order_relaxed);
   if (written != nullptr) *written = r;
   return Status::OK();
 }

@@ -13,4 +13,8 @@ Status PutRawForTest(Db* db, Family family, std::string_view key,
   return static_cast<DbImpl*>(db)->PutRawForTest(family, key, value);
 }
 
+Status PublishStatsForTest(Db* db) {
+  return static_cast<DbImpl*>(db)->PublishStats();
+}
+
 }  // namespace tally::engine

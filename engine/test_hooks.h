@@ -25,6 +25,12 @@ bool CatalogWriterPending(Db* db);
 Status PutRawForTest(Db* db, Family family, std::string_view key,
                      std::string_view value);
 
+// Publishes the writer `db`'s engine figures for read-only processes now,
+// as its stats tick would (Options::stats_publish_interval_ms): tests set
+// a long interval and publish with this, so nothing waits on real time.
+// NotSupported read-only.
+Status PublishStatsForTest(Db* db);
+
 }  // namespace tally::engine
 
 #endif  // TALLY_ENGINE_TEST_HOOKS_H_

@@ -223,6 +223,11 @@ Status ValidateOptions(const Options& o) {
     s = CheckRange("rollup_interval_ms", o.rollup_interval_ms, 0,
                    kMaxRollupIntervalMs, " (0: no roll-up thread)");
   }
+  if (s.ok() && o.stats_publish_interval_ms != 0) {
+    s = CheckRange("stats_publish_interval_ms", o.stats_publish_interval_ms,
+                   kMinStatsPublishIntervalMs, kMaxStatsPublishIntervalMs,
+                   " (or 0: not published)");
+  }
   if (s.ok() && o.expiry_sweep_seconds != 0) {
     s = CheckRange("expiry_sweep_seconds", o.expiry_sweep_seconds,
                    kMinExpirySweepSeconds, kMaxExpirySweepSeconds,

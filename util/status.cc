@@ -74,6 +74,15 @@ const char* OutcomeName(Outcome outcome) {
   return "unknown";
 }
 
+const char* StatsSourceName(StatsSource source) {
+  switch (source) {
+    case StatsSource::kThisProcess: return "this_process";
+    case StatsSource::kWriter: return "writer";
+    case StatsSource::kNone: return "none";
+  }
+  return "unknown";
+}
+
 const char* BucketWidthName(BucketWidth width) {
   switch (width) {
     case BucketWidth::kNone: return "none";

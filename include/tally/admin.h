@@ -37,10 +37,17 @@ Status Verify(Db& db, VerifyReport* report);
 // rollups, outbox: folds all operands, drops deleted counters' keys). Writers only: NotSupported read-only.
 Status Compact(Db& db);
 
-// Engine-wide figures counted by this Db since it was opened.
+// Engine-wide figures. A writer: counted by this Db since it was opened,
+// taken now (origin.source kThisProcess). A read-only Db: the figures its
+// writer last published (Options::stats_publish_interval_ms), read from the
+// database at each call, with their source, writer pid, as-of time, age
+// and whether that writer still runs (origin.source kWriter); or all 0 with
+// origin.source kNone and origin.problem saying why (none published, or a
+// damaged file). Never fails: what went wrong is in origin.problem.
 EngineStats GetStats(Db& db);
 
-// Engine counters plus memory, disk and throttling figures from RocksDB.
+// Engine figures (as GetStats) plus memory, disk and throttling figures
+// from RocksDB as this Db sees them.
 Result<DbStats> GetDbStats(Db& db);
 
 // Merge operands not yet folded, summed over the counter's shards: how

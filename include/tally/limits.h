@@ -105,6 +105,13 @@ inline constexpr uint32_t kMaxEventLockStripes = uint32_t{1} << 20;
 // 1..kMaxRollupIntervalMs (one day). A cached total staler than a day is
 // not a cache anyone reads; turn the thread off with 0 instead.
 inline constexpr uint32_t kMaxRollupIntervalMs = 86400000;
+// Options::stats_publish_interval_ms: 0 (not published) or
+// kMinStatsPublishIntervalMs..kMaxStatsPublishIntervalMs. Each publish
+// writes and renames a file: more than ten a second costs the writer's disk
+// renames no operator reads that fast; figures an hour old are no live
+// view (turn publishing off with 0 instead).
+inline constexpr uint32_t kMinStatsPublishIntervalMs = 100;
+inline constexpr uint32_t kMaxStatsPublishIntervalMs = 3'600'000;
 // Options::expiry_sweep_seconds: 0 (RocksDB's own default) or
 // kMinExpirySweepSeconds..kMaxExpirySweepSeconds (one hour..ten years).
 // Each sweep rewrites every marker and shard file older than the period:

@@ -109,6 +109,18 @@ struct Options {
   // 0..kMaxRollupIntervalMs (one day).
   uint32_t rollup_interval_ms = 1000;
 
+  // How often a writer publishes its engine figures (tally::GetStats) for
+  // read-only processes, in milliseconds: a background thread writes them
+  // to a small file in the database directory (docs/format.md, "Stats
+  // file"), also once at open and a last time at a clean close, so
+  // `counterctl stats` beside a running app shows its numbers and their
+  // age. Default: 1000. 0 turns publishing off (and a writer then removes
+  // a file an earlier writer left); otherwise
+  // kMinStatsPublishIntervalMs..kMaxStatsPublishIntervalMs (100 ms..one
+  // hour). The write path pays nothing: the thread reads counters the
+  // engine keeps anyway. Ignored for read-only databases.
+  uint32_t stats_publish_interval_ms = 1000;
+
   // Expired markers (dedupe windows) and buckets past their retention are
   // dropped by compaction (readers skip them before that). RocksDB compacts
   // a marker or shard file at the latest once it is this old, in seconds, so

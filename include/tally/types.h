@@ -210,6 +210,48 @@ struct VerifyReport {
   bool ok() const { return problems.empty(); }
 };
 
+// Whose figures an EngineStats holds.
+enum class StatsSource : uint8_t {
+  // Counted by this Db (a read-write open): exact and current.
+  kThisProcess = 0,
+  // Published by the database's writer for other processes (a read-only
+  // Db): as of StatsOrigin::as_of_ms; see StatsOrigin::live.
+  kWriter = 1,
+  // A read-only Db that found no figures to show (StatsOrigin::problem says
+  // why): every figure is 0.
+  kNone = 2,
+};
+
+const char* StatsSourceName(StatsSource source);  // "this_process" ...
+
+// The writer a read-only Db's figures come from, and their age. A writer
+// publishes its figures every Options::stats_publish_interval_ms, once at
+// open and a last time when it closes (docs/format.md, "Stats file").
+struct StatsOrigin {
+  StatsSource source = StatsSource::kThisProcess;
+  // The writing process (kThisProcess: this one) and when it opened the
+  // database (its Options::clock, ms since the Unix epoch).
+  uint64_t writer_pid = 0;
+  int64_t writer_started_ms = 0;
+  // When the figures were taken (kThisProcess: now) and how old they are
+  // by this Db's clock (now - as_of_ms, >= 0).
+  int64_t as_of_ms = 0;
+  int64_t age_ms = 0;
+  // The writer's Options::stats_publish_interval_ms: figures older than a
+  // few intervals from a live writer mean its publishing is stuck.
+  uint32_t publish_interval_ms = 0;
+  // The writer published these at its clean close: they are final.
+  bool closed = false;
+  // The writer still runs: not closed, and its process (pid and, on Linux,
+  // that pid's start time, so a reused pid does not count) exists as this
+  // process sees it. A writer killed without closing shows live = false
+  // with its last figures and their age. Always true for kThisProcess.
+  bool live = false;
+  // kNone: why there are no figures (no stats file, or a damaged one,
+  // named); empty otherwise.
+  std::string problem;
+};
+
 // Engine-wide figures since Open, for monitoring. The first four count the
 // outcomes (Outcome) of the increments of write calls that succeeded (an
 // Apply's ops each count once); a call that failed counts in none of them.
@@ -227,6 +269,38 @@ struct EngineStats {
   // database are not counted: IOError, Corruption, and Busy for a full
   // outbox (Options::outbox_max_entries).
   uint64_t rejected = 0;
+  // A read-only Db only: the write calls it refused itself (counted as
+  // `rejected` is), which its writer never sees. Not published; 0 on a
+  // writer, whose refusals are all in `rejected`.
+  uint64_t reader_rejected = 0;
+
+  // Roll-ups (Db::ReadCached), judged by the writer: of the counters with
+  // increments applied by the writer since its last roll-up of them (none
+  // since it opened counts as a roll-up at its open, or the counter's
+  // creation if later), how many there are, the most such increments one
+  // of them has, and the longest time since one of them was rolled up, in
+  // ms of Options::clock. All 0 when every counter's cached total is
+  // current.
+  uint64_t rollups_behind = 0;
+  uint64_t rollup_lag_increments = 0;
+  int64_t rollup_lag_ms = 0;
+  // tally's group commit (Options::sync = true; commit/group_commit.h): the
+  // synced group writes so far, the commits they held (members per group on
+  // average: group_members / group_commits) and the most one held. All 0
+  // with sync = false, where RocksDB groups unsynced writes itself.
+  uint64_t group_commits = 0;
+  uint64_t group_members = 0;
+  uint64_t group_largest = 0;
+  // Entries in the shards family's memtables (RocksDB's
+  // rocksdb.num-entries-active-mem-table + num-entries-imm-mem-tables):
+  // the merge operands (and folded values) not yet flushed, an upper bound
+  // on what exact reads fold beyond one value per shard before the next
+  // flush. Operands already flushed to files and not yet compacted are not
+  // counted (tally::PendingOperands counts one counter's exactly).
+  uint64_t pending_operands = 0;
+
+  // Where these figures come from (see StatsOrigin).
+  StatsOrigin origin;
 };
 
 // Storage figures of one column family.
@@ -241,7 +315,8 @@ struct FamilyStats {
 // What tally::GetDbStats reports: this process's engine counters and the
 // RocksDB figures that matter for a counter database.
 struct DbStats {
-  // Counted by this process since Open; a read-only process sees zeros.
+  // Counted by this process since Open (a writer), or the figures the
+  // writer last published (a read-only Db): engine.origin says which.
   EngineStats engine;
   // Every column family the database has open, in docs/format.md's order
   // (a read-only open of a database no writer of this version has opened

@@ -59,6 +59,14 @@ std::vector<Refused> RefusedOptions() {
        [](Options* o) { o->rollup_interval_ms = 86400001; },
        "rollup_interval_ms 86400001 is outside 0..86400000 (0: no roll-up "
        "thread)"},
+      {"stats_publish_interval_ms",
+       [](Options* o) { o->stats_publish_interval_ms = 99; },
+       "stats_publish_interval_ms 99 is outside 100..3600000 (or 0: not "
+       "published)"},
+      {"stats_publish_interval_ms",
+       [](Options* o) { o->stats_publish_interval_ms = 3600001; },
+       "stats_publish_interval_ms 3600001 is outside 100..3600000 (or 0: not "
+       "published)"},
       {"expiry_sweep_seconds",
        [](Options* o) { o->expiry_sweep_seconds = 3599; },
        "expiry_sweep_seconds 3599 is outside 3600..315360000 (or 0: "
@@ -126,6 +134,7 @@ TEST(OptionsCheck, BothEndsOfEveryRangeOpen) {
   low.max_pending_operands = 0;
   low.event_lock_stripes = 1;
   low.rollup_interval_ms = 0;
+  low.stats_publish_interval_ms = kMinStatsPublishIntervalMs;
   low.expiry_sweep_seconds = kMinExpirySweepSeconds;
   low.outbox_max_entries = 1;
   low.group_commit_max_bytes = 1;
@@ -138,6 +147,7 @@ TEST(OptionsCheck, BothEndsOfEveryRangeOpen) {
   high.max_pending_operands = kMaxPendingOperands;
   high.event_lock_stripes = kMaxEventLockStripes;
   high.rollup_interval_ms = kMaxRollupIntervalMs;
+  high.stats_publish_interval_ms = kMaxStatsPublishIntervalMs;
   high.expiry_sweep_seconds = kMaxExpirySweepSeconds;
   high.outbox_max_entries = kMaxOutboxEntries;
   high.group_commit_max_bytes = kMaxGroupCommitBytes;
@@ -147,6 +157,7 @@ TEST(OptionsCheck, BothEndsOfEveryRangeOpen) {
   Options off;
   off.expiry_sweep_seconds = 0;  // RocksDB's own default
   off.rollup_interval_ms = 1;
+  off.stats_publish_interval_ms = 0;  // not published
 
   for (const Options& o : {low, high, off}) {
     TempDir dir;

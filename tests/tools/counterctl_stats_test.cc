@@ -41,8 +41,10 @@ TEST_F(CounterctlStats, JsonAndTextAfterOnceIncrements) {
   EXPECT_GT(doc["events"]["sst_bytes"].get<uint64_t>() +
                 doc["events"]["memtable_bytes"].get<uint64_t>(),
             0u);
-  // A read-only process counted nothing itself.
-  EXPECT_EQ(doc["engine"]["applied"], 0);
+  // The writer's last figures, published at its close.
+  EXPECT_EQ(doc["engine"]["source"], "writer");
+  EXPECT_EQ(doc["engine"]["writer_state"], "closed");
+  EXPECT_EQ(doc["engine"]["applied"], 50);
   for (const char* key : {"duplicates", "conflicts", "rejected"}) {
     EXPECT_EQ(doc["engine"][key], 0) << key;
   }
@@ -62,7 +64,7 @@ TEST_F(CounterctlStats, JsonAndTextAfterOnceIncrements) {
   ASSERT_EQ(r.exit_code, 0) << Describe({"stats"}, r);
   EXPECT_EQ(r.err, "");
   for (const char* line :
-       {"engine.applied: 0\n", "events.estimated_keys: ",
+       {"engine.applied: 50\n", "events.estimated_keys: ",
         "block_cache_capacity_bytes: ", "writes_stopped: false\n",
         "latched_error: none\n", "counter.orders.pending_operands: ",
         "counter.views.pending_operands: "}) {

@@ -1,9 +1,10 @@
 // stats [--json]: the database's figures (tally::GetDbStats) and, per counter,
 // its pending merge operands. Read-only, so it answers while an app holds
-// the database; the engine counters (applied, duplicates, conflicts,
-// rejected) count this process only, so they are always 0 here.
+// the database; the engine figures are the ones the app last published
+// (tally::StatsOrigin), with their source and age.
 // Text: one "key: value" line each; the key names are stable.
 
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -29,6 +30,93 @@ void PrintFamily(const tally::FamilyStats& f) {
             << name << ".memtable_bytes: " << f.memtable_bytes << "\n"
             << name << ".estimated_keys: " << f.estimated_keys << "\n"
             << name << ".l0_files: " << f.l0_files << "\n";
+}
+
+// "live", "closed" or "gone" (the writer stopped without closing); empty
+// when no writer's figures are shown.
+std::string WriterState(const tally::StatsOrigin& o) {
+  if (o.source == tally::StatsSource::kNone) return "";
+  if (o.live) return "live";
+  return o.closed ? "closed" : "gone";
+}
+
+// Members per group on average; negative when there was no group.
+double GroupMean(const tally::EngineStats& e) {
+  if (e.group_commits == 0) return -1;
+  return static_cast<double>(e.group_members) /
+         static_cast<double>(e.group_commits);
+}
+
+Json EngineJson(const tally::EngineStats& e) {
+  const tally::StatsOrigin& o = e.origin;
+  const bool none = o.source == tally::StatsSource::kNone;
+  Json doc = Json{{"source", tally::StatsSourceName(o.source)},
+                  {"problem", o.problem},
+                  {"applied", e.applied},
+                  {"duplicates", e.duplicates},
+                  {"conflicts", e.conflicts},
+                  {"outside_window", e.outside_window},
+                  {"rejected", e.rejected},
+                  {"rollups_behind", e.rollups_behind},
+                  {"rollup_lag_increments", e.rollup_lag_increments},
+                  {"rollup_lag_ms", e.rollup_lag_ms},
+                  {"group_commits", e.group_commits},
+                  {"group_members", e.group_members},
+                  {"group_largest", e.group_largest},
+                  {"pending_operands", e.pending_operands}};
+  const double mean = GroupMean(e);
+  doc["group_mean"] = mean < 0 ? Json(nullptr) : Json(mean);
+  if (none) {
+    for (const char* key :
+         {"writer_state", "writer_pid", "writer_started_ms", "writer_started",
+          "as_of_ms", "as_of", "age_ms", "publish_interval_ms"}) {
+      doc[key] = nullptr;
+    }
+    return doc;
+  }
+  doc["writer_state"] = WriterState(o);
+  doc["writer_pid"] = o.writer_pid;
+  SetTime(&doc, "writer_started", o.writer_started_ms);
+  SetTime(&doc, "as_of", o.as_of_ms);
+  doc["age_ms"] = o.age_ms;
+  doc["publish_interval_ms"] = o.publish_interval_ms;
+  return doc;
+}
+
+void PrintEngine(const tally::EngineStats& e) {
+  const tally::StatsOrigin& o = e.origin;
+  if (o.source == tally::StatsSource::kNone) {
+    std::cout << "engine.source: none (" << Printable(o.problem, 400) << ")\n"
+              << "engine.as_of: none\n"
+              << "engine.writer_started: none\n";
+  } else {
+    std::cout << "engine.source: "
+              << (o.source == tally::StatsSource::kThisProcess
+                      ? std::string("this process")
+                      : "writer pid " + std::to_string(o.writer_pid) + " (" +
+                            WriterState(o) + ")")
+              << "\n"
+              << "engine.as_of: " << FormatUtcMillis(o.as_of_ms) << " (age "
+              << o.age_ms << " ms)\n"
+              << "engine.writer_started: "
+              << FormatUtcMillis(o.writer_started_ms) << "\n";
+  }
+  char mean[32] = "n/a";
+  if (GroupMean(e) >= 0) std::snprintf(mean, sizeof mean, "%.2f", GroupMean(e));
+  std::cout << "engine.applied: " << e.applied << "\n"
+            << "engine.duplicates: " << e.duplicates << "\n"
+            << "engine.conflicts: " << e.conflicts << "\n"
+            << "engine.outside_window: " << e.outside_window << "\n"
+            << "engine.rejected: " << e.rejected << "\n"
+            << "engine.rollups_behind: " << e.rollups_behind << "\n"
+            << "engine.rollup_lag_increments: " << e.rollup_lag_increments
+            << "\n"
+            << "engine.rollup_lag_ms: " << e.rollup_lag_ms << "\n"
+            << "engine.group_commits: " << e.group_commits << "\n"
+            << "engine.group_members: " << e.group_members << "\n"
+            << "engine.group_mean: " << mean << "\n"
+            << "engine.group_largest: " << e.group_largest << "\n"
+            << "engine.pending_operands: " << e.pending_operands << "\n";
 }
 
 }  // namespace
@@ -64,11 +152,7 @@ int RunStats(const GlobalArgs& global, const StatsArgs& args) {
       per.push_back(Json{{"name", name}, {"pending_operands", n}});
     }
     Json doc =
-        Json{{"engine",
-              {{"applied", st.engine.applied},
-               {"duplicates", st.engine.duplicates},
-               {"conflicts", st.engine.conflicts},
-               {"rejected", st.engine.rejected}}},
+        Json{{"engine", EngineJson(st.engine)},
              {"block_cache_usage_bytes", st.block_cache_usage_bytes},
              {"block_cache_capacity_bytes", st.block_cache_capacity_bytes},
              {"delayed_write_rate", st.delayed_write_rate},
@@ -85,10 +169,7 @@ int RunStats(const GlobalArgs& global, const StatsArgs& args) {
     PrintJson(doc);
     return kExitOk;
   }
-  std::cout << "engine.applied: " << st.engine.applied << "\n"
-            << "engine.duplicates: " << st.engine.duplicates << "\n"
-            << "engine.conflicts: " << st.engine.conflicts << "\n"
-            << "engine.rejected: " << st.engine.rejected << "\n";
+  PrintEngine(st.engine);
   for (const tally::FamilyStats& f : st.families) PrintFamily(f);
   std::cout << "block_cache_usage_bytes: " << st.block_cache_usage_bytes
             << "\n"
