@@ -19,16 +19,23 @@
 // BM_OpenAfterKillUnbounded/N with max_wal_bytes = kMaxWalBytes (the log
 // then bounded only by RocksDB's memtables; a clean close before the
 // close-time flush left exactly the log a SIGKILL leaves, so this is also
-// "after close, before"). Counters: open_ms, wal_bytes (the *.log bytes
+// "after close, before"). Counters: open_ms (wall), open_cpu_ms (the
+// process's CPU time during the open), wal_bytes (the *.log bytes
 // left before the open), increments, write_per_s (the child's rate),
-// sst_files (table files before the open: what the flushes left).
+// write_cpu_ns (the child's CPU per increment, every thread: what flushes
+// and compactions cost the writer),
+// sst_files (table files before the open: what the flushes left) and, after
+// a clean close, close_ms (the child's Db destruction, its flush included).
 // N: 1M in quick mode (TALLY_BENCH_SCALE=1), 1M, 10M and 50M in full mode.
 // TALLY_RECOVERY_BOUNDS_MB="16,64,..." adds BM_*AfterKill/N/max_wal_mb:B
-// for each bound B (the sweep behind the default; not in the suite).
+// for each bound B (the sweep behind the default; not in the suite), of
+// TALLY_RECOVERY_INCREMENTS increments each when set. A bound listed twice
+// writes its history again (alternate bounds to compare write rates).
 
 #include <benchmark/benchmark.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -57,10 +64,20 @@ std::string CounterName(int c) { return "app.c" + std::to_string(c); }
 
 enum class End { kClose, kKill };
 
+// The CPU time of the whole process, in milliseconds: with the machine
+// shared, a steadier measure of an open's work than its wall time (the
+// replay and a writer's recovery flush run in the opening thread).
+double ProcessCpuMs() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 +
+         static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
 // ---- the child: writes one history ----
 
 // The totals the parent checks: one line per counter, "name total", then
-// "rate increments_per_second".
+// "rate increments_per_second" and "cpu_ns per_increment".
 int WriteHistory(const std::string& path, int64_t n, uint64_t max_wal_bytes,
                  End end) {
   Options options;
@@ -83,6 +100,7 @@ int WriteHistory(const std::string& path, int64_t n, uint64_t max_wal_bytes,
   for (int c = 0; c < kCounters; ++c) names.push_back(CounterName(c));
   Rng rng(42);
   std::string id;
+  const double cpu0 = ProcessCpuMs();
   const auto t0 = std::chrono::steady_clock::now();
   for (int64_t i = 0; i < n; ++i) {
     const int c = static_cast<int>(rng.Uniform(kCounters));
@@ -107,13 +125,25 @@ int WriteHistory(const std::string& path, int64_t n, uint64_t max_wal_bytes,
       out << names[c] << " " << totals[c] << "\n";
     out << "rate " << static_cast<int64_t>(static_cast<double>(n) / secs)
         << "\n";
+    // Nanoseconds of CPU (every thread: flushes and compactions included)
+    // per increment.
+    out << "cpu_ns "
+        << static_cast<int64_t>((ProcessCpuMs() - cpu0) * 1e6 /
+                                static_cast<double>(n))
+        << "\n";
     if (!out.good()) return 1;
   }
   if (end == End::kKill) {
     ::raise(SIGKILL);  // no destructor, no flush, no Close
   }
+  const auto c0 = std::chrono::steady_clock::now();
   db.reset();  // the clean close
-  return 0;
+  std::ofstream close(path + ".close");
+  close << std::chrono::duration<double, std::milli>(
+               std::chrono::steady_clock::now() - c0)
+               .count()
+        << "\n";
+  return close.good() ? 0 : 1;
 }
 
 // ---- the parent ----
@@ -123,7 +153,9 @@ struct History {
   std::string path;
   std::map<std::string, int64_t> totals;
   int64_t write_per_s = 0;
-  bool pristine = false;  // no writer open has replayed (and flushed) it
+  int64_t write_cpu_ns = 0;  // CPU per increment, background work included
+  double close_ms = 0;       // the child's clean close (0 after a SIGKILL)
+  bool pristine = false;     // no writer open has replayed (and flushed) it
 };
 
 // One history per (end, n, bound), shared by the read-only and the writer
@@ -188,10 +220,14 @@ History* GetHistory(benchmark::State& state, End end, int64_t n,
   while (in >> name >> v) {
     if (name == "rate") {
       h.write_per_s = v;
+    } else if (name == "cpu_ns") {
+      h.write_cpu_ns = v;
     } else {
       h.totals[name] = v;
     }
   }
+  std::ifstream close(h.path + ".close");
+  if (!(close >> h.close_ms)) h.close_ms = 0;
   if (h.totals.size() != kCounters) {
     Fail(state, "write history", "no totals");
     return nullptr;
@@ -218,22 +254,29 @@ uint64_t FilesEndingIn(const std::string& path, const char* extension) {
   return n;
 }
 
-// Opens `h` (read-only or not), timed; checks every total. Returns the
-// open's milliseconds, or a negative value after failing the benchmark.
-double TimedOpen(benchmark::State& state, const History& h, bool read_only,
-                 uint64_t bound) {
+struct OpenTime {
+  double ms = -1;  // negative after failing the benchmark
+  double cpu_ms = 0;
+};
+
+// Opens `h` (read-only or not), timed; checks every total.
+OpenTime TimedOpen(benchmark::State& state, const History& h, bool read_only,
+                   uint64_t bound) {
   Options options;
   options.read_only = read_only;
   options.max_wal_bytes = bound;
   std::unique_ptr<Db> db;
+  OpenTime t;
+  const double cpu0 = ProcessCpuMs();
   const auto t0 = std::chrono::steady_clock::now();
   Status s = Db::Open(options, h.path, &db);
   const double ms = std::chrono::duration<double, std::milli>(
                         std::chrono::steady_clock::now() - t0)
                         .count();
+  t.cpu_ms = ProcessCpuMs() - cpu0;
   if (!s.ok()) {
     Fail(state, "open", s.ToString());
-    return -1;
+    return t;
   }
   for (const auto& [name, want] : h.totals) {
     Result<int64_t> got = db->ReadExact(name);
@@ -241,10 +284,11 @@ double TimedOpen(benchmark::State& state, const History& h, bool read_only,
       Fail(state, "check " + name,
            got.ok() ? std::to_string(*got) + " != " + std::to_string(want)
                     : got.status().ToString());
-      return -1;
+      return t;
     }
   }
-  return ms;
+  t.ms = ms;
+  return t;
 }
 
 void BM_Open(benchmark::State& state, End end, bool read_only, int64_t n,
@@ -256,22 +300,26 @@ void BM_Open(benchmark::State& state, End end, bool read_only, int64_t n,
     const uint64_t wal = WalBytes(h->path);
     const uint64_t ssts = FilesEndingIn(h->path, ".sst");
     state.ResumeTiming();
-    std::vector<double> ms;
+    std::vector<OpenTime> times;
     for (int i = 0; i < (read_only ? kReadOnlyOpens : 1); ++i) {
-      const double one = TimedOpen(state, *h, read_only, bound);
-      if (one < 0) break;
-      ms.push_back(one);
+      const OpenTime one = TimedOpen(state, *h, read_only, bound);
+      if (one.ms < 0) break;
+      times.push_back(one);
     }
     if (state.error_occurred()) break;
     if (!read_only) h->pristine = false;
-    std::sort(ms.begin(), ms.end());
-    const double median = ms[ms.size() / 2];
-    state.SetIterationTime(median / 1000);
-    state.counters["open_ms"] = median;
+    std::sort(times.begin(), times.end(),
+              [](const OpenTime& a, const OpenTime& b) { return a.ms < b.ms; });
+    const OpenTime median = times[times.size() / 2];
+    state.SetIterationTime(median.ms / 1000);
+    state.counters["open_ms"] = median.ms;
+    state.counters["open_cpu_ms"] = median.cpu_ms;
     state.counters["wal_bytes"] = static_cast<double>(wal);
     state.counters["sst_files"] = static_cast<double>(ssts);
     state.counters["increments"] = static_cast<double>(n);
     state.counters["write_per_s"] = static_cast<double>(h->write_per_s);
+    state.counters["write_cpu_ns"] = static_cast<double>(h->write_cpu_ns);
+    if (end == End::kClose) state.counters["close_ms"] = h->close_ms;
   }
 }
 
@@ -302,6 +350,9 @@ void RegisterAll() {
     AddPair("Unbounded", End::kKill, n, kMaxWalBytes, "");
   }
   if (const char* sweep = std::getenv("TALLY_RECOVERY_BOUNDS_MB")) {
+    if (const char* n = std::getenv("TALLY_RECOVERY_INCREMENTS")) {
+      sizes = {std::max<int64_t>(1, std::atoll(n))};
+    }
     std::stringstream in(sweep);
     std::string mb;
     while (std::getline(in, mb, ',')) {

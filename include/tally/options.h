@@ -85,15 +85,17 @@ struct Options {
   // bytes (RocksDB max_total_wal_size). A log is deleted only once every
   // column family with data in it has flushed, so without a bound a busy
   // family keeps old logs alive for the others; once the live logs pass
-  // this, RocksDB flushes every family with data in the oldest one. Each MB
-  // left costs every open (Db::Open after a crash, each read-only open
-  // beside a running writer) its replay (docs/durability.md, "Recovery
-  // time"); a smaller bound costs more, smaller flushes and compactions. It
-  // also caps a memtable's share of the log: a family that alone fills the
-  // bound is flushed before write_buffer_bytes. The live log may pass the
-  // bound by what is written while the flush it triggered runs. Default:
-  // DEFAULT_WAL. kMinWalBytes..kMaxWalBytes (1 MiB..1 TiB).
-  uint64_t max_wal_bytes = uint64_t{64} << 20;
+  // this, RocksDB flushes every family with data in the oldest one. Every
+  // MB left costs an open its replay: Db::Open after a crash, and every
+  // read-only open beside a running writer. Default: 16 MiB, which keeps
+  // that replay within a read-only open's 300 ms and cost no measurable
+  // write CPU against no bound (docs/durability.md, "Recovery time");
+  // smaller bounds make more, smaller flushes. It also caps a memtable's
+  // share of the log: a family that alone fills the bound is flushed before
+  // write_buffer_bytes. The live log may pass the bound by what is written
+  // while the flush it triggered runs (about one memtable per written
+  // family). kMinWalBytes..kMaxWalBytes (1 MiB..1 TiB).
+  uint64_t max_wal_bytes = uint64_t{16} << 20;
 
   // Pending merge operands one shard may hold in the memtable before the
   // write path folds them into a value (RocksDB max_successive_merges).
