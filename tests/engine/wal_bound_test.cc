@@ -4,12 +4,11 @@
 //
 // The live log (the *.log bytes in the database directory) is sampled every
 // kSampleEvery commits while writing. It may pass the bound by what is
-// written while the flush the bound triggered runs: RocksDB stops writes to
-// a family once it holds max_write_buffer_number (2) unflushed memtables, so
-// each written family adds at most about one memtable of log meanwhile.
-// The margin allowed is kMarginMemtables * write_buffer_bytes per written
-// family (twice that, for the log's own framing and the memtable's trigger
-// slack). Small bounds and memtables keep the test short.
+// written while the flush the bound triggered runs, which depends on how
+// fast that flush gets a thread: 12-30% of the bound in the runs behind
+// docs/durability.md. The tests allow the bound once more (kMarginBounds),
+// and check that without the bound the same run keeps more than that live.
+// Small bounds and memtables keep the test short.
 
 #include <gtest/gtest.h>
 
@@ -31,7 +30,7 @@ namespace {
 using test::TempDir;
 
 constexpr int kSampleEvery = 64;
-constexpr uint64_t kMarginMemtables = 2;
+constexpr uint64_t kMarginBounds = 1;
 // What a close that flushed leaves: an empty new log, or RocksDB's own few
 // records of closing.
 constexpr uint64_t kNextToNothing = 64 << 10;
@@ -53,11 +52,11 @@ Options Small(uint64_t max_wal_bytes, size_t write_buffer_bytes) {
   return o;
 }
 
-uint64_t Margin(const Options& o, int written_families) {
-  return kMarginMemtables * o.write_buffer_bytes * written_families;
+uint64_t Ceiling(const Options& o) {
+  return (1 + kMarginBounds) * o.max_wal_bytes;
 }
 
-struct Run {
+struct WalRun {
   uint64_t peak = 0;     // the largest live log sampled while writing
   uint64_t written = 0;  // log bytes written in all (the growth, summed)
   uint64_t left = 0;     // the log left after the clean close
@@ -83,8 +82,9 @@ int64_t SumOfCounters(const std::string& path, const Options& o) {
 // Once-increments (markers and shards) and plain increments alternating
 // over four counters, one commit each, until `target` log bytes were
 // written; event ids of the longest allowed size make each commit large.
-Run ManyFamilies(const std::string& path, const Options& o, uint64_t target) {
-  Run run;
+WalRun ManyFamilies(const std::string& path, const Options& o,
+                    uint64_t target) {
+  WalRun run;
   {
     auto db = test::OpenOrDie(path, o);
     EXPECT_NE(db, nullptr);
@@ -115,8 +115,8 @@ Run ManyFamilies(const std::string& path, const Options& o, uint64_t target) {
 
 // Plain increments of one counter (the shards family only) after the
 // counter's creation wrote the meta family once, at the start of the log.
-Run OneFamily(const std::string& path, const Options& o, uint64_t target) {
-  Run run;
+WalRun OneFamily(const std::string& path, const Options& o, uint64_t target) {
+  WalRun run;
   {
     auto db = test::OpenOrDie(path, o);
     EXPECT_NE(db, nullptr);
@@ -139,10 +139,10 @@ Run OneFamily(const std::string& path, const Options& o, uint64_t target) {
 TEST(WalBound, ManyFamiliesStayUnderTheBoundAndACleanCloseLeavesLittle) {
   TempDir dir;
   const Options o = Small(kMinWalBytes, kMinWriteBufferBytes);
-  const Run run = ManyFamilies(dir.Sub("db"), o, 4 * o.max_wal_bytes);
+  const WalRun run = ManyFamilies(dir.Sub("db"), o, 4 * o.max_wal_bytes);
   EXPECT_GE(run.written, 4 * o.max_wal_bytes);
   // meta (the time mark), shards and markers are written.
-  EXPECT_LE(run.peak, o.max_wal_bytes + Margin(o, 3)) << run.peak;
+  EXPECT_LE(run.peak, Ceiling(o)) << run.peak;
   EXPECT_LE(run.left, engine::kCloseFlushMinWalBytes);
   EXPECT_LE(run.left, o.max_wal_bytes);
   // Every increment is still there.
@@ -151,22 +151,23 @@ TEST(WalBound, ManyFamiliesStayUnderTheBoundAndACleanCloseLeavesLittle) {
 
 // A family that holds one old write keeps every later log alive unless the
 // bound flushes it: with the bound effectively off the same run keeps more
-// than twice the bound live, so the bounded run's figure is the bound's.
+// than the ceiling (twice the bound) live, so the bounded run's figure is the
+// bound's.
 TEST(WalBound, OneBusyFamilyDoesNotKeepOldLogsAliveForAnother) {
   const Options bounded = Small(kMinWalBytes, kMinWriteBufferBytes);
-  const uint64_t target = 3 * bounded.max_wal_bytes;
+  const uint64_t target = 4 * bounded.max_wal_bytes;
   {
     TempDir dir;
-    const Run run = OneFamily(dir.Sub("db"), bounded, target);
-    EXPECT_LE(run.peak, bounded.max_wal_bytes + Margin(bounded, 2)) << run.peak;
+    const WalRun run = OneFamily(dir.Sub("db"), bounded, target);
+    EXPECT_LE(run.peak, Ceiling(bounded)) << run.peak;
     EXPECT_LE(run.left, engine::kCloseFlushMinWalBytes);
     EXPECT_LE(run.left, bounded.max_wal_bytes);
   }
   {
     TempDir dir;
-    const Run run = OneFamily(
+    const WalRun run = OneFamily(
         dir.Sub("db"), Small(kMaxWalBytes, kMinWriteBufferBytes), target);
-    EXPECT_GT(run.peak, 2 * bounded.max_wal_bytes) << run.peak;
+    EXPECT_GT(run.peak, Ceiling(bounded)) << run.peak;
     // The clean close still leaves little.
     EXPECT_LE(run.left, engine::kCloseFlushMinWalBytes);
   }
@@ -177,7 +178,7 @@ TEST(WalBound, OneBusyFamilyDoesNotKeepOldLogsAliveForAnother) {
 TEST(WalBound, ReadOnlyOpenAfterACleanCloseSeesEverything) {
   TempDir dir;
   const Options o = Small(uint64_t{64} << 20, size_t{16} << 20);
-  const Run run =
+  const WalRun run =
       ManyFamilies(dir.Sub("db"), o, 2 * engine::kCloseFlushMinWalBytes);
   // No memtable filled and the bound was far: the whole log was live.
   EXPECT_GT(run.peak, engine::kCloseFlushMinWalBytes);
