@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "engine/clean_close.h"
 #include "engine/creation.h"
 #include "engine/db_impl.h"
 #include "engine/format.h"
@@ -187,6 +188,9 @@ DbImpl::~DbImpl() {
   StopPublishing();  // the last figures, marked closed, while db_ is open
   if (db_ != nullptr) {
     catalog_.reset();
+    // With the WAL on, RocksDB's Close() flushes nothing: without this the
+    // next open would replay every write since the last flush.
+    if (!options_.read_only) FlushForCleanClose(db_.get(), handles_);
     for (rocksdb::ColumnFamilyHandle* h : handles_) {
       db_->DestroyColumnFamilyHandle(h).PermitUncheckedError();
     }

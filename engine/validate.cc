@@ -212,6 +212,10 @@ Status ValidateOptions(const Options& o) {
                    kMinWriteBufferBytes, kMaxWriteBufferBytes);
   }
   if (s.ok()) {
+    s = CheckRange("max_wal_bytes", o.max_wal_bytes, kMinWalBytes,
+                   kMaxWalBytes);
+  }
+  if (s.ok()) {
     s = CheckRange("max_pending_operands", o.max_pending_operands, 0,
                    kMaxPendingOperands, " (0: no bound)");
   }

@@ -92,6 +92,15 @@ inline constexpr size_t kMaxBlockCacheBytes = size_t{1} << 40;
 // value into that range; tally refuses the value instead.
 inline constexpr size_t kMinWriteBufferBytes = size_t{64} << 10;
 inline constexpr size_t kMaxWriteBufferBytes = size_t{64} << 30;
+// Options::max_wal_bytes: kMinWalBytes..kMaxWalBytes (1 MiB..1 TiB). Each
+// time the live logs pass the bound every family with data in the oldest log
+// is flushed: below 1 MiB (about 10,000 once-increments) that is a flush of
+// each family every few thousand increments, small table files made faster
+// than compaction merges them. 1 TiB is past any disk's worth of log to
+// replay: a larger value is a unit mistake (use a large bound to leave it
+// to the memtables).
+inline constexpr uint64_t kMinWalBytes = uint64_t{1} << 20;
+inline constexpr uint64_t kMaxWalBytes = uint64_t{1} << 40;
 // Options::max_pending_operands: 0 (no bound) or 1..kMaxPendingOperands.
 // The bound exists to cap what one read of a hot shard folds; a bound as
 // large as a whole Batch (kMaxBatchOps) no longer caps anything a read

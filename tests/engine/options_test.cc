@@ -47,6 +47,12 @@ std::vector<Refused> RefusedOptions() {
       {"write_buffer_bytes",
        [](Options* o) { o->write_buffer_bytes = (size_t{64} << 30) + 1; },
        "write_buffer_bytes 68719476737 is outside 65536..68719476736"},
+      {"max_wal_bytes",
+       [](Options* o) { o->max_wal_bytes = (uint64_t{1} << 20) - 1; },
+       "max_wal_bytes 1048575 is outside 1048576..1099511627776"},
+      {"max_wal_bytes",
+       [](Options* o) { o->max_wal_bytes = (uint64_t{1} << 40) + 1; },
+       "max_wal_bytes 1099511627777 is outside 1048576..1099511627776"},
       {"max_pending_operands",
        [](Options* o) { o->max_pending_operands = 65537; },
        "max_pending_operands 65537 is outside 0..65536 (0: no bound)"},
@@ -131,6 +137,7 @@ TEST(OptionsCheck, BothEndsOfEveryRangeOpen) {
   Options low;
   low.block_cache_bytes = kMinBlockCacheBytes;
   low.write_buffer_bytes = kMinWriteBufferBytes;
+  low.max_wal_bytes = kMinWalBytes;
   low.max_pending_operands = 0;
   low.event_lock_stripes = 1;
   low.rollup_interval_ms = 0;
@@ -144,6 +151,7 @@ TEST(OptionsCheck, BothEndsOfEveryRangeOpen) {
   Options high;
   high.block_cache_bytes = kMaxBlockCacheBytes;
   high.write_buffer_bytes = kMaxWriteBufferBytes;
+  high.max_wal_bytes = kMaxWalBytes;
   high.max_pending_operands = kMaxPendingOperands;
   high.event_lock_stripes = kMaxEventLockStripes;
   high.rollup_interval_ms = kMaxRollupIntervalMs;
