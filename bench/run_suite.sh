@@ -14,10 +14,11 @@
 # Steps: installs what the peers and plots need (apt-get: redis-server,
 # libhiredis-dev, python3-matplotlib; a peer that cannot be installed is
 # skipped with a message), builds the benchmark binaries (Release), runs
-# strategies_bench, tally_api_bench, tally_space_bench, sqlite_peer_bench
-# and redis_peer_bench (a redis-server started here on 127.0.0.1 on a free
-# port, without persistence, once pinned with its client to core 0 and once
-# unpinned, stopped after each), writes the raw JSON files to
+# strategies_bench, tally_api_bench, tally_space_bench, sqlite_peer_bench,
+# tally_reader_bench (step "readers") and redis_peer_bench (a redis-server
+# started here on 127.0.0.1 on a free port, without persistence, once
+# pinned with its client to core 0 and once unpinned, stopped after each),
+# writes the raw JSON files to
 # DIR/bench-results/<UTC time>/, then bench/report.py writes
 # docs/benchmarks.md, docs/bench/*.png, bench-results.json and the README's
 # benchmark table. Exit status: non-zero when a benchmark fails its own
@@ -89,7 +90,8 @@ fi
 step_done "dependencies" "$t0"
 
 # ---- build ----
-TARGETS=(strategies_bench tally_api_bench tally_space_bench sqlite_peer_bench)
+TARGETS=(strategies_bench tally_api_bench tally_space_bench sqlite_peer_bench
+         tally_reader_bench counterctl)
 if pkg-config --exists hiredis 2>/dev/null; then TARGETS+=(redis_peer_bench); fi
 [[ "$MODE" == full ]] && TARGETS+=(tally_bench)
 if [[ "$BUILD" -eq 1 ]]; then
@@ -140,6 +142,10 @@ run_bench strategies "$BIN/strategies_bench"
 run_bench api "$BIN/tally_api_bench"
 run_bench space "$BIN/tally_space_bench"
 run_bench sqlite "$BIN/sqlite_peer_bench"
+# counterctl's read commands as processes, idle and beside `counterctl
+# apply`, and Db::Refresh (bench/reader_bench.cc); about a minute in quick
+# mode.
+run_bench readers "$BIN/tally_reader_bench"
 
 # ---- Redis: pinned to one core with its client, then unpinned ----
 free_port() {

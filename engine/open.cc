@@ -185,6 +185,7 @@ DbImpl::~DbImpl() {
   if (db_ != nullptr) {
     catalog_.reset();
     for (rocksdb::ColumnFamilyHandle* h : handles_) {
+      if (h == nullptr) continue;  // read-only: a family left out
       db_->DestroyColumnFamilyHandle(h).PermitUncheckedError();
     }
     // Close() flushes nothing we rely on (the WAL already holds every
@@ -192,6 +193,7 @@ DbImpl::~DbImpl() {
     db_->Close().PermitUncheckedError();
     db_.reset();
   }
+  CloseSecondary(&spare_);
   if (!secondary_dir_.empty()) {
     std::error_code ec;
     std::filesystem::remove_all(secondary_dir_, ec);  // best effort

@@ -13,4 +13,10 @@ Status PutRawForTest(Db* db, Family family, std::string_view key,
   return static_cast<DbImpl*>(db)->PutRawForTest(family, key, value);
 }
 
+RefreshCounts RefreshCountsForTest(Db* db) {
+  RefreshCounts out;
+  static_cast<DbImpl*>(db)->RefreshCountsForTest(&out.catch_ups, &out.reopens);
+  return out;
+}
+
 }  // namespace tally::engine
