@@ -45,9 +45,10 @@ namespace {
 constexpr char kCounterctl[] = TALLY_COUNTERCTL_PATH;
 constexpr int kCounters = 10;
 
-// Runs `args` (args[0] a path) with stdout and stderr to /dev/null; its
-// pid, or -1.
-pid_t Spawn(const std::vector<std::string>& args) {
+// Runs `args` (args[0] a path) with stdout to /dev/null and stderr to
+// `err` (truncated); its pid, or -1.
+pid_t Spawn(const std::vector<std::string>& args,
+            const std::string& err = "/dev/null") {
   std::vector<char*> argv;
   for (const std::string& a : args)
     argv.push_back(const_cast<char*>(a.c_str()));
@@ -55,20 +56,28 @@ pid_t Spawn(const std::vector<std::string>& args) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
   pid_t pid = -1;
   const int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   return rc == 0 ? pid : -1;
 }
 
-// Runs `args` to the end; true when it exited 0.
-bool RunToEnd(const std::vector<std::string>& args) {
-  const pid_t pid = Spawn(args);
-  if (pid < 0) return false;
+// Runs `args` to the end; true when it exited 0, else false with *error
+// holding what it wrote on stderr.
+bool RunToEnd(const std::vector<std::string>& args, std::string* error) {
+  const std::string err = args[2] + "-stderr.txt";  // args[2]: the --db path
+  const pid_t pid = Spawn(args, err);
   int status = 0;
-  if (waitpid(pid, &status, 0) != pid) return false;
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (pid >= 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+      WEXITSTATUS(status) == 0) {
+    return true;
+  }
+  std::ifstream in(err);
+  std::getline(in, *error);
+  *error = args[3] + " failed: " + *error;
+  return false;
 }
 
 // The shared database: kCounters counters, then Scaled(100000) single
@@ -190,9 +199,7 @@ void BM_CounterctlRead(benchmark::State& state, std::string cmd,
   const std::vector<std::string> args = CommandOf(cmd, h.db);
   LatencyLog lat;
   TimedLoop(state, &lat, 1, cmd.c_str(), [&](std::string* error) {
-    if (RunToEnd(args)) return true;
-    *error = "counterctl " + cmd + " failed";
-    return false;
+    return RunToEnd(args, error);
   });
   if (writer != nullptr && !writer->Stop()) {
     return Fail(state, "writer", "counterctl apply failed");
