@@ -102,17 +102,32 @@ class LatencyLog {
     return n;
   }
   void Report(benchmark::State& state) {
-    std::vector<int64_t> all;
-    all.reserve(size());
-    for (const auto& v : per_thread_) all.insert(all.end(), v.begin(), v.end());
+    std::vector<int64_t> all = All();
     if (all.empty()) return;
     state.counters["p50_us"] = Percentile(&all, 0.50) / 1e3;
     state.counters["p99_us"] = Percentile(&all, 0.99) / 1e3;
     state.counters["max_us"] =
         static_cast<double>(*std::max_element(all.begin(), all.end())) / 1e3;
   }
+  // The same in milliseconds, for slow operations (whole processes, opens):
+  // p50_ms, p95_ms, max_ms and samples.
+  void ReportMs(benchmark::State& state) {
+    std::vector<int64_t> all = All();
+    if (all.empty()) return;
+    state.counters["p50_ms"] = Percentile(&all, 0.50) / 1e6;
+    state.counters["p95_ms"] = Percentile(&all, 0.95) / 1e6;
+    state.counters["max_ms"] =
+        static_cast<double>(*std::max_element(all.begin(), all.end())) / 1e6;
+    state.counters["samples"] = static_cast<double>(all.size());
+  }
 
  private:
+  std::vector<int64_t> All() const {
+    std::vector<int64_t> all;
+    all.reserve(size());
+    for (const auto& v : per_thread_) all.insert(all.end(), v.begin(), v.end());
+    return all;
+  }
   static double Percentile(std::vector<int64_t>* v, double q) {
     const size_t k = std::min(
         v->size() - 1, static_cast<size_t>(q * static_cast<double>(v->size())));

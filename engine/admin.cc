@@ -19,6 +19,8 @@
 namespace tally::engine {
 
 Result<uint64_t> DbImpl::PendingOperands(std::string_view counter) {
+  Status reads = CheckReads(kReadValues, "PendingOperands");
+  if (!reads.ok()) return reads;
   Catalog::Reader catalog(catalog_.get());
   const CounterInfo* c = catalog.Find(counter);
   if (c == nullptr) return CounterNotFound(counter);
@@ -135,6 +137,8 @@ EngineStats DbImpl::OwnStats() const {
 }
 
 Result<DbStats> DbImpl::GetDbStats() {
+  Status reads = CheckReads(kReadAll, "GetDbStats");
+  if (!reads.ok()) return reads;
   Catalog::Reader view(catalog_.get());  // read-only: Refresh may swap db_
   DbStats out;
   out.engine = GetStats();
@@ -209,6 +213,8 @@ uint64_t RecoveredSequence(const std::string& dir) {
 }  // namespace
 
 Status DbImpl::Checkpoint(const std::string& dir) {
+  Status reads = CheckReads(kReadAll, "Checkpoint");
+  if (!reads.ok()) return reads;
   if (dir.empty()) return Status::InvalidArgument("checkpoint directory is empty");
   if (!options_.read_only) return CheckpointOnce(dir);
   // A read-only instance copies the files the writer has now. If the writer

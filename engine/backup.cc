@@ -89,6 +89,8 @@ Status RestoreBackup(const std::string& backup_dir, uint32_t id,
 namespace engine {
 
 Result<BackupInfo> DbImpl::CreateBackup(const std::string& backup_dir) {
+  Status reads = CheckReads(kReadAll, "CreateBackup");
+  if (!reads.ok()) return reads;
   // A read-only instance backs up the files the writer has now: catch up
   // first so its MANIFEST matches them (see Checkpoint for the hazard).
   Status s = Refresh();

@@ -124,6 +124,12 @@ class DbImpl final : public Db, private BackendOps {
   }
   // engine/test_hooks.h.
   bool CatalogWriterPending() { return catalog_->WriterPending(); }
+  // Refresh's counts (engine/test_hooks.h); between Refresh calls only.
+  void RefreshCountsForTest(uint64_t* catch_ups, uint64_t* reopens) {
+    MutexLock serial(&refresh_mu_);
+    *catch_ups = refresh_catch_ups_;
+    *reopens = refresh_reopens_;
+  }
   Status PutRawForTest(Family family, std::string_view key,
                        std::string_view value) {
     return FromRocks(db_->Put(rocksdb::WriteOptions(), handles_.at(family),
@@ -164,15 +170,22 @@ class DbImpl final : public Db, private BackendOps {
     std::unique_ptr<rocksdb::DB> db;
     std::vector<rocksdb::ColumnFamilyHandle*> handles;  // by engine::Family
     WriterFiles seen;
-    // The MANIFEST did not change while the instance read it: `seen` names
-    // exactly the version it holds.
-    bool exact = false;
   };
   Status OpenReader(RocksOptions ro);
+  // The Options::reads bit whose data family `f` holds; 0 for the families
+  // every open has (default, meta).
+  static uint32_t ReadBitOf(Family f);
+  // NotSupported naming `call` and the missing bits when Options::reads
+  // lacks any of `need` (read-only databases; a writer has kReadAll).
+  Status CheckReads(uint32_t need, const char* call) const;
   // Opens a secondary instance at one point across families, retrying
   // when the writer deleted a log during the open; Busy after a few tries.
   Status OpenSecondary(Secondary* out);
   Status OpenSecondaryOnce(Secondary* out);
+  // Catches `x` (an instance no read uses) up with the writer; *at_point
+  // when it is then at one point across families with no entry counted
+  // twice (reader.cc says when that is known), else it is to be replaced.
+  Status CatchUp(Secondary* x, bool* at_point);
   // Makes `fresh` this Db's instance (the catalog held exclusively); the
   // old one goes into `fresh`, to be closed by the caller.
   void SwapSecondary(Secondary* fresh, Catalog::Binding* b);
@@ -301,11 +314,11 @@ class DbImpl final : public Db, private BackendOps {
   std::string secondary_dir_;    // read-only: the instance's own directory
   RocksOptions reader_options_;  // read-only: to open a fresh instance
   WriterFiles reader_seen_;      // read-only: Secondary::seen of db_
-  bool reader_exact_ = false;    // read-only: Secondary::exact of db_
-  // Read-only: false after a Refresh found its catch-up raced a version
-  // change and could not open a fresh instance: reads are then not known
-  // to be one point, and Verify says so instead of judging sums.
-  std::atomic<bool> reader_at_point_{true};
+  // Read-only: the instance the last Refresh replaced, caught up by the
+  // next one (empty before the first Refresh); and how each Refresh went.
+  Secondary spare_;
+  uint64_t refresh_catch_ups_ TALLY_GUARDED_BY(refresh_mu_) = 0;
+  uint64_t refresh_reopens_ TALLY_GUARDED_BY(refresh_mu_) = 0;
   // Serialises Refresh calls (the reader_* fields above are theirs).
   Mutex refresh_mu_;
   std::function<void()> verify_hook_for_test_;

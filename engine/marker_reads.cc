@@ -35,6 +35,8 @@ Status DecodeMarkerAt(std::string_view key, std::string_view value,
 
 Result<MarkerInfo> DbImpl::GetMarker(std::string_view counter,
                                      std::string_view event_id) {
+  Status reads = CheckReads(kReadMarkers, "GetMarker");
+  if (!reads.ok()) return reads;
   Status s = ValidateEventId(event_id);
   if (!s.ok()) return s;
   Catalog::Reader catalog(catalog_.get());
@@ -62,6 +64,8 @@ Result<MarkerInfo> DbImpl::GetMarker(std::string_view counter,
 
 Result<std::vector<MarkerInfo>> DbImpl::ListMarkers(
     std::string_view counter, const ListMarkersOptions& options) {
+  Status reads = CheckReads(kReadMarkers, "ListMarkers");
+  if (!reads.ok()) return reads;
   if (options.limit < 1 || options.limit > kMaxListMarkers) {
     return Status::InvalidArgument(
         "marker list limit " + std::to_string(options.limit) +

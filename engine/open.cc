@@ -192,6 +192,7 @@ DbImpl::~DbImpl() {
     // next open would replay every write since the last flush.
     if (!options_.read_only) FlushForCleanClose(db_.get(), handles_);
     for (rocksdb::ColumnFamilyHandle* h : handles_) {
+      if (h == nullptr) continue;  // read-only: a family left out
       db_->DestroyColumnFamilyHandle(h).PermitUncheckedError();
     }
     // Close() flushes nothing we rely on (the WAL already holds every
@@ -199,6 +200,7 @@ DbImpl::~DbImpl() {
     db_->Close().PermitUncheckedError();
     db_.reset();
   }
+  CloseSecondary(&spare_);
   if (!secondary_dir_.empty()) {
     std::error_code ec;
     std::filesystem::remove_all(secondary_dir_, ec);  // best effort

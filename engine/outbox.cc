@@ -170,6 +170,8 @@ Status DbImpl::AddOutboxEntry(rocksdb::WriteBatch* wb, uint64_t seq,
 
 Result<std::vector<OutboxEntry>> DbImpl::ReadOutbox(uint64_t after_seq,
                                                     size_t limit) {
+  Status reads = CheckReads(kReadOutbox, "ReadOutbox");
+  if (!reads.ok()) return reads;
   if (limit < 1 || limit > kMaxOutboxRead) {
     return Status::InvalidArgument("outbox read limit " +
                                    std::to_string(limit) + " is outside 1.." +
@@ -329,6 +331,8 @@ Status DbImpl::ImportOutbox(const std::vector<OutboxEntry>& entries) {
 }
 
 Result<OutboxStatus> DbImpl::GetOutboxStatus() {
+  Status reads = CheckReads(kReadOutbox, "GetOutboxStatus");
+  if (!reads.ok()) return reads;
   OutboxStatus st;
   Catalog::Reader view(catalog_.get());  // read-only: Refresh may swap db_
   if (outbox_ == nullptr) return st;

@@ -201,6 +201,8 @@ Status DbImpl::SumShards(const CounterInfo& c, const rocksdb::ReadOptions& ro,
 
 Result<int64_t> DbImpl::ReadRange(std::string_view counter, int64_t from_ms,
                                   int64_t to_ms, const ReadOptions& options) {
+  Status reads = CheckReads(kReadValues, "ReadRange");
+  if (!reads.ok()) return reads;
   Status s = ValidateEventTime(from_ms);
   if (s.ok()) s = ValidateEventTime(to_ms);
   if (s.ok() && (from_ms == kEventTimeNow || to_ms == kEventTimeNow)) {
@@ -237,6 +239,8 @@ Result<int64_t> DbImpl::ReadRange(std::string_view counter, int64_t from_ms,
 
 Result<int64_t> DbImpl::ReadExact(std::string_view counter,
                                   const ReadOptions& options) {
+  Status reads = CheckReads(kReadValues, "ReadExact");
+  if (!reads.ok()) return reads;
   Catalog::Reader catalog(catalog_.get());
   const CounterInfo* c = catalog.Find(counter);
   if (c == nullptr) return CounterNotFound(counter);
@@ -250,6 +254,8 @@ Result<int64_t> DbImpl::ReadExact(std::string_view counter,
 
 Result<std::vector<int64_t>> DbImpl::ShardCounts(std::string_view counter,
                                                  const ReadOptions& options) {
+  Status reads = CheckReads(kReadValues, "ShardCounts");
+  if (!reads.ok()) return reads;
   Catalog::Reader catalog(catalog_.get());
   const CounterInfo* c = catalog.Find(counter);
   if (c == nullptr) return CounterNotFound(counter);
@@ -269,6 +275,8 @@ Result<std::vector<int64_t>> DbImpl::ShardCounts(std::string_view counter,
 }
 
 Result<uint64_t> DbImpl::CountMarkers(std::string_view counter) {
+  Status reads = CheckReads(kReadMarkers, "CountMarkers");
+  if (!reads.ok()) return reads;
   Catalog::Reader catalog(catalog_.get());
   const CounterInfo* c = catalog.Find(counter);
   if (c == nullptr) return CounterNotFound(counter);

@@ -88,6 +88,8 @@ Status DbImpl::RollupNow(std::string_view counter) {
 }
 
 Result<CachedValue> DbImpl::ReadCached(std::string_view counter) {
+  Status reads = CheckReads(kReadRollups, "ReadCached");
+  if (!reads.ok()) return reads;
   Catalog::Reader catalog(catalog_.get());
   const Catalog::Entry* c = catalog.Find(counter);
   if (c == nullptr) return CounterNotFound(counter);

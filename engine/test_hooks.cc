@@ -17,4 +17,10 @@ Status PublishStatsForTest(Db* db) {
   return static_cast<DbImpl*>(db)->PublishStats();
 }
 
+RefreshCounts RefreshCountsForTest(Db* db) {
+  RefreshCounts out;
+  static_cast<DbImpl*>(db)->RefreshCountsForTest(&out.catch_ups, &out.reopens);
+  return out;
+}
+
 }  // namespace tally::engine

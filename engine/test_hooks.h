@@ -31,6 +31,14 @@ Status PutRawForTest(Db* db, Family family, std::string_view key,
 // NotSupported read-only.
 Status PublishStatsForTest(Db* db);
 
+// How the Refresh calls of the read-only `db` went: caught up in place
+// (incrementally) or replaced by a freshly opened instance.
+struct RefreshCounts {
+  uint64_t catch_ups = 0;
+  uint64_t reopens = 0;
+};
+RefreshCounts RefreshCountsForTest(Db* db);
+
 }  // namespace tally::engine
 
 #endif  // TALLY_ENGINE_TEST_HOOKS_H_

@@ -241,6 +241,15 @@ Status ValidateOptions(const Options& o) {
     s = CheckRange("outbox_max_entries", o.outbox_max_entries, 1,
                    kMaxOutboxEntries);
   }
+  if (s.ok()) {
+    s = CheckRange("reads", o.reads, 0, kReadAll, " (tally::kRead* bits)");
+  }
+  if (s.ok() && !o.read_only && o.reads != kReadAll) {
+    s = Status::InvalidArgument(
+        "reads " + std::to_string(o.reads) +
+        " names less than everything (kReadAll, " + std::to_string(kReadAll) +
+        "), but only a read_only database reads less; a writer reads all");
+  }
   if (s.ok()) s = ValidateGroupCommit(o);
   return s;
 }

@@ -189,16 +189,13 @@ class FamilyChecks {
 
 Status DbImpl::Verify(VerifyReport* report) {
   *report = VerifyReport();
+  Status reads = CheckReads(kReadAll, "Verify");
+  if (!reads.ok()) return reads;
   Findings findings(report);
   // Holding the catalog keeps creates and deletes out for the whole check,
   // so every key is judged against the counters of the snapshot's moment.
   Catalog::Reader catalog(catalog_.get());
   const std::vector<CounterInfo> counters = catalog.List();
-  if (options_.read_only && !reader_at_point_.load()) {
-    return Status::Busy("database " + path_ +
-                        ": this read-only instance is not at one consistent "
-                        "point (its last Refresh failed); Refresh again");
-  }
   if (verify_hook_for_test_) verify_hook_for_test_();
 
   // One snapshot for all scans, so a concurrent batch is seen whole. A

@@ -28,9 +28,10 @@ namespace tally {
 // deltas (judged by the counter's flags as the snapshot has them). A
 // read-only Db checks its current point (see Db::Refresh). Findings go to
 // `report` (report->ok() when none); the Status is an error only when the
-// check itself could not run (I/O; Busy on a read-only Db whose last
-// Refresh failed mid-way, or whose whole-file checksum failed while the
-// writer changed its files: Refresh and verify again).
+// check itself could not run (I/O; Busy on a read-only Db whose whole-file
+// checksum failed while the writer changed its files: Refresh and verify
+// again; NotSupported on a read-only Db opened without all of
+// Options::reads).
 Status Verify(Db& db, VerifyReport* report);
 
 // Flushes memtables and compacts every column family (meta, shards, events,

@@ -194,13 +194,16 @@ class Db {
   // increments) so later reads see a more recent consistent point: one
   // point of the writer's history in every column family (each committed
   // batch whole or absent), never older than the previous one. Reads in
-  // progress finish first; no read sees a Refresh half way. Busy when the
-  // writer deleted write-ahead logs during each of several attempts (it
-  // flushes faster than an open completes): the previous point is kept,
-  // unless the failed catch-up had moved it, in which case reads are not
-  // known to be one point (tally::Verify returns Busy) until a Refresh
-  // succeeds (docs/design.md, readers in other processes). A writer's Db is
-  // always current: OK, nothing to do.
+  // progress finish first; no read sees a Refresh half way. Incremental
+  // where that is safe: from the second Refresh on, a spare instance (the
+  // one the previous Refresh replaced) replays only what the writer wrote
+  // since, and a fresh instance is opened instead when the writer flushed
+  // counter values the spare had replayed or changed its files during the
+  // catch-up (docs/design.md, readers in other processes). Busy when the
+  // writer deleted write-ahead logs during each of several attempts to open
+  // a fresh instance (it flushes faster than an open completes): the
+  // previous point is kept. A writer's Db is always current: OK, nothing to
+  // do.
   virtual Status Refresh() = 0;
 
   // The path this Db was opened at.

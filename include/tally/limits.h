@@ -130,6 +130,9 @@ inline constexpr uint32_t kMaxStatsPublishIntervalMs = 3'600'000;
 inline constexpr uint64_t kMinExpirySweepSeconds = 3600;
 inline constexpr uint64_t kMaxExpirySweepSeconds = kMaxRetentionMs / 1000;
 
+// Options::reads: 0..kReadAll (tally/options.h), the kRead* bits: any
+// other bit names no data a database holds.
+
 // Options::group_commit_max_bytes: 1..kMaxGroupCommitBytes (64 MiB). A group
 // is concatenated into one in-memory WriteBatch and applied to the memtable
 // at once; 64 times the default is far past where sharing one fsync among

@@ -43,6 +43,23 @@ class Clock {
   static const Clock* System();
 };
 
+// What a read-only database reads (Options::reads): a combination of these
+// bits. Counter names and settings (ListCounters, DescribeCounter) are
+// always readable. Each bit is a kind of data, not a storage detail: a
+// backend that reads nothing up front (a future Redis Cluster one) ignores
+// them.
+inline constexpr uint32_t kReadValues = 1u << 0;   // ReadExact, ShardCounts,
+                                                   // ReadRange, PendingOperands
+inline constexpr uint32_t kReadMarkers = 1u << 1;  // CountMarkers, GetMarker,
+                                                   // ListMarkers
+inline constexpr uint32_t kReadRollups = 1u << 2;  // ReadCached
+inline constexpr uint32_t kReadOutbox = 1u << 3;   // ReadOutbox,
+                                                   // GetOutboxStatus
+// Everything, and what Verify, GetDbStats, Checkpoint and CreateBackup of a
+// read-only database need.
+inline constexpr uint32_t kReadAll =
+    kReadValues | kReadMarkers | kReadRollups | kReadOutbox;
+
 // How to open a database. A plain value: the caller owns it, Db::Open copies
 // what it needs; distinct objects may be used from different threads.
 // Db::Open checks every numeric field against the range its comment gives
@@ -63,6 +80,15 @@ struct Options {
   // Costs a private temporary directory for the instance's own logs, and
   // keeps every SST file open (RocksDB requires max_open_files=-1).
   bool read_only = false;
+
+  // What a read_only database will read: kRead* bits (above). Default:
+  // kReadAll. A read-only open replays the writer's WAL and opens table
+  // files only for the data named here, so naming less opens faster beside
+  // a busy writer or after a long history (docs/design.md, "readers in
+  // other processes"); a call reading anything else returns NotSupported
+  // naming this option. 0..kReadAll (0: the counter catalog only). A writer
+  // reads everything: it refuses anything but kReadAll.
+  uint32_t reads = kReadAll;
 
   // fsync the WAL before an increment is acknowledged. Default: false, which
   // survives a process crash (whole batches only) but may lose the last

@@ -100,6 +100,15 @@ std::vector<Refused> RefusedOptions() {
       {"group_commit_max_delay_us",
        [](Options* o) { o->group_commit_max_delay_us = 100001; },
        "group_commit_max_delay_us 100001 is outside 0..100000"},
+      {"reads",
+       [](Options* o) {
+         o->read_only = true;
+         o->reads = kReadAll + 1;
+       },
+       "reads 16 is outside 0..15 (tally::kRead* bits)"},
+      {"reads", [](Options* o) { o->reads = kReadValues; },
+       "reads 1 names less than everything (kReadAll, 15), but only a "
+       "read_only database reads less; a writer reads all"},
   };
 }
 

@@ -14,7 +14,8 @@ namespace counterctl {
 
 int RunDescribe(const GlobalArgs& global, const ReadArgs& args) {
   std::unique_ptr<tally::Db> db;
-  tally::Status s = OpenDb(global, OpenMode::kRead, &db);
+  tally::Status s = OpenDb(global, OpenMode::kRead, &db,
+                           tally::kReadValues | tally::kReadMarkers);
   if (!s.ok()) return Fail(s);
   tally::Result<tally::CounterInfo> info = db->DescribeCounter(args.name);
   if (!info.ok()) return Fail(info.status());

@@ -151,7 +151,7 @@ int RunEvents(const GlobalArgs& global, const EventsArgs& args) {
   }
 
   std::unique_ptr<tally::Db> db;
-  tally::Status s = OpenDb(global, OpenMode::kRead, &db);
+  tally::Status s = OpenDb(global, OpenMode::kRead, &db, tally::kReadMarkers);
   if (!s.ok()) return Fail(s);
   if (args.count) return Count(db.get(), args);
   if (args.has_show) return Show(db.get(), args);

@@ -175,7 +175,9 @@ int RunExport(const GlobalArgs& global, const ExportArgs& args) {
     return UsageError("--json needs a FILE: with - stdout holds the export");
   }
   std::unique_ptr<tally::Db> db;
-  tally::Status s = OpenDb(global, OpenMode::kRead, &db);
+  tally::Status s =
+      OpenDb(global, OpenMode::kRead, &db,
+             tally::kReadValues | tally::kReadMarkers | tally::kReadOutbox);
   if (!s.ok()) return Fail(s);
   Totals totals;
   if (to_stdout) return ExportTo(db.get(), std::cout, false, &totals);

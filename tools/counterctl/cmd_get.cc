@@ -116,7 +116,10 @@ int RunGet(const GlobalArgs& global, const GetArgs& args) {
     return UsageError("--from and --to go together");
   }
   std::unique_ptr<tally::Db> db;
-  tally::Status s = OpenDb(global, OpenMode::kRead, &db);
+  // A range and the exact value read shards; --cached the roll-up only.
+  tally::Status s = OpenDb(
+      global, OpenMode::kRead, &db,
+      ranges == 0 && args.cached ? tally::kReadRollups : tally::kReadValues);
   if (!s.ok()) return Fail(s);
   if (ranges == 1) return RunRange(db.get(), args);
   if (args.cached) {

@@ -14,7 +14,7 @@ namespace counterctl {
 
 int RunList(const GlobalArgs& global, const ListArgs& args) {
   std::unique_ptr<tally::Db> db;
-  tally::Status s = OpenDb(global, OpenMode::kRead, &db);
+  tally::Status s = OpenDb(global, OpenMode::kRead, &db, /*reads=*/0);
   if (!s.ok()) return Fail(s);
   tally::Result<std::vector<tally::CounterInfo>> counters = db->ListCounters();
   if (!counters.ok()) return Fail(counters.status());

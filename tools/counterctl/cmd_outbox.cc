@@ -81,8 +81,9 @@ int RunOutbox(const GlobalArgs& global, const OutboxArgs& args) {
     if (!seq) return kExitUsage;
   }
   std::unique_ptr<tally::Db> db;
-  tally::Status s = OpenDb(
-      global, args.action == "ack" ? OpenMode::kWrite : OpenMode::kRead, &db);
+  tally::Status s =
+      OpenDb(global, args.action == "ack" ? OpenMode::kWrite : OpenMode::kRead,
+             &db, tally::kReadOutbox);
   if (!s.ok()) return Fail(s);
   if (args.action == "status") return Status(db.get(), args.json);
   if (args.action == "list") return List(db.get(), *after, *limit, args.json);

@@ -57,7 +57,7 @@ std::string Fixed3(double v) {
 
 int RunShards(const GlobalArgs& global, const ShardsArgs& args) {
   std::unique_ptr<tally::Db> db;
-  tally::Status s = OpenDb(global, OpenMode::kRead, &db);
+  tally::Status s = OpenDb(global, OpenMode::kRead, &db, tally::kReadValues);
   if (!s.ok()) return Fail(s);
   tally::Result<std::vector<int64_t>> counts = db->ShardCounts(args.name);
   if (!counts.ok()) return Fail(counts.status());

@@ -48,10 +48,11 @@ int UsageError(std::string_view message) {
 }
 
 tally::Status OpenDb(const GlobalArgs& global, OpenMode mode,
-                     std::unique_ptr<tally::Db>* db) {
+                     std::unique_ptr<tally::Db>* db, uint32_t reads) {
   tally::Options options;
   options.create_if_missing = mode == OpenMode::kCreate;
   options.read_only = mode == OpenMode::kRead;
+  options.reads = options.read_only ? reads : tally::kReadAll;
   // A command-line run is too short for a background pass; `rollup` asks.
   options.rollup_interval_ms = 0;
   return tally::Db::Open(options, global.db_path, db);

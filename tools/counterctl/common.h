@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "tally/db.h"
+#include "tally/options.h"
 #include "tally/status.h"
 
 namespace counterctl {
@@ -49,10 +50,14 @@ enum class OpenMode {
 
 // Opens the database named by --db. Only `create` and `import` make a new
 // database: a typo in --db for any other subcommand should be an error, not
-// an empty database created on the side. Read subcommands open read-only, so they
-// answer while an app holds the database.
+// an empty database created on the side. Read subcommands open read-only, so
+// they answer while an app holds the database. `reads` (kRead,
+// tally::Options::reads): what the subcommand reads, so a read-only open
+// replays and opens only that (docs/counterctl.md, "Read commands beside a
+// writer").
 tally::Status OpenDb(const GlobalArgs& global, OpenMode mode,
-                     std::unique_ptr<tally::Db>* db);
+                     std::unique_ptr<tally::Db>* db,
+                     uint32_t reads = tally::kReadAll);
 
 // Base-10 integers with an optional leading '-' and nothing else: no spaces,
 // no '+', no "0x". CLI11 would accept "010" as octal 8, which surprises
