@@ -4,6 +4,7 @@
 //   reader.cc       read-only opens: secondary instances, Refresh
 //   time_mark.cc    the persisted time mark
 //   write_path.cc   single increments (Increment, IncrementOnce, async)
+//   once_async.cc   IncrementOnceAsync (queued copies: once_in_flight.h)
 //   apply.cc        batches (Apply), planned by engine/write_plan.h
 //   read_path.cc    exact and range reads, histograms, marker counts
 //   marker_reads.cc GetMarker, ListMarkers
