@@ -10,6 +10,15 @@
 //                             (threads:P, 1..64) with Options::sync = S:
 //                             with sync, concurrent producers share commits
 //                             (whatever group commit the engine does).
+//   BM_DurableIncrement/producers:P/pair:K
+//                             durable/sync:1 from P = 1 and 64 producers,
+//   BM_DurableIncrementAsync/inflight:64/pair:K
+//   BM_DurableOnceAsync/inflight:64/pair:K
+//                             and IncrementAsync / IncrementOnceAsync (new
+//                             events) from one thread with 64 in flight,
+//                             sync=true: the four in turn, pairs K = 0..2,
+//                             so each ratio over producers:1 is taken from
+//                             neighbours (its median and spread).
 //   read/shards:S/hot:H       ReadExact of an S-shard counter holding
 //                             10,000 increments, compacted; H=1: a second
 //                             thread increments it during the reads.
@@ -27,7 +36,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -165,6 +176,66 @@ void BM_Durable(benchmark::State& state, bool sync) {
   delete run;
 }
 
+// ---- durable many producers vs one, as alternating pairs ----
+
+// One thread keeps up to `window` durable increments (once: once-increments
+// of new events, so each is applied) in flight through IncrementAsync or
+// IncrementOnceAsync; one timed iteration of `n` calls, from the first call
+// until the last callback ran.
+void BM_DurableAsync(benchmark::State& state, bool once, int64_t n,
+                     int window) {
+  TempDir dir;
+  Options o;
+  o.sync = true;
+  auto db = OpenTally(state, dir, o);
+  if (db == nullptr || !Create(state, db.get(), {"c"})) return;
+  std::vector<std::string> ids;
+  if (once) {
+    size_t distinct = 0;
+    ids = DeliveryIds(static_cast<size_t>(n), 0, &distinct);
+  }
+  std::mutex mu;
+  std::condition_variable cv;
+  int in_flight = 0;
+  int64_t acked = 0;
+  std::string error;
+  auto done = [&](const Result<IncrementResult>& r) {
+    std::lock_guard<std::mutex> lock(mu);
+    --in_flight;
+    if (r.ok()) {
+      ++acked;
+    } else if (error.empty()) {
+      error = r.status().ToString();
+    }
+    cv.notify_one();
+  };
+  for (auto _ : state) {
+    for (int64_t i = 0; i < n; ++i) {
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return in_flight < window; });
+        ++in_flight;
+      }
+      if (once) {
+        db->IncrementOnceAsync("c", ids[static_cast<size_t>(i)], 1, done);
+      } else {
+        db->IncrementAsync("c", 1, done);
+      }
+    }
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return in_flight == 0; });
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+  if (!error.empty()) {
+    Fail(state, once ? "increment once async" : "increment async", error);
+  }
+  CheckTally(state, db.get(), {"c"}, acked, 0);
+  if (!state.error_occurred() && acked != state.iterations() * n) {
+    Fail(state, "check", "acknowledged " + std::to_string(acked));
+  }
+  state.counters["inflight"] = window;
+}
+
 // ---- reads ----
 
 constexpr int kReadFill = 10000;
@@ -278,6 +349,23 @@ void RegisterAll() {
                std::max<int64_t>(1, total / producers), BM_Durable, sync)
           ->Threads(producers);
     }
+  }
+  // The many-producers ratio (docs/durability.md): synced Increment from 1
+  // and from 64 producer threads, and IncrementAsync and IncrementOnceAsync
+  // from one thread with 64 in flight, each side in turn, three times, so a
+  // ratio is taken from pairs measured next to each other.
+  for (int pair = 0; pair < 3; ++pair) {
+    const std::string k = "/pair:" + std::to_string(pair);
+    const int64_t total = Scaled(16000);
+    Register("BM_DurableIncrement/producers:1" + k, Scaled(1500), BM_Durable,
+             true);
+    Register("BM_DurableIncrement/producers:64" + k, total / 64, BM_Durable,
+             true)
+        ->Threads(64);
+    Register("BM_DurableIncrementAsync/inflight:64" + k, 1, BM_DurableAsync,
+             false, total, 64);
+    Register("BM_DurableOnceAsync/inflight:64" + k, 1, BM_DurableAsync, true,
+             total, 64);
   }
   // Reads per shard count: about the same time for each (a hot read's cost
   // grows with its shards; docs/benchmarks.md, "Figures behind code

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "commit/batch_concat.h"
+#include "util/wakeup.h"
 
 namespace tally::commit {
 namespace {
@@ -37,19 +38,16 @@ struct GroupCommit::Writer {
       : batch(b), async(is_async), ops(n_ops), bytes(n_bytes) {}
   virtual ~Writer() = default;
 
-  // Tells a synchronous writer to lead or that it is done. Notifies under
-  // the writer's own mutex: once that is released the writer may return
-  // and destroy itself, cv included.
-  void Tell(Turn t) TALLY_EXCLUDES(m) {
+  // Tells a synchronous writer to lead or that it is done, once. After the
+  // Post the writer may return and destroy itself (Wakeup allows that).
+  void Tell(Turn t) {
     assert(t != Turn::kWait);
-    MutexLock lock(&m);
     assert(turn == Turn::kWait);  // told once
     turn = t;
-    cv.NotifyOne();
+    told.Post();
   }
-  Turn Await() TALLY_EXCLUDES(m) {
-    MutexLock lock(&m);
-    while (turn == Turn::kWait) cv.Wait(&m);
+  Turn Await() {
+    told.Wait();
     return turn;
   }
 
@@ -59,11 +57,11 @@ struct GroupCommit::Writer {
   const size_t bytes;
   Status status;  // set by the leader before it tells kDone (or, async,
                   // before it hands the writer to the notifier under mu_)
-  // A per-writer mutex, not mu_: a woken follower returns without touching
-  // the queue's lock, and the leader wakes followers after releasing it.
-  Mutex m;
-  CondVar cv;
-  Turn turn TALLY_GUARDED_BY(m) = Turn::kWait;
+  // Per writer, not mu_: a woken follower returns without touching the
+  // queue's lock, and the leader wakes followers after releasing it. `turn`
+  // is written before told.Post() and read after told.Wait() returns.
+  Wakeup told;
+  Turn turn = Turn::kWait;
 };
 
 struct GroupCommit::AsyncWriter final : GroupCommit::Writer {

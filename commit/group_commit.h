@@ -8,9 +8,10 @@
 // concatenates them into one WriteBatch (BatchConcat), writes it through
 // `write` (one DB::Write with sync=true, so one fsync), stores the shared
 // Status in every member, and, after releasing the queue's lock, tells the
-// new front to lead and then wakes the members (each waits on its own mutex
-// and condition variable). A member returns only after `write` returned, so
-// its data is durable and applied to the memtable (visible to reads).
+// new front to lead and then wakes the members (each waits on its own
+// Wakeup, util/wakeup.h: one futex wake per member, no lock to retake). A
+// member returns only after `write` returned, so its data is durable and
+// applied to the memtable (visible to reads).
 //
 // A synchronous Commit leads on its own thread. An asynchronous commit
 // (CommitAsync) has no thread of its own: when one is at the front, the

@@ -274,6 +274,9 @@ Status DbImpl::ApplyInto(const Batch& batch,
   s = PlanOps(catalog, batch, event_locks_, &bp);
   if (!s.ok()) return s;
   EventLocks::MultiGuard guard(&event_locks_, &bp.stripes);
+  // Copies IncrementOnceAsync has queued are waited for, then found stored
+  // (engine/once_in_flight.h).
+  for (const BatchMarker& m : bp.markers) AwaitOnceWritten(m.key);
   s = LookUpMarkers(db_.get(), events_, &bp);
   if (!s.ok()) return s;
   const int64_t now = clock_->NowMillis();

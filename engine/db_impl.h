@@ -4,6 +4,7 @@
 //   reader.cc       read-only opens: secondary instances, Refresh
 //   time_mark.cc    the persisted time mark
 //   write_path.cc   single increments (Increment, IncrementOnce, async)
+//   once_async.cc   IncrementOnceAsync (queued copies: once_in_flight.h)
 //   apply.cc        batches (Apply), planned by engine/write_plan.h
 //   read_path.cc    exact and range reads, histograms, marker counts
 //   marker_reads.cc GetMarker, ListMarkers
@@ -36,6 +37,7 @@
 #include "engine/coding.h"
 #include "engine/engine_clock.h"
 #include "engine/event_locks.h"
+#include "engine/once_in_flight.h"
 #include "engine/outbox_sequencer.h"
 #include "engine/periodic_task.h"
 #include "engine/rocksdb_options.h"
@@ -77,6 +79,9 @@ class DbImpl final : public Db, private BackendOps {
                                         std::string_view event_id,
                                         int64_t delta,
                                         const OnceOptions& options) override;
+  void IncrementOnceAsync(std::string_view counter, std::string_view event_id,
+                          int64_t delta, IncrementCallback done,
+                          const OnceOptions& options) override;
   Status Apply(const Batch& batch,
                std::vector<IncrementResult>* results) override;
 
@@ -217,6 +222,9 @@ class DbImpl final : public Db, private BackendOps {
   Status AddEntry(const WriteOp& op, const CounterInfo& c, int64_t now,
                   const OutboxRun* outbox, rocksdb::WriteBatch* wb,
                   std::string* scratch);
+  // PlanSingle for the async calls: NotSupported for an outbox counter.
+  Status PlanAsync(const Catalog::Reader& catalog, const WriteOp& op,
+                   OpPlan* plan) const;
   // What IncrementAsync queues once the catalog is released: `counter` is
   // set (and the commit counted in async_) only when `batch` is to be
   // queued; otherwise StartAsync's answer is final.
@@ -230,6 +238,26 @@ class DbImpl final : public Db, private BackendOps {
   // also commits it. Returns the refusal, or the result the increment has
   // (or will have) once committed.
   Result<IncrementResult> StartAsync(const WriteOp& op, AsyncStart* start);
+  // What IncrementOnceAsync queues once the catalog is released: as
+  // AsyncStart, plus the copy registered in once_in_flight_ (set exactly
+  // when `counter` is). `rode`: the copy rides on a pending one, which now
+  // holds its callback and room.
+  struct OnceStart {
+    AsyncStart async;
+    std::shared_ptr<OnceInFlight::Pending> pending;
+    bool rode = false;
+  };
+  // IncrementOnceAsync's work under the catalog's shared hold and the
+  // event's stripe (durable pipelines only; engine/once_async.cc). Takes
+  // `*done` and `*slot` only when the copy rides.
+  Result<IncrementResult> StartOnceAsync(
+      const WriteOp& op, IncrementCallback* done,
+      commit::CommitPipeline::AsyncSlot* slot, OnceStart* start);
+  // The synchronous once paths, holding the stripe of `marker_key`: waits
+  // until no IncrementOnceAsync copy of that event is pending.
+  void AwaitOnceWritten(std::string_view marker_key) {
+    if (!once_in_flight_.Empty()) once_in_flight_.AwaitWritten(marker_key);
+  }
   // Books an asynchronous increment of `c` once committed.
   void AsyncApplied(const Catalog::Entry& c, bool first_plain);
   // Apply's work; `results` is the caller's only when it returns OK.
@@ -336,6 +364,8 @@ class DbImpl final : public Db, private BackendOps {
   std::string outbox_origin_;
   Mutex outbox_settled_mu_;  // serialises RecordOutboxSettled
 
+  // Before commit_: its `written` hooks remove entries until Close.
+  OnceInFlight once_in_flight_;
   std::unique_ptr<commit::CommitPipeline> commit_;
   // Bucket retention rules, kept by the catalog, read by the shards
   // family's compaction filter.

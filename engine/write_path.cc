@@ -157,6 +157,9 @@ Result<IncrementResult> DbImpl::WriteOne(const WriteOp& op) {
   EncodeMarkerKey(c.id, op.event_id, &scratch.marker_key);
   EventLocks::Guard guard(&event_locks_,
                           event_locks_.StripeOf(c.id, plan.event_hash));
+  // A copy of this event IncrementOnceAsync has queued is waited for here,
+  // then its marker is found (engine/once_in_flight.h).
+  AwaitOnceWritten(scratch.marker_key);
   FoundMarker marker;
   s = LookUpMarker(c, scratch.marker_key, &marker);
   if (!s.ok()) return s;
@@ -182,20 +185,27 @@ Result<IncrementResult> DbImpl::IncrementOnce(std::string_view counter,
   return r;
 }
 
+Status DbImpl::PlanAsync(const Catalog::Reader& catalog, const WriteOp& op,
+                         OpPlan* plan) const {
+  Status s = PlanSingle(catalog, op, plan);
+  if (s.ok() && plan->counter->outbox) {
+    s = Status::NotSupported(
+        "counter " + Quote(plan->counter->name) + " has an outbox; " +
+        (op.once ? "IncrementOnceAsync" : "IncrementAsync") +
+        " does not write outboxes yet, use " +
+        (op.once ? "IncrementOnce" : "Increment"));
+  }
+  return s;
+}
+
 Result<IncrementResult> DbImpl::StartAsync(const WriteOp& op,
                                            AsyncStart* start) {
   assert(!op.once && start->counter == nullptr);
   Catalog::Reader catalog(catalog_.get());
   OpPlan plan;
-  Status s = PlanSingle(catalog, op, &plan);
+  Status s = PlanAsync(catalog, op, &plan);
   if (!s.ok()) return s;
   const Catalog::Entry& c = *plan.counter;
-  if (c.outbox) {
-    return Status::NotSupported(
-        "counter " + Quote(c.name) +
-        " has an outbox; IncrementAsync does not write outboxes yet, use "
-        "Increment");
-  }
   const int64_t now = PlainNeedsClock(c) ? clock_->NowMillis() : 0;
   s = Decide(op, FoundMarker{}, now, &plan);
   std::string scratch;

@@ -119,6 +119,28 @@ class Db {
       std::string_view counter, std::string_view event_id, int64_t delta,
       const OnceOptions& options = {}) = 0;
 
+  // IncrementOnce, asynchronously: returns at once; `done` runs exactly once
+  // with what IncrementOnce would have returned (kApplied, kDuplicate,
+  // kConflict, kOutsideWindow, or the refusal), with IncrementAsync's
+  // contract: after the once-increment is committed (durable too with
+  // Options::sync) and readable, on the notifier thread, holding no lock
+  // of tally's; inline, before IncrementOnceAsync returns, when the answer
+  // needs no write (a refusal, an event outside the window, a duplicate or
+  // conflict of a stored marker) or Options::sync is false. The same room
+  // as IncrementAsync (waited for first). Copies of one event id in flight
+  // at once count once, whichever threads submit them: the first copy
+  // decided counts, and a later copy submitted while it is still queued is
+  // decided against it (kDuplicate or kConflict, with its shard) without
+  // waiting, its `done` running right after the first copy's; if the first
+  // copy's commit fails, such a copy gets the same error (the event was not
+  // counted: retry it). An IncrementOnce or Apply holding a copy of an
+  // event that is queued waits for that commit. NotSupported for counters
+  // with an outbox.
+  virtual void IncrementOnceAsync(std::string_view counter,
+                                  std::string_view event_id, int64_t delta,
+                                  IncrementCallback done,
+                                  const OnceOptions& options = {}) = 0;
+
   // Commits every operation of `batch` in one atomic write; `results` gets
   // one entry per operation, in order, only when Apply returns OK: on any
   // error it is left as it was. Each operation is checked as the single

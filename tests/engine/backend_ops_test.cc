@@ -61,6 +61,12 @@ class WrappingDb final : public Db, private BackendOps {
                                         const OnceOptions& options) override {
     return inner_->IncrementOnce(counter, event_id, delta, options);
   }
+  void IncrementOnceAsync(std::string_view counter, std::string_view event_id,
+                          int64_t delta, IncrementCallback done,
+                          const OnceOptions& options) override {
+    inner_->IncrementOnceAsync(counter, event_id, delta, std::move(done),
+                               options);
+  }
   Status Apply(const Batch& batch,
                std::vector<IncrementResult>* results) override {
     return inner_->Apply(batch, results);
