@@ -68,13 +68,22 @@ README_END = "<!-- bench-table:end -->"
 
 
 def figure_name(b):
-    """The stable name of one benchmark result."""
-    name = re.sub(r"/(iterations:\d+|real_time|manual_time|process_time)", "",
-                  b["name"])
+    """The stable name of one benchmark result. A `/pair:K` suffix (a
+    benchmark that alternates its two sides within one run, K = 0, 1, ...)
+    is not part of the name: K orders the samples (pair_index)."""
+    name = re.sub(r"/(iterations:\d+|real_time|manual_time|process_time|"
+                  r"pair:\d+)", "", b["name"])
     if name.startswith(THREADED):
         name = re.sub(r"/threads:\d+", "", name)
         name += f"/threads:{b.get('threads', 1)}"
     return name
+
+
+def pair_index(b):
+    """The sample's place within its round: K of a `/pair:K` name, else
+    google-benchmark's repetition index."""
+    m = re.search(r"/pair:(\d+)", b["name"])
+    return int(m.group(1)) if m else b.get("repetition_index", 0)
 
 
 def file_round(fn):
@@ -107,7 +116,7 @@ def load_results(results_dir):
             for k, v in b.items():
                 if k not in STANDARD and isinstance(v, (int, float)):
                     fig[k] = v
-            key = (rnd, b.get("repetition_index", 0))
+            key = (rnd, pair_index(b))
             samples.setdefault(name, []).append((key, step, fig))
     figures, ordered = {}, {}
     for name, got in samples.items():
@@ -339,7 +348,7 @@ class Target:
                     targets={"issue4": self.issue4} if self.issue4 else None)
 
 
-DURABLE_ONE = "BM_DurableIncrement/threads:1"
+DURABLE_ONE = "BM_DurableIncrement/producers:1"
 # Reference rows beside the durable target (no target of their own).
 DURABLE_REFERENCE = ["BM_DurableIncrementAsync/inflight:64",
                      "BM_DurableOnceAsync/inflight:64"]
@@ -391,7 +400,7 @@ TARGETS_14 = [
            target=300.0, field="p95_ms", unit="ms"),
     Target("durable_increment.t64_vs_t1",
            "synced `Increment`, 64 producer threads vs 1",
-           "BM_DurableIncrement/threads:64", DURABLE_ONE, 20.0),
+           "BM_DurableIncrement/producers:64", DURABLE_ONE, 20.0),
 ]
 
 
@@ -840,7 +849,7 @@ def readers_table(F):
 
 
 def durable14_table(F):
-    names = [DURABLE_ONE, "BM_DurableIncrement/threads:64"] + DURABLE_REFERENCE
+    names = [DURABLE_ONE, "BM_DurableIncrement/producers:64"] + DURABLE_REFERENCE
     if not any(n in F.f for n in names):
         return ("*No data: the `BM_Durable*` benchmarks were not in this "
                 "run (see Skipped above).*")
