@@ -13,7 +13,8 @@
 namespace tally::engine {
 
 // A close leaves a live log at most this large unflushed: replaying 1 MiB
-// costs the next open some 11-25 ms (docs/durability.md, "Recovery time"),
+// costs the next open ~60-90 ms of CPU on the shared test machine
+// (docs/durability.md, "Recovery time"),
 // while a flush per close would make each short writer (a `counterctl
 // apply` of a few lines) add up to three small table files for compaction
 // to merge.

@@ -87,10 +87,11 @@ struct Options {
   // family keeps old logs alive for the others; once the live logs pass
   // this, RocksDB flushes every family with data in the oldest one. Every
   // MB left costs an open its replay: Db::Open after a crash, and every
-  // read-only open beside a running writer. Default: 8 MiB: at the ~25 ms
-  // of CPU a read-only open spends per MB of log, the bound plus its margin
-  // fits the 300 ms target for a read-only open beside a writer; a 16 MiB
-  // bound cost no measurable write CPU against none, 8 MiB was not
+  // read-only open beside a running writer. Default: 8 MiB. A replay costs
+  // ~60-90 ms of CPU per MB of unflushed log on the shared test machine, so
+  // 8 MiB does not by itself bring a read-only open beside a writer under
+  // 300 ms (that needs ~3 MiB, or a reader that replays less); a 16 MiB
+  // bound cost no measurable write CPU against none, smaller ones were not
   // measured alternately (docs/durability.md, "Recovery time"). Smaller
   // bounds make more, smaller flushes. The bound also caps a memtable's
   // share of the log: a family that alone fills it is flushed before
