@@ -13,10 +13,11 @@
 namespace tally::engine {
 
 // A close leaves a live log at most this large unflushed: replaying 1 MiB
-// costs an open about as much as opening the table files a flush of every
-// written family would add, and a flush per close would make each short
-// writer (a `counterctl apply` of a few lines) add up to three small table
-// files for compaction to merge. Figures: docs/durability.md.
+// costs the next open ~60-90 ms of CPU on the shared test machine
+// (docs/durability.md, "Recovery time"),
+// while a flush per close would make each short writer (a `counterctl
+// apply` of a few lines) add up to three small table files for compaction
+// to merge.
 inline constexpr uint64_t kCloseFlushMinWalBytes = uint64_t{1} << 20;
 
 // The bytes of the live (not yet obsolete) write-ahead log files of `db`;

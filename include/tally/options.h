@@ -113,16 +113,19 @@ struct Options {
   // family keeps old logs alive for the others; once the live logs pass
   // this, RocksDB flushes every family with data in the oldest one. Every
   // MB left costs an open its replay: Db::Open after a crash, and every
-  // read-only open beside a running writer. Default: 16 MiB, sized for a
-  // read-only open's 300 ms target (an estimate at its edge) at no
-  // measurable write CPU against no bound (docs/durability.md, "Recovery
-  // time"); smaller bounds make more, smaller flushes. It also caps a
-  // memtable's share of the log: a family that alone fills the bound is
-  // flushed before write_buffer_bytes. The live log may pass the bound by
-  // what is written while the flush it triggered runs (12-30% of the bound
-  // in the measured runs). A clean close flushes what is left when it is
-  // over 1 MiB. kMinWalBytes..kMaxWalBytes (1 MiB..1 TiB).
-  uint64_t max_wal_bytes = uint64_t{16} << 20;
+  // read-only open beside a running writer. Default: 8 MiB. A replay costs
+  // ~60-90 ms of CPU per MB of unflushed log on the shared test machine, so
+  // 8 MiB does not by itself bring a read-only open beside a writer under
+  // 300 ms (that needs ~3 MiB, or a reader that replays less); a 16 MiB
+  // bound cost no measurable write CPU against none, smaller ones were not
+  // measured alternately (docs/durability.md, "Recovery time"). Smaller
+  // bounds make more, smaller flushes. The bound also caps a memtable's
+  // share of the log: a family that alone fills it is flushed before
+  // write_buffer_bytes. The live log may pass the bound by what is written
+  // while the flush it triggered runs (12-30% of the bound in the measured
+  // runs). A clean close flushes what is left when it is over 1 MiB.
+  // kMinWalBytes..kMaxWalBytes (1 MiB..1 TiB).
+  uint64_t max_wal_bytes = uint64_t{8} << 20;
 
   // Pending merge operands one shard may hold in the memtable before the
   // write path folds them into a value (RocksDB max_successive_merges).
