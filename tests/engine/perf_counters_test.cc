@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "testutil/db_fixture.h"
 #include "testutil/testutil.h"
 
 namespace tally {
