@@ -1,7 +1,8 @@
-// What the benchmark binaries that drive raw RocksDB with the engine's
-// options and key coding share (strategies_bench, tally_bench,
-// tally_durability_bench): opening and closing a database, and summing a
-// counter's shards for the after-run check.
+// What the benchmark binaries that drive raw RocksDB with the engine's key
+// coding share (strategies_bench, tally_bench, tally_durability_bench):
+// opening a database with the engine's options (OpenRocks) or with RocksDB's
+// defaults (OpenDefaultRocks), closing it, and summing a counter's shards
+// for the after-run check.
 
 #ifndef TALLY_BENCH_RAW_UTIL_H_
 #define TALLY_BENCH_RAW_UTIL_H_
@@ -16,6 +17,7 @@
 
 #include "engine/coding.h"
 #include "engine/format.h"
+#include "engine/merge_operator.h"
 #include "engine/rocksdb_options.h"
 
 namespace tally::bench {
@@ -61,7 +63,36 @@ inline rocksdb::Status OpenRocks(
   ro.db.create_if_missing = true;
   ro.db.create_missing_column_families = true;
   rocksdb::DB* raw = nullptr;
-  rocksdb::Status s = rocksdb::DB::Open(ro.db, path, ro.families, handles, &raw);
+  rocksdb::Status s =
+      rocksdb::DB::Open(ro.db, path, ro.families, handles, &raw);
+  db->reset(raw);
+  return s;
+}
+
+// Opens (creating) a raw RocksDB database at `path` as a user following
+// RocksDB's documentation would: default DBOptions and ColumnFamilyOptions,
+// the engine's families by name (so handles[engine::kShards] and
+// handles[engine::kEvents] index as for OpenRocks), and on `shards` only the
+// int64 merge operator a counter needs. The reference of issue 14's "beyond
+// RocksDB's defaults" ratios (tally_bench's BM_Raw*). *db owns the database
+// afterwards (also on error, when it may be null).
+inline rocksdb::Status OpenDefaultRocks(
+    const std::string& path, std::vector<rocksdb::ColumnFamilyHandle*>* handles,
+    std::unique_ptr<rocksdb::DB>* db) {
+  rocksdb::DBOptions options;
+  options.create_if_missing = true;
+  options.create_missing_column_families = true;
+  const engine::RocksOptions ro = engine::MakeRocksOptions(Options());
+  std::vector<rocksdb::ColumnFamilyDescriptor> families;
+  for (const rocksdb::ColumnFamilyDescriptor& f : ro.families) {
+    rocksdb::ColumnFamilyOptions cf;
+    if (f.name == engine::kShardsFamily) {
+      cf.merge_operator = engine::NewInt64AddOperator();
+    }
+    families.emplace_back(f.name, cf);
+  }
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status s = rocksdb::DB::Open(options, path, families, handles, &raw);
   db->reset(raw);
   return s;
 }

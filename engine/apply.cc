@@ -20,6 +20,7 @@
 #include "engine/coding.h"
 #include "engine/db_impl.h"
 #include "engine/outbox_run.h"
+#include "engine/perf_counters.h"
 #include "engine/validate.h"
 #include "engine/write_plan.h"
 #include "tally/limits.h"
@@ -269,6 +270,7 @@ Status DbImpl::ApplyInto(const Batch& batch,
   Status s = CheckWritable();
   if (s.ok()) s = CheckBatchSize(batch.size());
   if (!s.ok() || batch.empty()) return s;
+  const PerfCountersOff perf_off;
   Catalog::Reader catalog(catalog_.get());
   BatchPlan bp;
   s = PlanOps(catalog, batch, event_locks_, &bp);

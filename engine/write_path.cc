@@ -18,7 +18,9 @@
 // sections), its own WriteBatch and the queued commit with its two
 // callbacks (the `written` hook is one small allocation: it keeps the
 // settle accounting off the user callback's thread, see async_commits.h);
-// without sync it is Increment plus the callback.
+// without sync it is Increment plus the callback. Every call runs with
+// RocksDB's per-thread perf counters off (engine/perf_counters.h), which
+// saves more than the engine spends outside RocksDB.
 
 #include <rocksdb/write_batch.h>
 
@@ -28,6 +30,7 @@
 #include "engine/coding.h"
 #include "engine/db_impl.h"
 #include "engine/outbox_run.h"
+#include "engine/perf_counters.h"
 #include "engine/validate.h"
 #include "engine/write_plan.h"
 #include "util/rocks_status.h"
@@ -138,6 +141,7 @@ Result<IncrementResult> DbImpl::DecideAndCommit(const WriteOp& op,
 }
 
 Result<IncrementResult> DbImpl::WriteOne(const WriteOp& op) {
+  const PerfCountersOff perf_off;
   Catalog::Reader catalog(catalog_.get());
   OpPlan plan;
   Status s = PlanSingle(catalog, op, &plan);
@@ -201,6 +205,7 @@ Status DbImpl::PlanAsync(const Catalog::Reader& catalog, const WriteOp& op,
 Result<IncrementResult> DbImpl::StartAsync(const WriteOp& op,
                                            AsyncStart* start) {
   assert(!op.once && start->counter == nullptr);
+  const PerfCountersOff perf_off;
   Catalog::Reader catalog(catalog_.get());
   OpPlan plan;
   Status s = PlanAsync(catalog, op, &plan);

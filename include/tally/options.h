@@ -131,9 +131,11 @@ struct Options {
   // write path folds them into a value (RocksDB max_successive_merges).
   // Default: 64. It bounds the read cost of a hot shard, which otherwise
   // folds every pending operand on each read. Its price is paid by every
-  // increment, not only every Nth: RocksDB seeks the key's pending operands
-  // before each merge (figures: docs/benchmarks.md, "Figures behind code
-  // choices").
+  // increment, not only every Nth: RocksDB seeks the key in the memtable
+  // before each merge, and that seek, not the walk over the operands, is
+  // most of the price, so a smaller non-zero bound saves little (figures:
+  // docs/benchmarks.md, "Figures behind code choices", and docs/design.md,
+  // "The write path beyond RocksDB's defaults").
   // 0 disables the bound: for write-mostly counters that are rarely read.
   // 0..kMaxPendingOperands (65536).
   // A read_only instance does not apply the bound to the writer's operands
