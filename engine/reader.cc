@@ -7,8 +7,9 @@
 //  - a catch-up that installs a flush the instance had already replayed
 //    from the log keeps the memtable holding those entries beside the new
 //    table file until a later log record for the family seals it: merge
-//    operands are then counted twice (shards ahead of markers) while plain
-//    values are not;
+//    operands are then counted twice (shards ahead of markers), and a
+//    plain value overwritten since (the time mark, a catalog record, a
+//    roll-up) reads stale, since a read looks in the memtable first;
 //  - a log the writer deletes after the instance read the MANIFEST but
 //    before it opened the log is skipped (its data then appears only in a
 //    table file the instance has not seen yet), for each family by its own
@@ -16,10 +17,9 @@
 // Both need the writer to change its version (a MANIFEST record) or delete
 // a log while the instance reads, and both can be told afterwards from what
 // the instance and the writer's directory show:
-//  - fault 1 needs a family whose values are merge operands (shards; a
-//    plain value held twice still reads once), entries of it in the
-//    instance's memtables before the catch-up, and a table file of it that
-//    the catch-up installed (a flush, or a compaction taking one in). When
+//  - fault 1 needs entries of a family in the instance's memtables before
+//    the catch-up and a table file of that family that the catch-up
+//    installed (a flush, or a compaction taking one in). When
 //    no such file came, or the family's memtables were empty, nothing can
 //    be held twice. (In the 7.8.3 source: TryCatchUpWithPrimary drops only
 //    sealed memtables, imm()->RemoveOldMemTables(cfd->GetLogNumber()), never
@@ -262,15 +262,15 @@ Status DbImpl::CatchUp(Secondary* x, bool* at_point) {
   WriterFiles before;
   Status s = ListWriterFiles(env, path_, &before);
   if (!s.ok()) return s;
-  // The merge families holding replayed entries now: a flush of those
-  // entries installed by this catch-up would count them twice (fault 1).
+  // The families holding replayed entries now: a flush of those entries
+  // installed by this catch-up would count merge operands twice, and an
+  // older plain value left in the memtable would hide the newer one in the
+  // table file (fault 1). Every family: meta's time mark and catalog
+  // records, roll-ups and outbox cursors are overwritten in place.
   std::vector<const ColumnFamily*> exposed;
   for (const ColumnFamily& f : ColumnFamilies()) {
     rocksdb::ColumnFamilyHandle* h = x->handles[f.index];
     if (h == nullptr) continue;
-    if (reader_options_.families[f.index].options.merge_operator == nullptr) {
-      continue;  // plain values: a value in both places reads once
-    }
     if (MemtableEntries(x->db.get(), h) != 0) exposed.push_back(&f);
   }
   const std::vector<rocksdb::LiveFileMetaData> files_before =
