@@ -22,13 +22,11 @@
 # tally_api_bench, tally_space_bench, sqlite_peer_bench, redis_peer_bench (a
 # redis-server started here on 127.0.0.1 on a free port, without
 # persistence, once pinned with its client to core 0 and once unpinned,
-# stopped after each), tally_bench and, when it is a google-benchmark
-# binary, tally_durability_bench; rounds 2.. rerun only the two sides of
+# stopped after each) and tally_bench; rounds 2.. rerun only the two sides of
 # each target ratio (PAIR_FILTER_* below), in the same order, as NAME.rR.json.
 # Then bench/apply_vs_sqlite.sh alternates counterctl apply and sqlite_apply
 # PAIRS times on one file, and tally_recovery_bench and tally_reader_bench
-# run once each when built (a step whose binary is missing is skipped with
-# a message). The raw JSON files go to DIR/bench-results/<UTC time>/, then
+# run once each. The raw JSON files go to DIR/bench-results/<UTC time>/, then
 # bench/report.py writes docs/benchmarks.md, docs/bench/*.png,
 # bench-results.json and the README's benchmark table. Exit status:
 # non-zero when a benchmark fails its own result check or a step fails.
@@ -222,16 +220,6 @@ have_bin() {  # have_bin NAME WHAT: whether BIN/NAME exists, else a skip line
   SKIPPED+=("$2: $1 was not built (not in this checkout)")
   return 1
 }
-# tally_durability_bench joins the rounds once it is a google-benchmark
-# binary with BM_Durable* benchmarks (its older form takes --seconds).
-DURABLE=0
-if [[ -x "$BIN/tally_durability_bench" ]] &&
-   "$BIN/tally_durability_bench" --benchmark_list_tests=true 2>/dev/null | grep -q '^BM_Durable'; then
-  DURABLE=1
-else
-  SKIPPED+=("durable: tally_durability_bench has no BM_Durable* google-benchmark rows in this checkout")
-fi
-
 for ((round = 1; round <= PAIRS; round++)); do
   if ((round == 1)); then
     sfx=""
@@ -257,7 +245,6 @@ for ((round = 1; round <= PAIRS; round++)); do
   run_bench "sqlite$sfx" "$BIN/sqlite_peer_bench" "${f_sqlite[@]+"${f_sqlite[@]}"}"
   if ((REDIS)); then run_redis "$sfx" "${f_redis[@]+"${f_redis[@]}"}"; fi
   run_bench "tally_bench$sfx" "$BIN/tally_bench" "${f_tally[@]}"
-  if ((DURABLE)); then run_bench "durable$sfx" "$BIN/tally_durability_bench"; fi
 done
 
 # ---- counterctl apply vs sqlite_apply: PAIRS alternating runs on one file ----
