@@ -73,7 +73,10 @@ def figure_name(b):
     is not part of the name: K orders the samples (pair_index)."""
     name = re.sub(r"/(iterations:\d+|real_time|manual_time|process_time|"
                   r"pair:\d+)", "", b["name"])
-    if name.startswith(THREADED):
+    if name.startswith("BM_Durable"):
+        # Its `producers:N` already names the thread count.
+        name = re.sub(r"/threads:\d+", "", name)
+    elif name.startswith(THREADED):
         name = re.sub(r"/threads:\d+", "", name)
         name += f"/threads:{b.get('threads', 1)}"
     return name
