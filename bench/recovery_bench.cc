@@ -52,6 +52,7 @@
 #include "bench/bench_util.h"
 #include "tally/limits.h"
 #include "tally/tally.h"
+#include "tests/testutil/dir_files.h"
 
 namespace tally::bench {
 namespace {
@@ -236,24 +237,6 @@ History* GetHistory(benchmark::State& state, End end, int64_t n,
   return &h;
 }
 
-uint64_t WalBytes(const std::string& path) {
-  uint64_t total = 0;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(path, ec)) {
-    if (e.path().extension() == ".log") total += e.file_size(ec);
-  }
-  return total;
-}
-
-uint64_t FilesEndingIn(const std::string& path, const char* extension) {
-  uint64_t n = 0;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(path, ec)) {
-    if (e.path().extension() == extension) ++n;
-  }
-  return n;
-}
-
 struct OpenTime {
   double ms = -1;  // negative after failing the benchmark
   double cpu_ms = 0;
@@ -297,8 +280,8 @@ void BM_Open(benchmark::State& state, End end, bool read_only, int64_t n,
     state.PauseTiming();
     History* h = GetHistory(state, end, n, bound);
     if (h == nullptr) break;
-    const uint64_t wal = WalBytes(h->path);
-    const uint64_t ssts = FilesEndingIn(h->path, ".sst");
+    const uint64_t wal = test::WalBytes(h->path);
+    const uint64_t ssts = test::FilesWithExtension(h->path, ".sst").count;
     state.ResumeTiming();
     std::vector<OpenTime> times;
     for (int i = 0; i < (read_only ? kReadOnlyOpens : 1); ++i) {

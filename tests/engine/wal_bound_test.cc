@@ -22,6 +22,7 @@
 #include "tally/db.h"
 #include "tally/limits.h"
 #include "tally/options.h"
+#include "testutil/dir_files.h"
 #include "testutil/testutil.h"
 
 namespace tally {
@@ -35,14 +36,7 @@ constexpr uint64_t kMarginBounds = 1;
 // records of closing.
 constexpr uint64_t kNextToNothing = 64 << 10;
 
-uint64_t WalBytes(const std::string& path) {
-  uint64_t total = 0;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(path, ec)) {
-    if (e.path().extension() == ".log") total += e.file_size(ec);
-  }
-  return total;
-}
+using test::WalBytes;
 
 Options Small(uint64_t max_wal_bytes, size_t write_buffer_bytes) {
   Options o;
