@@ -124,6 +124,10 @@ struct Options {
   // write_buffer_bytes. The live log may pass the bound by what is written
   // while the flush it triggered runs (12-30% of the bound in the measured
   // runs). A clean close flushes what is left when it is over 1 MiB.
+  // Disk: RocksDB reserves (fallocate) each new log file at
+  // min(1.1 x write_buffer_bytes, max_wal_bytes) and gives back what was not
+  // written when the log is closed, so raising both reserves that much disk
+  // for as long as a log is open (64 GiB write buffers reserve ~70 GiB).
   // kMinWalBytes..kMaxWalBytes (1 MiB..1 TiB).
   uint64_t max_wal_bytes = uint64_t{8} << 20;
 

@@ -157,10 +157,14 @@ TEST(OptionsCheck, BothEndsOfEveryRangeOpen) {
   low.group_commit_max_ops = 1;
   low.group_commit_max_delay_us = 0;
 
+  // The largest write buffer and the largest WAL bound are opened apart:
+  // together they make RocksDB reserve a ~70 GiB log file
+  // (min(1.1 x write buffer, WAL bound)), which fills a small disk for
+  // every process on it while the database is open.
   Options high;
   high.block_cache_bytes = kMaxBlockCacheBytes;
   high.write_buffer_bytes = kMaxWriteBufferBytes;
-  high.max_wal_bytes = kMaxWalBytes;
+  high.max_wal_bytes = kMinWalBytes;
   high.max_pending_operands = kMaxPendingOperands;
   high.event_lock_stripes = kMaxEventLockStripes;
   high.rollup_interval_ms = kMaxRollupIntervalMs;
@@ -171,12 +175,15 @@ TEST(OptionsCheck, BothEndsOfEveryRangeOpen) {
   high.group_commit_max_ops = kMaxGroupCommitOps;
   high.group_commit_max_delay_us = kMaxGroupCommitDelayUs;
 
+  Options high_wal;
+  high_wal.max_wal_bytes = kMaxWalBytes;
+
   Options off;
   off.expiry_sweep_seconds = 0;  // RocksDB's own default
   off.rollup_interval_ms = 1;
   off.stats_publish_interval_ms = 0;  // not published
 
-  for (const Options& o : {low, high, off}) {
+  for (const Options& o : {low, high, high_wal, off}) {
     TempDir dir;
     std::unique_ptr<Db> db;
     ASSERT_OK(Db::Open(o, dir.Sub("db"), &db));
