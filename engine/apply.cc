@@ -2,7 +2,7 @@
 // Each operation is planned as a single call's is (engine/write_plan.h);
 // what a batch adds is one MultiGet for every distinct marker, copies of
 // one event decided as if they came one after another, and the applied
-// deltas folded into one merge per (counter, bucket, shard).
+// deltas folded into one merge per (counter, key, bucket, shard).
 //
 // Apply hands out its results only on success: they are built in a local
 // vector and swapped into the caller's at the end; on any error the
@@ -28,7 +28,7 @@
 
 namespace tally::engine {
 
-// One distinct (counter, event id) of a batch. A stored marker answers
+// One distinct (counter, key, event id) of a batch. A stored marker answers
 // every copy; else the first copy the window and retention accept writes
 // it (the winner), and later copies compare their delta with the winner's,
 // as if the copies had come one after another.
@@ -41,10 +41,11 @@ struct BatchMarker {
   size_t winner = SIZE_MAX;
 };
 
-// A (counter, bucket, shard) group of applied deltas, folded into one merge
-// operand.
+// A (counter, key, bucket, shard) group of applied deltas, folded into one
+// merge operand.
 struct Fold {
   const Catalog::Entry* counter;
+  std::string_view key;  // views the op's
   int64_t bucket;
   uint32_t shard;
   int64_t delta;
@@ -59,7 +60,7 @@ struct BatchPlan {
   std::vector<BatchMarker> markers;
   std::vector<uint32_t> stripes;  // of `markers`, for the MultiGuard
   std::vector<size_t> key_order;  // `markers` in key order
-  std::vector<Fold> folds;        // sorted by (counter id, bucket, shard)
+  std::vector<Fold> folds;  // sorted by (counter id, key, bucket, shard)
   std::vector<const Catalog::Entry*> first_plain;  // flags this batch adds
   OutcomeCounts counted;
 };
@@ -112,7 +113,7 @@ Status PlanOps(const Catalog::Reader& catalog, const Batch& batch,
       continue;
     }
     std::string key;
-    EncodeMarkerKey(p.counter->id, op.event_id, &key);
+    MarkerKeyOf(*p.counter, op, &key);
     auto found = marker_index.find(key);
     if (found != marker_index.end()) {
       bp->marker_of[i] = found->second;
@@ -188,13 +189,15 @@ Status DecideOps(int64_t now, BatchPlan* bp,
       m->winner = i;
       m->answer = FoundMarker{true, op.delta, p.shard};
     }
-    bp->folds.push_back(Fold{p.counter, p.bucket, p.shard, op.delta, i});
+    bp->folds.push_back(
+        Fold{p.counter, op.key, p.bucket, p.shard, op.delta, i});
   }
   std::sort(
       bp->folds.begin(), bp->folds.end(), [](const Fold& a, const Fold& b) {
         if (a.counter->id != b.counter->id) {
           return a.counter->id < b.counter->id;
         }
+        if (a.key != b.key) return a.key < b.key;
         return a.bucket != b.bucket ? a.bucket < b.bucket : a.shard < b.shard;
       });
   assert(bp->folds.size() == bp->counted.applied);
@@ -231,6 +234,7 @@ Status BuildWrites(rocksdb::WriteBatch* wb, rocksdb::ColumnFamilyHandle* meta,
     __int128 sum = 0;
     size_t g = f;
     for (; g < bp->folds.size() && bp->folds[g].counter == first.counter &&
+           bp->folds[g].key == first.key &&
            bp->folds[g].bucket == first.bucket &&
            bp->folds[g].shard == first.shard;
          ++g) {
@@ -241,11 +245,12 @@ Status BuildWrites(rocksdb::WriteBatch* wb, rocksdb::ColumnFamilyHandle* meta,
       return Status::OutOfRange(
           "batch op " + std::to_string(bp->folds[g - 1].op) +
           ": the batch's deltas for counter " + Quote(first.counter->name) +
+          (first.key.empty() ? std::string() : " key " + Quote(first.key)) +
           " shard " + std::to_string(first.shard) +
           " sum beyond int64; nothing was written");
     }
-    rs = AddShardMerge(wb, shards, *first.counter, first.bucket, first.shard,
-                       static_cast<int64_t>(sum));
+    rs = AddShardMerge(wb, shards, *first.counter, first.key, first.bucket,
+                       first.shard, static_cast<int64_t>(sum));
     f = g;
   }
   return FromRocks(rs, "build batch");
@@ -312,7 +317,7 @@ Status DbImpl::AddBatchOutbox(const BatchPlan& bp, int64_t now,
     const OpPlan& p = bp.plans[i];
     if (!p.counter->outbox || p.outcome != Outcome::kApplied) continue;
     s = AddOutboxEntry(&scratch->batch, seq++, outbox->settled(), *p.counter,
-                       op.event_id, op.delta,
+                       op.key, op.event_id, op.delta,
                        EventTimeOr(op.event_time_ms, now), &scratch->value);
   }
   assert(!s.ok() || seq - outbox->first() == entries);

@@ -19,13 +19,13 @@ class BucketRetentionFilter final : public rocksdb::CompactionFilter {
     if (type != ValueType::kValue && type != ValueType::kMergeOperand) {
       return Decision::kKeep;
     }
-    uint64_t id;
-    int64_t start;
-    uint32_t shard;
-    if (!DecodeBucketShardKey(key.ToStringView(), &id, &start, &shard)) {
+    ShardKeyParts parts;
+    if (!DecodeAnyShardKey(key.ToStringView(), &parts) ||
+        parts.bucket == kNoBucket) {
       return Decision::kKeep;
     }
-    auto rule = rules_->find(id);
+    const int64_t start = parts.bucket;
+    auto rule = rules_->find(parts.counter_id);
     if (rule == rules_->end()) return Decision::kKeep;
     return BucketExpired(start, rule->second.width_ms,
                          rule->second.retention_ms, now_ms_)

@@ -32,6 +32,7 @@ CounterInfo InfoOf(const schema::CounterRecord& rec) {
   info.bucket = static_cast<BucketWidth>(rec.bucket);
   info.retention_ms = rec.retention_ms;
   info.outbox = rec.outbox;
+  info.keyed = rec.keyed;
   return info;
 }
 
@@ -49,6 +50,7 @@ schema::CounterRecord RecordOf(const CounterInfo& info) {
   rec.bucket = static_cast<uint8_t>(info.bucket);
   rec.retention_ms = info.retention_ms;
   rec.outbox = info.outbox;
+  rec.keyed = info.keyed;
   return rec;
 }
 
@@ -213,6 +215,7 @@ CounterInfo NewInfo(std::string_view name, uint64_t id, const CounterSpec& spec,
   info.bucket = spec.bucket;
   info.retention_ms = spec.retention_ms;
   info.outbox = spec.outbox;
+  info.keyed = spec.keyed;
   return info;
 }
 
@@ -244,6 +247,9 @@ Status Catalog::CommitCounter(const CounterInfo& info,
   }
   if (info.outbox) {
     next.format_version = std::max(next.format_version, kFormatOutboxIdentity);
+  }
+  if (info.keyed) {
+    next.format_version = std::max(next.format_version, kFormatKeyed);
   }
   std::string header_value, counter_value;
   schema::EncodeHeader(next, &header_value);

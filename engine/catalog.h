@@ -77,6 +77,11 @@ class Catalog {
     // Options::clock when this process last rolled the counter up (with
     // rolled_up_at; 0: not yet), for EngineStats::rollup_lag_ms.
     mutable std::atomic<int64_t> rolled_up_ms{0};
+    // Keyed counters: how long this process's last roll-up scan took, in
+    // ms of the steady clock; the worker waits nine times that between
+    // scans (engine/rollups.cc).
+    mutable std::atomic<int64_t> scan_ms{0};
+    mutable std::atomic<int64_t> scan_started_ms{0};
   };
 
   // A shared hold on the catalog; Find() results stay valid while it lives.

@@ -1,5 +1,7 @@
 #include "engine/coding.h"
 
+#include <cassert>
+
 namespace tally::engine {
 
 bool DecodeShardKey(std::string_view key, uint64_t* counter_id,
@@ -82,6 +84,91 @@ bool DecodeMarkerKey(std::string_view key, uint64_t* counter_id,
   if (key.size() <= static_cast<size_t>(kCounterIdBytes)) return false;
   *counter_id = DecodeFixed64BE(key.data());
   *event_id = key.substr(kCounterIdBytes);
+  return true;
+}
+
+KeyPrefix::KeyPrefix(uint64_t counter_id, std::string_view key) {
+  EncodeFixed64BE(counter_id, buf_);
+  size_ = kCounterIdBytes;
+  if (key.empty()) return;
+  assert(key.size() <= kMaxKeyBytes);
+  assert(key.find(kKeyEnd) == std::string_view::npos);
+  std::memcpy(buf_ + size_, key.data(), key.size());
+  size_ += key.size();
+  buf_[size_++] = kKeyEnd;
+}
+
+void KeyPrefix::End(std::string* out) const {
+  if (!keyed()) {
+    out->resize(kCounterIdBytes);
+    EncodeFixed64BE(DecodeFixed64BE(buf_) + 1, out->data());
+    return;
+  }
+  out->assign(buf_, size_);
+  out->back() = static_cast<char>(kKeyEnd + 1);
+}
+
+size_t EncodeShardKeyOf(const KeyPrefix& prefix, int64_t bucket_start_ms,
+                        uint32_t shard, char* out) {
+  const std::string_view p = prefix.bytes();
+  std::memcpy(out, p.data(), p.size());
+  size_t n = p.size();
+  if (bucket_start_ms != -1) {
+    assert(bucket_start_ms >= 0);
+    EncodeFixed64BE(static_cast<uint64_t>(bucket_start_ms), out + n);
+    n += 8;
+  }
+  EncodeFixed32BE(shard, out + n);
+  return n + 4;
+}
+
+bool DecodeAnyShardKey(std::string_view bytes, ShardKeyParts* out) {
+  if (bytes.size() < static_cast<size_t>(kShardKeyBytes)) return false;
+  out->counter_id = DecodeFixed64BE(bytes.data());
+  std::string_view rest = bytes.substr(kCounterIdBytes);
+  out->key = {};
+  if (rest[0] != kKeyEnd) {
+    const size_t end = rest.find(kKeyEnd);
+    if (end == std::string_view::npos || end > kMaxKeyBytes) return false;
+    out->key = rest.substr(0, end);
+    rest.remove_prefix(end + 1);
+  }
+  if (rest.size() == 4) {
+    out->bucket = -1;
+  } else if (rest.size() == 12) {
+    const uint64_t start = DecodeFixed64BE(rest.data());
+    if (start > static_cast<uint64_t>(INT64_MAX)) return false;
+    out->bucket = static_cast<int64_t>(start);
+    rest.remove_prefix(8);
+  } else {
+    return false;
+  }
+  out->shard = DecodeFixed32BE(rest.data());
+  return true;
+}
+
+void EncodeMarkerKeyOf(const KeyPrefix& prefix, std::string_view event_id,
+                       std::string* out) {
+  const std::string_view p = prefix.bytes();
+  out->resize(p.size() + event_id.size());
+  std::memcpy(out->data(), p.data(), p.size());
+  std::memcpy(out->data() + p.size(), event_id.data(), event_id.size());
+}
+
+bool DecodeAnyMarkerKey(std::string_view bytes, uint64_t* counter_id,
+                        std::string_view* key, std::string_view* event_id) {
+  if (bytes.size() <= static_cast<size_t>(kCounterIdBytes)) return false;
+  *counter_id = DecodeFixed64BE(bytes.data());
+  std::string_view rest = bytes.substr(kCounterIdBytes);
+  *key = {};
+  const size_t end = rest.find(kKeyEnd);
+  if (end != std::string_view::npos) {
+    if (end == 0 || end > kMaxKeyBytes) return false;
+    *key = rest.substr(0, end);
+    rest.remove_prefix(end + 1);
+  }
+  if (rest.empty()) return false;
+  *event_id = rest;
   return true;
 }
 

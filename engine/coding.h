@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "engine/format.h"
+#include "tally/limits.h"
 
 namespace tally::engine {
 
@@ -130,6 +131,69 @@ void EncodeMarkerKey(uint64_t counter_id, std::string_view event_id,
                      std::string* out);
 bool DecodeMarkerKey(std::string_view key, uint64_t* counter_id,
                      std::string_view* event_id);
+
+// ---- keyed counters (docs/format.md, "Keyed counters") ----
+// A key of a keyed counter sits between the counter id and the rest of its
+// shard and marker keys, closed by kKeyEnd. Keys, names and event ids never
+// hold a control character, and byte 8 of a named counter's shard key is
+// always 0 (the high byte of a shard index below 2^24 or of a bucket start
+// below 2^56 ms), so every key says by itself which grammar it follows: a
+// shard key is keyed when byte 8 is not 0, a marker key when a 0 byte
+// follows the id.
+inline constexpr char kKeyEnd = '\0';
+static_assert(kMaxShards < (1u << 24), "byte 8 of a named shard key is 0");
+static_assert(kMaxEventTimeMs < (int64_t{1} << 56),
+              "byte 8 of a bucketed named shard key is 0");
+inline constexpr size_t kMaxKeyPrefixBytes = kCounterIdBytes + kMaxKeyBytes + 1;
+inline constexpr size_t kMaxShardKeyBytes = kMaxKeyPrefixBytes + 8 + 4;
+
+// The bytes every shard and marker key of one counter (`key` empty) or of
+// one key of a keyed counter starts with: u64be(id), or u64be(id) + key +
+// 0x00. On the stack: no allocation. `key` must be valid (at most
+// kMaxKeyBytes, no 0 byte).
+class KeyPrefix {
+ public:
+  KeyPrefix(uint64_t counter_id, std::string_view key);
+  std::string_view bytes() const { return {buf_, size_}; }
+  bool keyed() const { return size_ > static_cast<size_t>(kCounterIdBytes); }
+  // The first key after every key that starts with bytes(): u64be(id + 1),
+  // or the prefix with its closing 0x00 raised to 0x01. Replaces *out.
+  void End(std::string* out) const;
+
+ private:
+  char buf_[kMaxKeyPrefixBytes];
+  size_t size_;
+};
+
+// A shard key: prefix, then the bucket start (u64be, bucketed counters
+// only: kNoBucket otherwise), then u32be(shard). Writes at most
+// kMaxShardKeyBytes into `out`; returns the key's size.
+size_t EncodeShardKeyOf(const KeyPrefix& prefix, int64_t bucket_start_ms,
+                        uint32_t shard, char* out);
+
+// Any shard key, named or keyed, plain or bucketed, split into its parts
+// (`key` empty for a named counter; bucket kNoBucket when not bucketed).
+// `key` views the input. False when the bytes follow no shard-key grammar.
+struct ShardKeyParts {
+  uint64_t counter_id = 0;
+  std::string_view key;
+  int64_t bucket = -1;  // kNoBucket (engine/buckets.h)
+  uint32_t shard = 0;
+};
+bool DecodeAnyShardKey(std::string_view bytes, ShardKeyParts* out);
+
+// events CF key of a key of a keyed counter: counter id (8, BE) + key +
+// 0x00 + event id; of a named counter (`key` empty), EncodeMarkerKey's.
+// Replaces *out.
+void EncodeMarkerKeyOf(const KeyPrefix& prefix, std::string_view event_id,
+                       std::string* out);
+// Any marker key; `key` empty for a named counter's. Views the input.
+bool DecodeAnyMarkerKey(std::string_view bytes, uint64_t* counter_id,
+                        std::string_view* key, std::string_view* event_id);
+
+// rollups CF key of a keyed counter's top list: u64be(id) + 0x01.
+inline constexpr char kTopListTag = '\x01';
+inline constexpr size_t kTopListKeyBytes = kCounterIdBytes + 1;
 
 // rollups CF value: the cached total of one counter (key: its 8-byte
 // prefix). value i64le || sequence u64le || as_of_ms i64le, 24 bytes.

@@ -70,33 +70,41 @@ class DbImpl final : public Db, private BackendOps {
   Result<std::vector<CounterInfo>> ListCounters() override;
   Status DeleteCounter(std::string_view name) override;
 
-  Result<IncrementResult> Increment(std::string_view counter, int64_t delta,
+  Result<IncrementResult> Increment(CounterRef counter, int64_t delta,
                                     const IncrementOptions& options) override;
-  void IncrementAsync(std::string_view counter, int64_t delta,
+  void IncrementAsync(CounterRef counter, int64_t delta,
                       IncrementCallback done,
                       const IncrementOptions& options) override;
-  Result<IncrementResult> IncrementOnce(std::string_view counter,
+  Result<IncrementResult> IncrementOnce(CounterRef counter,
                                         std::string_view event_id,
                                         int64_t delta,
                                         const OnceOptions& options) override;
-  void IncrementOnceAsync(std::string_view counter, std::string_view event_id,
+  void IncrementOnceAsync(CounterRef counter, std::string_view event_id,
                           int64_t delta, IncrementCallback done,
                           const OnceOptions& options) override;
   Status Apply(const Batch& batch,
                std::vector<IncrementResult>* results) override;
 
-  Result<int64_t> ReadExact(std::string_view counter,
+  Result<int64_t> ReadExact(CounterRef counter,
                             const ReadOptions& options) override;
-  Result<std::vector<int64_t>> ShardCounts(std::string_view counter,
+  Result<std::vector<int64_t>> ShardCounts(CounterRef counter,
                                            const ReadOptions& options) override;
-  Result<int64_t> ReadRange(std::string_view counter, int64_t from_ms,
+  Result<int64_t> ReadRange(CounterRef counter, int64_t from_ms,
                             int64_t to_ms, const ReadOptions& options) override;
-  Result<uint64_t> CountMarkers(std::string_view counter) override;
+  Result<uint64_t> CountMarkers(CounterRef counter) override;
 
   Result<std::vector<MarkerInfo>> ListMarkers(
-      std::string_view counter, const ListMarkersOptions& options) override;
-  Result<MarkerInfo> GetMarker(std::string_view counter,
+      CounterRef counter, const ListMarkersOptions& options) override;
+  Result<MarkerInfo> GetMarker(CounterRef counter,
                                std::string_view event_id) override;
+  Result<std::vector<int64_t>> ReadKeys(
+      std::string_view counter, const std::vector<std::string_view>& keys,
+      const ReadOptions& options) override;
+  Result<std::vector<KeyValue>> ListKeys(
+      std::string_view counter, const ListKeysOptions& options) override;
+  Result<TopKeysResult> TopKeys(std::string_view counter, size_t n,
+                                const TopKeysOptions& options) override;
+  Status DeleteKey(std::string_view counter, std::string_view key) override;
   Result<CachedValue> ReadCached(std::string_view counter) override;
   Status RollupNow(std::string_view counter) override;
   Status Refresh() override;
@@ -285,20 +293,38 @@ class DbImpl final : public Db, private BackendOps {
   // At close, after the commit pipeline closed: stops the tick and
   // publishes a last time, marked closed.
   void StopPublishing();
-  // Visits every stored shard of a counter (shard index, value) from one
-  // consistent view, checking each key and value.
-  Status ScanShards(const CounterInfo& c, const rocksdb::ReadOptions& ro,
+  // Visits every stored shard of a counter, or of one key of a keyed
+  // counter (`counter_key`; empty for a named counter), (shard index,
+  // value) from one consistent view, checking each key and value.
+  Status ScanShards(const CounterInfo& c, std::string_view counter_key,
+                    const rocksdb::ReadOptions& ro,
                     const std::function<void(uint32_t, ShardSum)>& visit);
-  // Visits a bucketed counter's retained buckets starting in
+  // Visits a bucketed counter's (or key's) retained buckets starting in
   // [from_bucket, to_bucket) (bucket start, shard index, value), in time
   // order, from one consistent view.
   Status ScanBuckets(
-      const CounterInfo& c, const rocksdb::ReadOptions& ro, int64_t from_bucket,
-      int64_t to_bucket,
+      const CounterInfo& c, std::string_view counter_key,
+      const rocksdb::ReadOptions& ro, int64_t from_bucket, int64_t to_bucket,
       const std::function<void(int64_t, uint32_t, ShardSum)>& visit);
-  // The exact sum of a counter's shards as `ro` sees them.
-  Status SumShards(const CounterInfo& c, const rocksdb::ReadOptions& ro,
-                   int64_t* sum);
+  // The exact sum of a counter's (or key's) shards as `ro` sees them.
+  Status SumShards(const CounterInfo& c, std::string_view counter_key,
+                   const rocksdb::ReadOptions& ro, int64_t* sum);
+  // The keys of keyed counter `c` whose shard keys lie in [seek, upper), in
+  // key order, each with its value (retained buckets summed); `visit`
+  // returns false to stop. engine/keyed_reads.cc.
+  Status ScanKeys(
+      const CounterInfo& c, const rocksdb::ReadOptions& ro,
+      std::string_view seek, std::string_view upper,
+      const std::function<bool(std::string_view, int64_t)>& visit);
+  // A keyed counter's roll-up: total and top list from one scan, outside
+  // the catalog hold (it may take seconds). engine/rollups.cc.
+  Status RollupKeyed(std::string_view name, bool force,
+                     RollupRecord* written = nullptr);
+  // A scan of every key of keyed counter `c` now: total, key count and the
+  // top `keep` keys, from one snapshot (engine/keyed_reads.cc).
+  Status ScanTop(const CounterInfo& c, size_t keep, TopKeysResult* out);
+  // The stored top list; NotFound when the counter has none yet.
+  Status ReadTopList(const CounterInfo& c, TopKeysResult* out);
   // Rolls one counter up (the caller holds the catalog shared); `force`
   // also when nothing changed since this process last did.
   // `written`, when given, receives the record written (untouched when the
@@ -327,7 +353,8 @@ class DbImpl final : public Db, private BackendOps {
   // Appends the outbox entry `seq` of an applied increment to `wb`;
   // `settled`: the watermark before its run.
   Status AddOutboxEntry(rocksdb::WriteBatch* wb, uint64_t seq, uint64_t settled,
-                        const CounterInfo& c, std::string_view event_id,
+                        const CounterInfo& c, std::string_view counter_key,
+                        std::string_view event_id,
                         int64_t delta, int64_t time_ms, std::string* scratch);
 
   const Options options_;

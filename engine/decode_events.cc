@@ -7,10 +7,12 @@ namespace tally::engine {
 
 std::string DecodeEventsKey(std::string_view key, FamilyRecord* out) {
   out->kind = RecordKind::kMarker;
-  std::string_view event_id;
-  if (!DecodeMarkerKey(key, &out->counter_id, &event_id)) {
-    return "a marker key is a counter id and a non-empty event id";
+  std::string_view counter_key, event_id;
+  if (!DecodeAnyMarkerKey(key, &out->counter_id, &counter_key, &event_id)) {
+    return "a marker key is a counter id, a key closed by 0x00 (keyed "
+           "counters) and a non-empty event id";
   }
+  out->counter_key = std::string(counter_key);
   out->event_id = std::string(event_id);
   return "";
 }
@@ -29,8 +31,11 @@ std::string RenderEvents(WriteKind write, const FamilyRecord& rec,
                          DumpOp* out) {
   if (write == WriteKind::kMerge) return "unexpected write to a marker key";
   out->op = write == WriteKind::kDelete ? "marker-delete" : "marker";
-  out->fields = {CounterField(rec.counter_id),
-                 TextField("event", rec.event_id, "event_id")};
+  out->fields = {CounterField(rec.counter_id)};
+  if (!rec.counter_key.empty()) {
+    out->fields.push_back(TextField("key", rec.counter_key));
+  }
+  out->fields.push_back(TextField("event", rec.event_id, "event_id"));
   if (write == WriteKind::kDelete) return "";
   out->fields.push_back(UintField("shard", rec.marker.shard));
   out->fields.push_back(IntField("delta", rec.marker.delta));

@@ -7,17 +7,16 @@ namespace tally::engine {
 
 std::string DecodeShardsKey(std::string_view key, FamilyRecord* out) {
   out->kind = RecordKind::kShard;
-  if (key.size() == kShardKeyBytes) {
-    DecodeShardKey(key, &out->counter_id, &out->shard);
-    return "";
+  ShardKeyParts parts;
+  if (!DecodeAnyShardKey(key, &parts)) {
+    return "a shard key is a counter id, a key closed by 0x00 (keyed "
+           "counters), a bucket start (bucketed) and a shard index";
   }
-  if (key.size() == kBucketShardKeyBytes) {
-    return DecodeBucketShardKey(key, &out->counter_id, &out->bucket_ms,
-                                &out->shard)
-               ? ""
-               : "a bucket start is never negative";
-  }
-  return "a shard key is 12 or 20 bytes";
+  out->counter_id = parts.counter_id;
+  out->counter_key = std::string(parts.key);
+  out->bucket_ms = parts.bucket;
+  out->shard = parts.shard;
+  return "";
 }
 
 std::string DecodeShardsValue(std::string_view value, FamilyRecord* out) {
@@ -33,6 +32,9 @@ std::string RenderShards(WriteKind write, const FamilyRecord& rec,
             : write == WriteKind::kPut ? "shard-put"
                                        : "shard-delete";
   out->fields = {CounterField(rec.counter_id)};
+  if (!rec.counter_key.empty()) {
+    out->fields.push_back(TextField("key", rec.counter_key));
+  }
   if (rec.bucket_ms != kNoBucket) {
     out->fields.push_back(TimeField("bucket", rec.bucket_ms));
   }

@@ -29,7 +29,8 @@ enum class RecordKind {
   kImportNote,     // meta 0x05 + u64be(id)
   kShard,          // shards
   kMarker,         // events
-  kRollup,         // rollups
+  kRollup,         // rollups u64be(id)
+  kTopList,        // rollups u64be(id) + 0x01: a keyed counter's top keys
   kOutboxSettled,  // outbox u64be(0)
   kOutboxEntry,    // outbox u64be(seq >= 1)
 };
@@ -38,6 +39,7 @@ struct FamilyRecord {
   RecordKind kind = RecordKind::kHeader;
   // From the key.
   uint64_t counter_id = 0;        // shard, marker, rollup, import-note keys
+  std::string counter_key;        // a keyed counter's shard or marker key
   std::string name;               // a counter key's name
   uint32_t shard = 0;             // a shard key's shard
   int64_t bucket_ms = kNoBucket;  // a bucketed shard key's bucket start
@@ -51,6 +53,7 @@ struct FamilyRecord {
   schema::CounterRecord counter;
   schema::MarkerRecord marker;
   RollupRecord rollup;
+  TopKeysResult top;  // a top list
   schema::OutboxRecord outbox;
   std::string import_name;
 };

@@ -22,11 +22,15 @@ namespace tally::engine {
 // the time mark (kTimeMarkKey), raised by the first mark: a format-2 tally
 // would refuse the unknown meta key as Corruption, and with the bump it says
 // "upgrade tally" instead.
-inline constexpr uint32_t kFormatVersion = 3;
+// Format 4: keyed counters (CounterMeta.keyed, shard and marker keys that
+// carry a key, outbox entries with a key, the rollups top list), raised by
+// the creation of the first keyed counter.
+inline constexpr uint32_t kFormatVersion = 4;
 inline constexpr uint32_t kBaseFormatVersion = 1;
 inline constexpr uint32_t kFormatWindows = 2;
 inline constexpr uint32_t kFormatOutboxIdentity = 3;
 inline constexpr uint32_t kTimeMarkFormatVersion = 3;
+inline constexpr uint32_t kFormatKeyed = 4;
 // CounterMeta.schema_version written for new counters.
 inline constexpr uint32_t kCounterSchemaVersion = 1;
 

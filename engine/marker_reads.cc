@@ -22,6 +22,12 @@ Status DecodeMarkerAt(std::string_view key, std::string_view value,
   if (!s.ok()) {
     return Status::Corruption("marker " + HexKey(key) + ": " + s.message());
   }
+  uint64_t id;
+  std::string_view counter_key, event_id;
+  if (!DecodeAnyMarkerKey(key, &id, &counter_key, &event_id)) {
+    return Status::Corruption("marker key " + HexKey(key) + " is malformed");
+  }
+  out->key = std::string(counter_key);
   out->event_id = std::move(m.event_id);
   out->shard = m.shard;
   out->delta = m.delta;
@@ -33,17 +39,18 @@ Status DecodeMarkerAt(std::string_view key, std::string_view value,
 
 }  // namespace
 
-Result<MarkerInfo> DbImpl::GetMarker(std::string_view counter,
+Result<MarkerInfo> DbImpl::GetMarker(CounterRef counter,
                                      std::string_view event_id) {
   Status reads = CheckReads(kReadMarkers, "GetMarker");
   if (!reads.ok()) return reads;
   Status s = ValidateEventId(event_id);
   if (!s.ok()) return s;
   Catalog::Reader catalog(catalog_.get());
-  const CounterInfo* c = catalog.Find(counter);
-  if (c == nullptr) return CounterNotFound(counter);
+  const Catalog::Entry* c = nullptr;
+  s = FindCounterRef(catalog, counter, KeyUse::kOneKey, &c);
+  if (!s.ok()) return s;
   std::string key;
-  EncodeMarkerKey(c->id, event_id, &key);
+  EncodeMarkerKeyOf(KeyPrefix(c->id, counter.key), event_id, &key);
   rocksdb::PinnableSlice value;
   rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), events_, key, &value);
   if (rs.IsNotFound()) {
@@ -63,7 +70,7 @@ Result<MarkerInfo> DbImpl::GetMarker(std::string_view counter,
 }
 
 Result<std::vector<MarkerInfo>> DbImpl::ListMarkers(
-    std::string_view counter, const ListMarkersOptions& options) {
+    CounterRef counter, const ListMarkersOptions& options) {
   Status reads = CheckReads(kReadMarkers, "ListMarkers");
   if (!reads.ok()) return reads;
   if (options.limit < 1 || options.limit > kMaxListMarkers) {
@@ -79,12 +86,14 @@ Result<std::vector<MarkerInfo>> DbImpl::ListMarkers(
         std::to_string(kMaxEventIdBytes) + ")");
   }
   Catalog::Reader catalog(catalog_.get());
-  const CounterInfo* c = catalog.Find(counter);
-  if (c == nullptr) return CounterNotFound(counter);
+  const Catalog::Entry* c = nullptr;
+  Status found = FindCounterRef(catalog, counter, KeyUse::kOneKey, &c);
+  if (!found.ok()) return found;
 
+  const KeyPrefix prefix(c->id, counter.key);
   std::string start;
-  EncodeMarkerKey(c->id, options.start_after, &start);
-  CounterRange range(c->id);
+  EncodeMarkerKeyOf(prefix, options.start_after, &start);
+  CounterRange range(prefix);
   std::unique_ptr<rocksdb::Iterator> it = range.NewIterator(db_.get(), events_);
   std::vector<MarkerInfo> out;
   const int64_t now = clock_->NowMillis();

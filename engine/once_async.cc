@@ -36,7 +36,7 @@ Result<IncrementResult> DbImpl::StartOnceAsync(
   if (!s.ok()) return s;
   const Catalog::Entry& c = *plan.counter;
   std::string key;
-  EncodeMarkerKey(c.id, op.event_id, &key);
+  MarkerKeyOf(c, op, &key);
   EventLocks::Guard guard(&event_locks_,
                           event_locks_.StripeOf(c.id, plan.event_hash));
   FoundMarker marker;
@@ -79,7 +79,7 @@ Result<IncrementResult> DbImpl::StartOnceAsync(
   return result;
 }
 
-void DbImpl::IncrementOnceAsync(std::string_view counter,
+void DbImpl::IncrementOnceAsync(CounterRef counter,
                                 std::string_view event_id, int64_t delta,
                                 IncrementCallback done,
                                 const OnceOptions& options) {

@@ -45,6 +45,7 @@ Status DecodeEntry(const rocksdb::Slice& key, const rocksdb::Slice& value,
   schema::OutboxRecord& rec = decoded.outbox;
   out->seq = rec.seq;
   out->counter = std::move(rec.counter);
+  out->key = std::move(rec.key);
   out->event_id = std::move(rec.event_id);
   out->delta = rec.delta;
   out->time_ms = rec.time_ms;
@@ -150,6 +151,7 @@ void DbImpl::OutboxRunFailed() {
 
 Status DbImpl::AddOutboxEntry(rocksdb::WriteBatch* wb, uint64_t seq,
                               uint64_t settled, const CounterInfo& c,
+                              std::string_view counter_key,
                               std::string_view event_id, int64_t delta,
                               int64_t time_ms, std::string* scratch) {
   char key[8];
@@ -157,6 +159,7 @@ Status DbImpl::AddOutboxEntry(rocksdb::WriteBatch* wb, uint64_t seq,
   schema::OutboxFields f;
   f.seq = seq;
   f.counter = c.name;
+  f.key = counter_key;
   f.event_id = event_id;
   f.delta = delta;
   f.time_ms = time_ms;
@@ -314,6 +317,7 @@ Status DbImpl::ImportOutbox(const std::vector<OutboxEntry>& entries) {
     schema::OutboxFields f;
     f.seq = seq;
     f.counter = e.counter;
+    f.key = e.key;
     f.event_id = e.event_id;
     f.delta = e.delta;
     f.time_ms = e.time_ms;

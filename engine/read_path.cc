@@ -14,6 +14,7 @@
 #include "engine/counter_range.h"
 #include "engine/db_impl.h"
 #include "engine/marker_expiry.h"
+#include "engine/read_checks.h"
 #include "engine/validate.h"
 #include "schema/records.h"
 #include "tally/limits.h"
@@ -39,6 +40,8 @@ Status SumBeyond(const CounterInfo& c) {
                             ": the sum of its shards is beyond int64");
 }
 
+}  // namespace
+
 Status NarrowSum(const CounterInfo& c, const ExactSum& sum, int64_t* out) {
   if (!sum.Fits() || sum.value() < std::numeric_limits<int64_t>::min() ||
       sum.value() > std::numeric_limits<int64_t>::max()) {
@@ -56,6 +59,8 @@ Status TooManyBuckets(const CounterInfo& c) {
       "shorter ranges with ReadRange, or keep fewer buckets with a retention");
 }
 
+namespace {
+
 // Up to this many shards an exact read is one MultiGet; beyond, one prefix
 // scan. A scan is faster on a cold counter with many shards but must step
 // over every hidden version a hot counter has in the memtable, where
@@ -64,7 +69,8 @@ Status TooManyBuckets(const CounterInfo& c) {
 // "Reads: exact and cached, cold and during a write burst".
 constexpr uint32_t kMultiGetMaxShards = 64;
 
-// A stored shard value, decoded and checked.
+}  // namespace
+
 Status CheckShardValue(const CounterInfo& c, std::string_view key,
                        std::string_view value, uint32_t shard, ShardSum* v) {
   switch (DecodeShardValue(value, v)) {
@@ -78,35 +84,35 @@ Status CheckShardValue(const CounterInfo& c, std::string_view key,
   return Status::OK();
 }
 
-}  // namespace
-
 Status DbImpl::ScanBuckets(
-    const CounterInfo& c, const rocksdb::ReadOptions& ro, int64_t from_bucket,
-    int64_t to_bucket,
+    const CounterInfo& c, std::string_view counter_key,
+    const rocksdb::ReadOptions& ro, int64_t from_bucket, int64_t to_bucket,
     const std::function<void(int64_t, uint32_t, ShardSum)>& visit) {
   const int64_t width = BucketWidthMs(c.bucket);
   const int64_t now = clock_->NowMillis();
-  CounterRange range(c.id, ro);
+  const KeyPrefix prefix(c.id, counter_key);
+  CounterRange range(prefix, ro);
   // Buckets past retention that compaction has not dropped yet are not
   // stepped over: the scan starts at the first retained one.
-  char start[kBucketShardKeyBytes];
-  EncodeBucketShardKey(
-      c.id,
+  char start[kMaxShardKeyBytes];
+  const size_t start_size = EncodeShardKeyOf(
+      prefix,
       std::max(from_bucket, FirstRetainedBucket(width, c.retention_ms, now)), 0,
       start);
   size_t buckets = 0;  // distinct buckets visited, at most kMaxReadBuckets
   int64_t last_bucket = kNoBucket;
   std::unique_ptr<rocksdb::Iterator> it = range.NewIterator(db_.get(), shards_);
-  for (it->Seek(rocksdb::Slice(start, sizeof start)); it->Valid(); it->Next()) {
+  for (it->Seek(rocksdb::Slice(start, start_size)); it->Valid(); it->Next()) {
     const std::string_view key = it->key().ToStringView();
-    uint64_t id;
-    int64_t bucket;
-    uint32_t shard;
-    if (!DecodeBucketShardKey(key, &id, &bucket, &shard) || id != c.id ||
-        shard >= c.shards || bucket % width != 0) {
+    ShardKeyParts parts;
+    if (!DecodeAnyShardKey(key, &parts) || parts.counter_id != c.id ||
+        parts.key != counter_key || parts.bucket == kNoBucket ||
+        parts.shard >= c.shards || parts.bucket % width != 0) {
       return Status::Corruption("unexpected shard key " + HexKey(key) +
                                 " under bucketed counter " + Quote(c.name));
     }
+    const int64_t bucket = parts.bucket;
+    const uint32_t shard = parts.shard;
     if (bucket >= to_bucket) break;
     if (BucketExpired(bucket, width, c.retention_ms, now)) continue;
     if (bucket != last_bucket) {
@@ -123,14 +129,17 @@ Status DbImpl::ScanBuckets(
 }
 
 Status DbImpl::ScanShards(
-    const CounterInfo& c, const rocksdb::ReadOptions& ro,
+    const CounterInfo& c, std::string_view counter_key,
+    const rocksdb::ReadOptions& ro,
     const std::function<void(uint32_t, ShardSum)>& visit) {
+  assert(counter_key.empty() != c.keyed);
   if (c.bucket != BucketWidth::kNone) {
     // Every retained bucket's shards, each added to its shard index.
     return ScanBuckets(
-        c, ro, 0, std::numeric_limits<int64_t>::max(),
+        c, counter_key, ro, 0, std::numeric_limits<int64_t>::max(),
         [&](int64_t, uint32_t shard, ShardSum v) { visit(shard, v); });
   }
+  const KeyPrefix prefix(c.id, counter_key);
   auto check = [&](std::string_view key, std::string_view value,
                    uint32_t shard) -> Status {
     ShardSum v;
@@ -141,26 +150,25 @@ Status DbImpl::ScanShards(
 
   if (c.shards == 1) {
     // A plain Get beats an iterator for one key (docs/design.md, read path).
-    char key[kShardKeyBytes];
-    EncodeShardKey(c.id, 0, key);
+    char key[kMaxShardKeyBytes];
+    const size_t size = EncodeShardKeyOf(prefix, kNoBucket, 0, key);
     rocksdb::PinnableSlice value;
     rocksdb::Status rs =
-        db_->Get(ro, shards_, rocksdb::Slice(key, sizeof key), &value);
+        db_->Get(ro, shards_, rocksdb::Slice(key, size), &value);
     if (rs.IsNotFound()) return Status::OK();
     if (!rs.ok()) return FromRocks(rs, "read shard");
-    return check(std::string_view(key, sizeof key), value.ToStringView(), 0);
+    return check(std::string_view(key, size), value.ToStringView(), 0);
   }
 
   if (c.shards <= kMultiGetMaxShards) {
     // One MultiGet (one implicit snapshot, so still one consistent view):
     // each key stops at its newest value, where an iterator must also step
     // over every older version a hot shard has in the memtable.
-    std::vector<char> keys(size_t{c.shards} * kShardKeyBytes);
+    std::vector<char> keys(size_t{c.shards} * kMaxShardKeyBytes);
     std::vector<rocksdb::Slice> slices(c.shards);
     for (uint32_t i = 0; i < c.shards; ++i) {
-      char* k = keys.data() + size_t{i} * kShardKeyBytes;
-      EncodeShardKey(c.id, i, k);
-      slices[i] = rocksdb::Slice(k, kShardKeyBytes);
+      char* k = keys.data() + size_t{i} * kMaxShardKeyBytes;
+      slices[i] = rocksdb::Slice(k, EncodeShardKeyOf(prefix, kNoBucket, i, k));
     }
     std::vector<rocksdb::PinnableSlice> values(c.shards);
     std::vector<rocksdb::Status> statuses(c.shards);
@@ -175,31 +183,33 @@ Status DbImpl::ScanShards(
     return Status::OK();
   }
 
-  CounterRange range(c.id, ro);
+  CounterRange range(prefix, ro);
   std::unique_ptr<rocksdb::Iterator> it = range.NewIterator(db_.get(), shards_);
   for (it->Seek(range.begin()); it->Valid(); it->Next()) {
     const std::string_view key = it->key().ToStringView();
-    uint64_t id;
-    uint32_t shard;
-    if (!DecodeShardKey(key, &id, &shard) || id != c.id || shard >= c.shards) {
+    ShardKeyParts parts;
+    if (!DecodeAnyShardKey(key, &parts) || parts.counter_id != c.id ||
+        parts.key != counter_key || parts.bucket != kNoBucket ||
+        parts.shard >= c.shards) {
       return Status::Corruption("unexpected shard key " + HexKey(key) +
                                 " under counter " + Quote(c.name));
     }
-    Status s = check(key, it->value().ToStringView(), shard);
+    Status s = check(key, it->value().ToStringView(), parts.shard);
     if (!s.ok()) return s;
   }
   return FromRocks(it->status(), "scan shards");
 }
 
-Status DbImpl::SumShards(const CounterInfo& c, const rocksdb::ReadOptions& ro,
-                         int64_t* out) {
+Status DbImpl::SumShards(const CounterInfo& c, std::string_view counter_key,
+                         const rocksdb::ReadOptions& ro, int64_t* out) {
   ExactSum sum;
-  Status s = ScanShards(c, ro, [&](uint32_t, ShardSum v) { sum.Add(v); });
+  Status s = ScanShards(c, counter_key, ro,
+                        [&](uint32_t, ShardSum v) { sum.Add(v); });
   if (!s.ok()) return s;
   return NarrowSum(c, sum, out);
 }
 
-Result<int64_t> DbImpl::ReadRange(std::string_view counter, int64_t from_ms,
+Result<int64_t> DbImpl::ReadRange(CounterRef counter, int64_t from_ms,
                                   int64_t to_ms, const ReadOptions& options) {
   Status reads = CheckReads(kReadValues, "ReadRange");
   if (!reads.ok()) return reads;
@@ -215,8 +225,9 @@ Result<int64_t> DbImpl::ReadRange(std::string_view counter, int64_t from_ms,
   }
   if (!s.ok()) return s;
   Catalog::Reader catalog(catalog_.get());
-  const CounterInfo* c = catalog.Find(counter);
-  if (c == nullptr) return CounterNotFound(counter);
+  const Catalog::Entry* c = nullptr;
+  s = FindCounterRef(catalog, counter, KeyUse::kOneKey, &c);
+  if (!s.ok()) return s;
   const int64_t width = BucketWidthMs(c->bucket);
   if (width == 0) {
     return Status::InvalidArgument("counter " + Quote(c->name) +
@@ -227,7 +238,7 @@ Result<int64_t> DbImpl::ReadRange(std::string_view counter, int64_t from_ms,
   // The buckets overlapping [from, to): from the one holding from_ms to the
   // one holding to_ms - 1.
   ExactSum sum;
-  s = ScanBuckets(*c, ro, BucketStart(from_ms, width),
+  s = ScanBuckets(*c, counter.key, ro, BucketStart(from_ms, width),
                   BucketStart(to_ms - 1, width) + 1,
                   [&](int64_t, uint32_t, ShardSum v) { sum.Add(v); });
   if (!s.ok()) return s;
@@ -237,34 +248,36 @@ Result<int64_t> DbImpl::ReadRange(std::string_view counter, int64_t from_ms,
   return out;
 }
 
-Result<int64_t> DbImpl::ReadExact(std::string_view counter,
+Result<int64_t> DbImpl::ReadExact(CounterRef counter,
                                   const ReadOptions& options) {
   Status reads = CheckReads(kReadValues, "ReadExact");
   if (!reads.ok()) return reads;
   Catalog::Reader catalog(catalog_.get());
-  const CounterInfo* c = catalog.Find(counter);
-  if (c == nullptr) return CounterNotFound(counter);
+  const Catalog::Entry* c = nullptr;
+  Status s = FindCounterRef(catalog, counter, KeyUse::kOneKey, &c);
+  if (!s.ok()) return s;
   rocksdb::ReadOptions ro;
   ro.verify_checksums = options.verify_checksums;
   int64_t sum = 0;
-  Status s = SumShards(*c, ro, &sum);
+  s = SumShards(*c, counter.key, ro, &sum);
   if (!s.ok()) return s;
   return sum;
 }
 
-Result<std::vector<int64_t>> DbImpl::ShardCounts(std::string_view counter,
+Result<std::vector<int64_t>> DbImpl::ShardCounts(CounterRef counter,
                                                  const ReadOptions& options) {
   Status reads = CheckReads(kReadValues, "ShardCounts");
   if (!reads.ok()) return reads;
   Catalog::Reader catalog(catalog_.get());
-  const CounterInfo* c = catalog.Find(counter);
-  if (c == nullptr) return CounterNotFound(counter);
+  const Catalog::Entry* c = nullptr;
+  Status s = FindCounterRef(catalog, counter, KeyUse::kOneKey, &c);
+  if (!s.ok()) return s;
   std::vector<ExactSum> sums(c->shards);
   rocksdb::ReadOptions ro;
   ro.verify_checksums = options.verify_checksums;
   // A bucketed counter's shard holds one value per bucket: add them up.
-  Status s = ScanShards(
-      *c, ro, [&](uint32_t shard, ShardSum v) { sums[shard].Add(v); });
+  s = ScanShards(*c, counter.key, ro,
+                 [&](uint32_t shard, ShardSum v) { sums[shard].Add(v); });
   if (!s.ok()) return s;
   std::vector<int64_t> counts(c->shards, 0);
   for (uint32_t i = 0; i < c->shards; ++i) {
@@ -274,13 +287,14 @@ Result<std::vector<int64_t>> DbImpl::ShardCounts(std::string_view counter,
   return counts;
 }
 
-Result<uint64_t> DbImpl::CountMarkers(std::string_view counter) {
+Result<uint64_t> DbImpl::CountMarkers(CounterRef counter) {
   Status reads = CheckReads(kReadMarkers, "CountMarkers");
   if (!reads.ok()) return reads;
   Catalog::Reader catalog(catalog_.get());
-  const CounterInfo* c = catalog.Find(counter);
-  if (c == nullptr) return CounterNotFound(counter);
-  CounterRange range(c->id);
+  const Catalog::Entry* c = nullptr;
+  Status found = FindCounterRef(catalog, counter, KeyUse::kKeyOrWhole, &c);
+  if (!found.ok()) return found;
+  CounterRange range(KeyPrefix(c->id, counter.key));
   std::unique_ptr<rocksdb::Iterator> it = range.NewIterator(db_.get(), events_);
   // Without a dedupe window every key counts; with one, expired markers
   // compaction has not dropped yet do not.

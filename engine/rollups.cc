@@ -12,18 +12,95 @@
 #include <rocksdb/db.h>
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <vector>
 
 #include "engine/coding.h"
 #include "engine/db_impl.h"
+#include "engine/top_keys.h"
+#include "tally/limits.h"
 #include "engine/validate.h"
 #include "util/rocks_status.h"
 
 namespace tally::engine {
 
+namespace {
+
+int64_t SteadyMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+// A keyed counter's roll-up scans every key: the worker waits nine times
+// the last scan's duration between scans, so roll-ups take at most a tenth
+// of one core however many keys there are. The scan runs outside the
+// catalog hold (a waiting CreateCounter would otherwise hold every
+// increment up for the scan's duration); the records are written under it,
+// only if the counter is still the one scanned.
+Status DbImpl::RollupKeyed(std::string_view name, bool force,
+                           RollupRecord* written) {
+  CounterInfo info;
+  uint64_t applied = 0;
+  {
+    Catalog::Reader catalog(catalog_.get());
+    const Catalog::Entry* c = catalog.Find(name);
+    if (c == nullptr) return CounterNotFound(name);
+    assert(c->keyed);
+    applied = c->applied.load(std::memory_order_acquire);
+    if (!force) {
+      if (c->rolled_up_at.load(std::memory_order_relaxed) == applied) {
+        return Status::OK();
+      }
+      const int64_t since =
+          SteadyMs() - c->scan_started_ms.load(std::memory_order_relaxed);
+      if (c->rolled_up_at.load(std::memory_order_relaxed) !=
+              Catalog::Entry::kNever &&
+          since < 10 * c->scan_ms.load(std::memory_order_relaxed)) {
+        return Status::OK();
+      }
+    }
+    info = *c;
+  }
+  const int64_t started = SteadyMs();
+  TopKeysResult top;
+  Status s = ScanTop(info, kMaxTopKeys, &top);
+  if (!s.ok()) return s;
+  RollupRecord r;
+  r.value = top.total;
+  r.sequence = top.sequence;
+  r.as_of_ms = top.as_of_ms;
+  char key[kTopListKeyBytes];
+  char value[kRollupBytes];
+  EncodeCounterPrefix(info.id, key);
+  EncodeRollup(r, value);
+  std::string list;
+  EncodeTopList(top, &list);
+  rocksdb::WriteBatch wb;
+  rocksdb::Status rs = wb.Put(rollups_, rocksdb::Slice(key, kCounterIdBytes),
+                              rocksdb::Slice(value, sizeof value));
+  key[kCounterIdBytes] = kTopListTag;
+  if (rs.ok()) rs = wb.Put(rollups_, rocksdb::Slice(key, sizeof key), list);
+  if (!rs.ok()) return FromRocks(rs, "roll up");
+  Catalog::Reader catalog(catalog_.get());
+  const Catalog::Entry* c = catalog.Find(name);
+  if (c == nullptr || c->id != info.id) return Status::OK();  // deleted
+  s = commit_->Commit(&wb);
+  if (!s.ok()) return s;
+  c->rolled_up_at.store(applied, std::memory_order_relaxed);
+  c->rolled_up_ms.store(r.as_of_ms, std::memory_order_relaxed);
+  c->scan_started_ms.store(started, std::memory_order_relaxed);
+  c->scan_ms.store(SteadyMs() - started, std::memory_order_relaxed);
+  if (written != nullptr) *written = r;
+  return Status::OK();
+}
+
 Status DbImpl::RollupOne(const Catalog::Entry& c, bool force,
                          RollupRecord* written) {
+  assert(!c.keyed);
   const uint64_t applied = c.applied.load(std::memory_order_acquire);
   if (!force && c.rolled_up_at.load(std::memory_order_relaxed) == applied) {
     return Status::OK();  // nothing changed since this process's last one
@@ -34,7 +111,7 @@ Status DbImpl::RollupOne(const Catalog::Entry& c, bool force,
   RollupRecord r;
   r.sequence = snapshot->GetSequenceNumber();
   r.as_of_ms = clock_->NowMillis();
-  Status s = SumShards(c, ro, &r.value);
+  Status s = SumShards(c, {}, ro, &r.value);
   db_->ReleaseSnapshot(snapshot);
   if (!s.ok()) return s;
   char key[kCounterIdBytes];
@@ -60,8 +137,9 @@ Status DbImpl::RollupNow(std::string_view counter) {
     Catalog::Reader catalog(catalog_.get());
     const Catalog::Entry* c = catalog.Find(counter);
     if (c == nullptr) return CounterNotFound(counter);
-    return RollupOne(*c, /*force=*/true);
+    if (!c->keyed) return RollupOne(*c, /*force=*/true);
   }
+  if (!counter.empty()) return RollupKeyed(counter, /*force=*/true);
   // The changed counters, under one short hold of the catalog; then each
   // under its own, so a waiting DeleteCounter (and the increments queued
   // behind it by the writer-preferring lock) waits for one roll-up at most.
@@ -78,10 +156,19 @@ Status DbImpl::RollupNow(std::string_view counter) {
   // One bad counter (an overflowed shard) does not stop the others.
   Status first;
   for (const std::string& name : changed) {
-    Catalog::Reader catalog(catalog_.get());
-    const Catalog::Entry* c = catalog.Find(name);
-    if (c == nullptr) continue;  // deleted meanwhile
-    Status one = RollupOne(*c, /*force=*/false);
+    Status one;
+    bool keyed = false;
+    {
+      Catalog::Reader catalog(catalog_.get());
+      const Catalog::Entry* c = catalog.Find(name);
+      if (c == nullptr) continue;  // deleted meanwhile
+      keyed = c->keyed;
+      if (!keyed) one = RollupOne(*c, /*force=*/false);
+    }
+    if (keyed) {
+      one = RollupKeyed(name, /*force=*/false);
+      if (one.IsNotFound()) one = Status::OK();  // deleted meanwhile
+    }
     if (!one.ok() && first.ok()) first = one;
   }
   return first;
@@ -90,6 +177,23 @@ Status DbImpl::RollupNow(std::string_view counter) {
 Result<CachedValue> DbImpl::ReadCached(std::string_view counter) {
   Status reads = CheckReads(kReadRollups, "ReadCached");
   if (!reads.ok()) return reads;
+  bool first_keyed = false;  // a keyed counter never rolled up
+  {
+    Catalog::Reader catalog(catalog_.get());
+    const Catalog::Entry* c = catalog.Find(counter);
+    if (c == nullptr) return CounterNotFound(counter);
+    if (c->keyed && !options_.read_only) {
+      TopKeysResult top;
+      Status s = ReadTopList(*c, &top);
+      if (!s.ok() && !s.IsNotFound()) return s;
+      first_keyed = s.IsNotFound();
+    }
+  }
+  if (first_keyed) {
+    // Its scan runs outside the catalog hold.
+    Status s = RollupKeyed(counter, /*force=*/true);
+    if (!s.ok()) return s;
+  }
   Catalog::Reader catalog(catalog_.get());
   const Catalog::Entry* c = catalog.Find(counter);
   if (c == nullptr) return CounterNotFound(counter);
@@ -106,6 +210,11 @@ Result<CachedValue> DbImpl::ReadCached(std::string_view counter) {
       return Status::NotFound("counter " + Quote(c->name) +
                               " has no roll-up yet; a writable open makes "
                               "one (RollupNow or the roll-up worker)");
+    }
+    if (c->keyed) {
+      return Status::NotFound("counter " + Quote(c->name) +
+                              " has no roll-up: it was deleted and created "
+                              "again meanwhile");
     }
     // The record just written is the one a Get would return.
     Status s = RollupOne(*c, /*force=*/true, &r);

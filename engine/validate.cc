@@ -103,6 +103,10 @@ Status ValidateAffinityKey(std::string_view key) {
   return ValidateText("affinity key", key, kMaxAffinityKeyBytes);
 }
 
+Status ValidateCounterKey(std::string_view key) {
+  return ValidateText("counter key", key, kMaxKeyBytes);
+}
+
 Status ValidateDelta(int64_t delta) {
   if (delta < kMinDelta) {
     return Status::InvalidArgument(

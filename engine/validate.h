@@ -25,6 +25,9 @@ std::string Quote(std::string_view s);
 Status ValidateCounterName(std::string_view name);
 Status ValidateEventId(std::string_view event_id);
 Status ValidateAffinityKey(std::string_view key);
+// A keyed counter's key (CounterRef::key): 1..kMaxKeyBytes of UTF-8
+// without control characters.
+Status ValidateCounterKey(std::string_view key);
 Status ValidateDelta(int64_t delta);
 Status ValidateSpec(const CounterSpec& spec);
 // The group commit fields of Options (group_commit_*).

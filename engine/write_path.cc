@@ -66,8 +66,9 @@ Status DbImpl::PlanSingle(const Catalog::Reader& catalog, const WriteOp& op,
 Status DbImpl::AddEntry(const WriteOp& op, const CounterInfo& c, int64_t now,
                         const OutboxRun* outbox, rocksdb::WriteBatch* wb,
                         std::string* scratch) {
-  return AddOutboxEntry(wb, outbox->first(), outbox->settled(), c, op.event_id,
-                        op.delta, EventTimeOr(op.event_time_ms, now), scratch);
+  return AddOutboxEntry(wb, outbox->first(), outbox->settled(), c, op.key,
+                        op.event_id, op.delta,
+                        EventTimeOr(op.event_time_ms, now), scratch);
 }
 
 Status DbImpl::AddApplied(const WriteOp& op, const OpPlan& plan, int64_t now,
@@ -89,7 +90,8 @@ Status DbImpl::AddApplied(const WriteOp& op, const OpPlan& plan, int64_t now,
     rs = AddMarker(wb, events_, marker_key, op, plan, now, scratch);
   }
   if (s.ok() && rs.ok()) {
-    rs = AddShardMerge(wb, shards_, c, plan.bucket, plan.shard, op.delta);
+    rs = AddShardMerge(wb, shards_, c, op.key, plan.bucket, plan.shard,
+                       op.delta);
   }
   *first_plain = !op.once && !c.plain_recorded.load(std::memory_order_acquire);
   if (s.ok() && rs.ok() && *first_plain) {
@@ -158,7 +160,7 @@ Result<IncrementResult> DbImpl::WriteOne(const WriteOp& op) {
   // found, the clock is read only now, after the lookup, so a marker
   // compaction dropped before it was judged expired at a time no later than
   // this one (docs/design.md, "Dedupe windows").
-  EncodeMarkerKey(c.id, op.event_id, &scratch.marker_key);
+  MarkerKeyOf(c, op, &scratch.marker_key);
   EventLocks::Guard guard(&event_locks_,
                           event_locks_.StripeOf(c.id, plan.event_hash));
   // A copy of this event IncrementOnceAsync has queued is waited for here,
@@ -171,7 +173,7 @@ Result<IncrementResult> DbImpl::WriteOne(const WriteOp& op) {
   return DecideAndCommit(op, marker, now, &plan, &scratch);
 }
 
-Result<IncrementResult> DbImpl::Increment(std::string_view counter,
+Result<IncrementResult> DbImpl::Increment(CounterRef counter,
                                           int64_t delta,
                                           const IncrementOptions& options) {
   Result<IncrementResult> r = WriteOne(WriteOp::Plain(counter, delta, options));
@@ -179,7 +181,7 @@ Result<IncrementResult> DbImpl::Increment(std::string_view counter,
   return r;
 }
 
-Result<IncrementResult> DbImpl::IncrementOnce(std::string_view counter,
+Result<IncrementResult> DbImpl::IncrementOnce(CounterRef counter,
                                               std::string_view event_id,
                                               int64_t delta,
                                               const OnceOptions& options) {
@@ -241,7 +243,7 @@ void DbImpl::AsyncApplied(const Catalog::Entry& c, bool first_plain) {
   CountOutcomes(counted);
 }
 
-void DbImpl::IncrementAsync(std::string_view counter, int64_t delta,
+void DbImpl::IncrementAsync(CounterRef counter, int64_t delta,
                             IncrementCallback done,
                             const IncrementOptions& options) {
   // Room first, holding nothing: room comes back as callbacks return, and

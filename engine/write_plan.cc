@@ -90,26 +90,35 @@ bool OutsideWindow(const CounterInfo& c, int64_t event_time_ms, int64_t now,
   return false;
 }
 
-// Where an increment lands in the shards family: its shard key, or for a
-// bucketed counter the shard key of its bucket. On the stack: no
-// allocation.
+// Where an increment lands in the shards family: its shard key (of its
+// key, for a keyed counter), or for a bucketed counter the shard key of its
+// bucket. On the stack: no allocation.
 class ShardTarget {
  public:
-  ShardTarget(uint64_t counter_id, int64_t bucket, uint32_t shard) {
-    if (bucket == kNoBucket) {
-      EncodeShardKey(counter_id, shard, key_);
-      size_ = kShardKeyBytes;
-    } else {
-      EncodeBucketShardKey(counter_id, bucket, shard, key_);
-      size_ = kBucketShardKeyBytes;
-    }
-  }
+  ShardTarget(uint64_t counter_id, std::string_view key, int64_t bucket,
+              uint32_t shard)
+      : size_(EncodeShardKeyOf(KeyPrefix(counter_id, key), bucket, shard,
+                               key_)) {}
   rocksdb::Slice key() const { return {key_, size_}; }
 
  private:
-  char key_[kBucketShardKeyBytes];
+  char key_[kMaxShardKeyBytes];
   size_t size_;
 };
+
+// A keyed counter's ops name a key, a named counter's none.
+Status CheckKeyed(const CounterInfo& c, std::string_view key) {
+  if (c.keyed && key.empty()) {
+    return Status::InvalidArgument("counter " + Quote(c.name) +
+                                   " is keyed: the call needs a key");
+  }
+  if (!c.keyed && !key.empty()) {
+    return Status::InvalidArgument("counter " + Quote(c.name) +
+                                   " is not keyed: key " + Quote(key) +
+                                   " given");
+  }
+  return Status::OK();
+}
 
 }  // namespace
 
@@ -144,6 +153,7 @@ bool IsRefusal(const Status& s) {
 
 Status CheckArguments(const WriteOp& op) {
   Status s = ValidateDelta(op.delta);
+  if (s.ok() && !op.key.empty()) s = ValidateCounterKey(op.key);
   if (s.ok() && op.once) s = ValidateEventId(op.event_id);
   if (s.ok()) s = ValidateEventTime(op.event_time_ms);
   return s;
@@ -155,11 +165,25 @@ Status Resolve(const Catalog::Reader& catalog, const WriteOp& op,
   if (plan->counter == nullptr) return CounterNotFound(op.counter);
   const CounterInfo& c = *plan->counter;
   assert(c.shards >= 1);
+  Status s = CheckKeyed(c, op.key);
+  if (!s.ok()) return s;
   if (op.once) plan->event_hash = StableHash(op.event_id);
-  Status s = ChooseShard(c, op, plan->event_hash, &plan->shard);
+  s = ChooseShard(c, op, plan->event_hash, &plan->shard);
   if (s.ok() && op.once) s = RequireEventTime(c, op.event_time_ms);
   assert(!s.ok() || plan->shard < c.shards);
   return s;
+}
+
+Status FindCounterRef(const Catalog::Reader& catalog, CounterRef ref,
+                      KeyUse use, const Catalog::Entry** out) {
+  *out = catalog.Find(ref.counter);
+  if (*out == nullptr) return CounterNotFound(ref.counter);
+  if (!ref.key.empty()) {
+    Status s = ValidateCounterKey(ref.key);
+    if (!s.ok()) return s;
+  }
+  if (use == KeyUse::kKeyOrWhole && ref.key.empty()) return Status::OK();
+  return CheckKeyed(**out, ref.key);
 }
 
 bool PlainNeedsClock(const CounterInfo& c) {
@@ -200,14 +224,20 @@ Status ReadMarker(const CounterInfo& c, std::string_view key,
 
 rocksdb::Status AddShardMerge(rocksdb::WriteBatch* wb,
                               rocksdb::ColumnFamilyHandle* shards,
-                              const CounterInfo& c, int64_t bucket,
-                              uint32_t shard, int64_t delta) {
+                              const CounterInfo& c, std::string_view key,
+                              int64_t bucket, uint32_t shard, int64_t delta) {
   assert(shard < c.shards);
   assert((bucket == kNoBucket) == (c.bucket == BucketWidth::kNone));
-  const ShardTarget target(c.id, bucket, shard);
+  assert(key.empty() != c.keyed);
+  const ShardTarget target(c.id, key, bucket, shard);
   char value[kValueBytes];
   EncodeInt64(delta, value);
   return wb->Merge(shards, target.key(), rocksdb::Slice(value, sizeof value));
+}
+
+void MarkerKeyOf(const CounterInfo& c, const WriteOp& op, std::string* out) {
+  assert(op.key.empty() != c.keyed);
+  EncodeMarkerKeyOf(KeyPrefix(c.id, op.key), op.event_id, out);
 }
 
 rocksdb::Status AddMarker(rocksdb::WriteBatch* wb,

@@ -52,25 +52,25 @@ WriteScratch& ThreadWriteScratch();
 // arguments or of one Batch::Op, valid during the call.
 struct WriteOp {
   std::string_view counter;
+  std::string_view key;           // a keyed counter's key; else empty
   std::string_view event_id;      // once-ops only
   std::string_view affinity_key;  // may be empty
   int64_t delta = 0;
   int64_t event_time_ms = kEventTimeNow;
   bool once = false;
 
-  static WriteOp Plain(std::string_view counter, int64_t delta,
+  static WriteOp Plain(CounterRef counter, int64_t delta,
                        const IncrementOptions& options) {
-    return {counter, {}, options.affinity_key, delta, options.event_time_ms,
-            false};
+    return {counter.counter,      counter.key, {},   options.affinity_key,
+            delta, options.event_time_ms, false};
   }
-  static WriteOp Once(std::string_view counter, std::string_view event_id,
+  static WriteOp Once(CounterRef counter, std::string_view event_id,
                       int64_t delta, const OnceOptions& options) {
-    return {
-        counter, event_id, options.affinity_key, delta, options.event_time_ms,
-        true};
+    return {counter.counter, counter.key, event_id, options.affinity_key,
+            delta, options.event_time_ms, true};
   }
   static WriteOp Of(const Batch::Op& op) {
-    return {op.counter, op.event_id,      op.affinity_key,
+    return {op.counter, op.key,           op.event_id, op.affinity_key,
             op.delta,   op.event_time_ms, op.once};
   }
 };
@@ -111,16 +111,26 @@ struct OutcomeCounts {
 // outbox is full) are not refusals.
 bool IsRefusal(const Status& s);
 
-// 1. The op's own arguments: delta, then the event id (once-ops), then the
-// event time.
+// 1. The op's own arguments: delta, then the key (when given), then the
+// event id (once-ops), then the event time.
 Status CheckArguments(const WriteOp& op);
 
-// 2. The counter (NotFound naming it), then its shard: a once-op's is the
+// 2. The counter (NotFound naming it), then the key against it (a keyed
+// counter needs one, a named counter takes none), then its shard: a once-op's is the
 // hash of its affinity key when given (checked) else of its event id; a
 // plain op's is the hash of its affinity key when given (checked) else,
 // under the random policy, a random shard. Then a once-op on a counter with
 // a dedupe window must carry its event time.
 Status Resolve(const Catalog::Reader& catalog, const WriteOp& op, OpPlan* plan);
+
+// What a call may name of a keyed counter: one key, or (kKeyOrWhole) one
+// key or the whole counter (key empty).
+enum class KeyUse { kOneKey, kKeyOrWhole };
+// The counter a call names (NotFound naming it), its key checked (when
+// given) and against the counter as for writes: a keyed counter needs a key
+// (unless kKeyOrWhole), a named counter takes none.
+Status FindCounterRef(const Catalog::Reader& catalog, CounterRef ref,
+                      KeyUse use, const Catalog::Entry** out);
 
 // Whether a plain op of `c` reads the clock (buckets, outbox): once-ops
 // always do, after their marker lookup.
@@ -145,11 +155,13 @@ Status ReadMarker(const CounterInfo& c, std::string_view key,
 
 // 4. The WriteBatch ops of an applied op. `scratch` holds encodings
 // between the calls (reused: no allocation once warm).
-// One merge operand of `delta` into (counter, bucket, shard).
+// One merge operand of `delta` into (counter, key, bucket, shard).
 rocksdb::Status AddShardMerge(rocksdb::WriteBatch* wb,
                               rocksdb::ColumnFamilyHandle* shards,
-                              const CounterInfo& c, int64_t bucket,
-                              uint32_t shard, int64_t delta);
+                              const CounterInfo& c, std::string_view key,
+                              int64_t bucket, uint32_t shard, int64_t delta);
+// The marker key of a once-op against its counter. Replaces *out.
+void MarkerKeyOf(const CounterInfo& c, const WriteOp& op, std::string* out);
 // The new marker of an applied once-op, at `key`.
 rocksdb::Status AddMarker(rocksdb::WriteBatch* wb,
                           rocksdb::ColumnFamilyHandle* events,

@@ -80,7 +80,7 @@ void EncodeCounter(const CounterRecord& rec, std::string* out) {
                                 static_cast<ShardPolicy>(rec.policy),
                                 rec.schema_version, rec.created_at_ms,
                                 rec.flags, rec.dedupe_window_ms, rec.bucket,
-                                rec.retention_ms, rec.outbox);
+                                rec.retention_ms, rec.outbox, rec.keyed);
   fbb.Finish(root, kCounterId);
   Finish(fbb, out);
 }
@@ -102,15 +102,16 @@ void EncodeOutbox(const OutboxFields& f, std::string* out) {
   thread_local flatbuffers::FlatBufferBuilder fbb(512);
   fbb.Clear();
   auto name = fbb.CreateString(f.counter.data(), f.counter.size());
-  flatbuffers::Offset<flatbuffers::String> id, origin;
+  flatbuffers::Offset<flatbuffers::String> id, origin, key;
   if (!f.event_id.empty()) {
     id = fbb.CreateString(f.event_id.data(), f.event_id.size());
   }
   if (!f.origin.empty()) {
     origin = fbb.CreateString(f.origin.data(), f.origin.size());
   }
+  if (!f.key.empty()) key = fbb.CreateString(f.key.data(), f.key.size());
   auto root = CreateOutboxEntry(fbb, f.seq, name, id, f.delta, f.time_ms,
-                                origin, f.origin_seq, f.settled);
+                                origin, f.origin_seq, f.settled, key);
   fbb.Finish(root, kOutboxId);
   Finish(fbb, out);
 }
@@ -143,6 +144,7 @@ Status DecodeCounter(std::string_view bytes, CounterRecord* rec) {
   rec->bucket = m->bucket();
   rec->retention_ms = m->retention_ms();
   rec->outbox = m->outbox();
+  rec->keyed = m->keyed();
   return Status::OK();
 }
 
@@ -172,6 +174,7 @@ Status DecodeOutbox(std::string_view bytes, OutboxRecord* rec) {
   rec->origin = e->origin() == nullptr ? std::string() : e->origin()->str();
   rec->origin_seq = e->origin_seq();
   rec->settled = e->settled();
+  rec->key = e->key() == nullptr ? std::string() : e->key()->str();
   return Status::OK();
 }
 

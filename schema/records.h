@@ -36,6 +36,7 @@ struct CounterRecord {
   uint8_t bucket = 0;            // format 2; tally::BucketWidth
   int64_t retention_ms = 0;      // format 2; 0: buckets kept forever
   bool outbox = false;           // format 2
+  bool keyed = false;            // format 4
 };
 
 struct MarkerRecord {
@@ -57,12 +58,14 @@ struct OutboxRecord {
   std::string origin;       // format 3; empty in older entries
   uint64_t origin_seq = 0;  // format 3; 0: seq
   uint64_t settled = 0;     // format 3; the writer's watermark at reservation
+  std::string key;          // format 4; a keyed counter's key, else empty
 };
 
 // What EncodeOutbox writes: views, so the hot path copies nothing twice.
 struct OutboxFields {
   uint64_t seq = 0;
   std::string_view counter;
+  std::string_view key;  // format 4; empty for a named counter
   std::string_view event_id;
   int64_t delta = 0;
   int64_t time_ms = 0;

@@ -28,6 +28,7 @@ class Batch {
  public:
   struct Op {
     std::string counter;
+    std::string key;           // a keyed counter's key; else empty
     std::string event_id;      // empty for a plain increment
     std::string affinity_key;  // may be empty (see IncrementOptions)
     int64_t delta = 0;
@@ -36,19 +37,20 @@ class Batch {
   };
 
   // A plain increment, with the options Db::Increment takes.
-  void Add(std::string_view counter, int64_t delta,
+  void Add(CounterRef counter, int64_t delta,
            const IncrementOptions& options = {}) {
-    ops_.push_back(Op{std::string(counter), std::string(),
-                      std::string(options.affinity_key), delta, false,
-                      options.event_time_ms});
+    ops_.push_back(Op{std::string(counter.counter), std::string(counter.key),
+                      std::string(), std::string(options.affinity_key), delta,
+                      false, options.event_time_ms});
   }
   // A once-increment, with the options Db::IncrementOnce takes: counted at
   // most once per (counter, event_id).
-  void AddOnce(std::string_view counter, std::string_view event_id,
-               int64_t delta, const OnceOptions& options = {}) {
-    ops_.push_back(Op{std::string(counter), std::string(event_id),
-                      std::string(options.affinity_key), delta, true,
-                      options.event_time_ms});
+  // A batch may touch many keys of many counters.
+  void AddOnce(CounterRef counter, std::string_view event_id, int64_t delta,
+               const OnceOptions& options = {}) {
+    ops_.push_back(Op{std::string(counter.counter), std::string(counter.key),
+                      std::string(event_id), std::string(options.affinity_key),
+                      delta, true, options.event_time_ms});
   }
 
   size_t size() const { return ops_.size(); }

@@ -84,9 +84,15 @@ class Db {
   virtual Status DeleteCounter(std::string_view name) = 0;
 
   // ---- writes ----
+  // Every write and read names a CounterRef: a named counter, or one key of
+  // a keyed counter. A keyed counter refuses a call without a key, a named
+  // one a call with a key (InvalidArgument naming the counter). Keys come
+  // into being with their first increment. A once-increment's marker
+  // belongs to (counter, key, event id): one event id counts once in each
+  // key.
   // Adds `delta` to one shard. The outcome is always kApplied.
   virtual Result<IncrementResult> Increment(
-      std::string_view counter, int64_t delta,
+      CounterRef counter, int64_t delta,
       const IncrementOptions& options = {}) = 0;
 
   // Increment, asynchronously: returns at once; `done` runs exactly once
@@ -102,7 +108,7 @@ class Db {
   // IncrementAsync from `done` never waits for room. With many increments
   // in flight (65536 with sync), IncrementAsync waits for room before it
   // does anything else. NotSupported for counters with an outbox.
-  virtual void IncrementAsync(std::string_view counter, int64_t delta,
+  virtual void IncrementAsync(CounterRef counter, int64_t delta,
                               IncrementCallback done,
                               const IncrementOptions& options = {}) = 0;
 
@@ -116,7 +122,7 @@ class Db {
   // dedupe window one older than the window is kOutsideWindow (not
   // counted); one into a bucket past retention is InvalidArgument.
   virtual Result<IncrementResult> IncrementOnce(
-      std::string_view counter, std::string_view event_id, int64_t delta,
+      CounterRef counter, std::string_view event_id, int64_t delta,
       const OnceOptions& options = {}) = 0;
 
   // IncrementOnce, asynchronously: returns at once; `done` runs exactly once
@@ -136,7 +142,7 @@ class Db {
   // counted: retry it). An IncrementOnce or Apply holding a copy of an
   // event that is queued waits for that commit. NotSupported for counters
   // with an outbox.
-  virtual void IncrementOnceAsync(std::string_view counter,
+  virtual void IncrementOnceAsync(CounterRef counter,
                                   std::string_view event_id, int64_t delta,
                                   IncrementCallback done,
                                   const OnceOptions& options = {}) = 0;
@@ -168,7 +174,7 @@ class Db {
   // A bucketed counter sums its retained buckets; InvalidArgument naming
   // kMaxReadBuckets when there are more than that (limits.h): the read is
   // refused, never cut short; read it in ranges (ReadRange).
-  virtual Result<int64_t> ReadExact(std::string_view counter,
+  virtual Result<int64_t> ReadExact(CounterRef counter,
                                     const ReadOptions& options = {}) = 0;
   // A bucketed counter's sum over the buckets overlapping [from_ms, to_ms)
   // (ms since the Unix epoch, UTC; from < to), from one consistent view.
@@ -178,7 +184,7 @@ class Db {
   // InvalidArgument for a counter without buckets, and for a range holding
   // more than kMaxReadBuckets retained buckets (read it in parts). (ReadExact
   // of a bucketed counter sums every retained bucket.)
-  virtual Result<int64_t> ReadRange(std::string_view counter, int64_t from_ms,
+  virtual Result<int64_t> ReadRange(CounterRef counter, int64_t from_ms,
                                     int64_t to_ms,
                                     const ReadOptions& options = {}) = 0;
   // Each shard's value, index 0..shards-1, from one consistent snapshot (a
@@ -186,17 +192,50 @@ class Db {
   // ReadExact is beyond kMaxReadBuckets). OutOfRange when one of them lies
   // outside int64.
   virtual Result<std::vector<int64_t>> ShardCounts(
-      std::string_view counter, const ReadOptions& options = {}) = 0;
+      CounterRef counter, const ReadOptions& options = {}) = 0;
+
+  // ---- keyed counters (CounterSpec::keyed) ----
+  // The values of `keys` (1..kMaxReadKeys of them) of one keyed counter,
+  // in the order given, from one consistent snapshot: one MultiGet of every
+  // key's shards (a bucketed counter: one scan per key, in that snapshot).
+  // A key never incremented (or deleted) reads 0; a key may repeat.
+  // InvalidArgument naming the index of a bad key; NotFound; OutOfRange
+  // and Corruption as ReadExact.
+  virtual Result<std::vector<int64_t>> ReadKeys(
+      std::string_view counter, const std::vector<std::string_view>& keys,
+      const ReadOptions& options = {}) = 0;
+  // Keys of a keyed counter with their values, in key byte order from one
+  // snapshot (see ListKeysOptions): it reads the keys it returns and no
+  // others. A key whose increments were deleted is gone; one whose
+  // increments sum to 0 is listed with 0.
+  virtual Result<std::vector<KeyValue>> ListKeys(
+      std::string_view counter, const ListKeysOptions& options) = 0;
+  // The `n` (1..kMaxTopKeys) keys with the largest values. By default from
+  // the counter's roll-up (one Get; as of its as_of_ms, like ReadCached: a
+  // writable database rolls up a counter never rolled up first, a
+  // read-only one answers NotFound), else (TopKeysOptions::exact) by a scan
+  // of every key now. The roll-up keeps the top kMaxTopKeys and the total
+  // (ReadCached of a keyed counter) of a scan of the whole counter; the
+  // worker rolls a keyed counter up at most once per nine times its last
+  // scan took (docs/design.md, "Keyed counters").
+  virtual Result<TopKeysResult> TopKeys(std::string_view counter, size_t n,
+                                        const TopKeysOptions& options = {}) = 0;
+  // Removes one key of a keyed counter: its shards and markers (range
+  // deletes, in one atomic write). Its later increments start from 0 and a
+  // redelivered once-increment counts again. OK when the key holds nothing.
+  virtual Status DeleteKey(std::string_view counter, std::string_view key) = 0;
   // ---- markers: the idempotency marker of each event a once-increment
   // counted (CounterSpec::dedupe_window_ms says how long one is kept) ----
   // The number of markers the counter holds (expired ones, not yet dropped
   // by compaction, are not counted; nor by ListMarkers/GetMarker).
-  virtual Result<uint64_t> CountMarkers(std::string_view counter) = 0;
+  // Of a keyed counter: of one key, or of every key when the key is empty.
+  virtual Result<uint64_t> CountMarkers(CounterRef counter) = 0;
   // Markers of a counter, in event-id byte order (see ListMarkersOptions).
+  // A keyed counter's, of one key (the key is required).
   virtual Result<std::vector<MarkerInfo>> ListMarkers(
-      std::string_view counter, const ListMarkersOptions& options) = 0;
+      CounterRef counter, const ListMarkersOptions& options) = 0;
   // The marker of one event; NotFound when the event was never counted.
-  virtual Result<MarkerInfo> GetMarker(std::string_view counter,
+  virtual Result<MarkerInfo> GetMarker(CounterRef counter,
                                        std::string_view event_id) = 0;
 
   // ---- roll-ups: cached totals ----

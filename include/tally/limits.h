@@ -43,6 +43,22 @@ inline constexpr size_t kMaxBatchOps = 65536;
 // and Open reads them all: 2^20 is a few hundred MiB of catalog and a
 // second-scale open, the most one process should pay.
 inline constexpr size_t kMaxCounters = 1 << 20;
+// A counter key (CounterRef::key, keyed counters): 1..kMaxKeyBytes bytes
+// of UTF-8 without control characters, validated as names are. The same
+// bound as a name: a post id, a URL path or an API key fits, and a marker
+// key (id, key, separator, event id) stays under 400 bytes.
+inline constexpr size_t kMaxKeyBytes = 128;
+// Keys one Db::ReadKeys call reads at most: one MultiGet of keys x shards
+// from one snapshot, its keys and values built in memory (a feed page reads
+// 50; 1,024 keys of 64 shards is 65,536 lookups, a few ms of work).
+inline constexpr size_t kMaxReadKeys = 1024;
+// Keys one Db::ListKeys call returns at most (page with start_after): one
+// page is built in memory, 10,000 of the longest key is under 2 MiB.
+inline constexpr size_t kMaxListKeys = 10000;
+// Keys a keyed counter's roll-up keeps in its top list, the most
+// Db::TopKeys returns (exact or not): the list is one rollups record,
+// rewritten whole at each roll-up, under 140 KiB at the longest keys.
+inline constexpr size_t kMaxTopKeys = 1000;
 // Markers one Db::ListMarkers call returns at most (page with start_after).
 // One page is built in memory: 100,000 markers of the longest event id is
 // under 30 MiB.

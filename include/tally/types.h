@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tally {
@@ -71,6 +72,28 @@ struct CounterSpec {
   // Every applied increment (plain or once) also appends an outbox entry in
   // the same atomic write, for tally::ReadOutbox and SyncOutbox (tally/sync.h).
   bool outbox = false;
+  // A keyed counter: one counter of this spec per key (a like counter per
+  // post), each key coming into being with its first increment: no create
+  // call, no catalog entry and no memory per key. Every write and key read
+  // names the key (CounterRef); shards, policy, window, buckets, retention
+  // and outbox apply to each key as to a named counter. docs/design.md,
+  // "Keyed counters".
+  bool keyed = false;
+};
+
+// A counter, or one key of a keyed counter, as write and read calls name
+// it: `key` is empty for a named counter and 1..kMaxKeyBytes bytes of
+// UTF-8 without control characters for a key of a keyed counter. Views:
+// the caller's bytes, valid during the call only.
+struct CounterRef {
+  std::string_view counter;
+  std::string_view key;
+
+  CounterRef(const char* counter_name) : counter(counter_name) {}
+  CounterRef(std::string_view counter_name) : counter(counter_name) {}
+  CounterRef(const std::string& counter_name) : counter(counter_name) {}
+  CounterRef(std::string_view counter_name, std::string_view counter_key)
+      : counter(counter_name), key(counter_key) {}
 };
 
 // CounterInfo::flags bit 0: the counter has had plain (not once)
@@ -91,6 +114,43 @@ struct CounterInfo {
   BucketWidth bucket = BucketWidth::kNone;
   int64_t retention_ms = 0;
   bool outbox = false;
+  bool keyed = false;  // as in CounterSpec
+};
+
+// One key of a keyed counter and its value (Db::ReadKeys, ListKeys, TopKeys).
+struct KeyValue {
+  std::string key;
+  int64_t value = 0;
+};
+
+// Which keys Db::ListKeys returns: in key byte order, those starting with
+// `prefix` (empty: all), after `start_after` (exclusive; empty: from the
+// first), at most `limit` of them (1..kMaxListKeys). A page's last key is
+// the next page's start_after.
+struct ListKeysOptions {
+  std::string prefix;
+  std::string start_after;
+  size_t limit = 100;
+};
+
+// What Db::TopKeys returns: the keys with the largest values, largest
+// first (ties in key byte order), with the point they are exact at.
+struct TopKeysResult {
+  std::vector<KeyValue> keys;
+  // Keys with a stored value when it was taken (a key whose increments sum
+  // to 0 counts; a deleted key does not).
+  uint64_t key_count = 0;
+  int64_t total = 0;        // the sum over all keys, as of as_of_ms
+  int64_t as_of_ms = 0;     // Options::clock when the scan read it
+  uint64_t sequence = 0;    // the RocksDB sequence number it reflects
+  int64_t lag_ms = 0;       // now - as_of_ms (>= 0); 0 for an exact read
+  bool exact = false;       // read now by a scan, not from the roll-up
+};
+
+// How Db::TopKeys answers: from the counter's roll-up (default: one Get,
+// as ReadCached), or exact by a scan of every key now.
+struct TopKeysOptions {
+  bool exact = false;
 };
 
 // A counter's cached total, as Db::ReadCached returns it.
@@ -138,6 +198,7 @@ struct MarkerInfo {
   // The shard came from an affinity key (OnceOptions::affinity_key), not
   // from the hash of the event id.
   bool pinned = false;
+  std::string key;  // the counter key it counted in (keyed counters only)
 };
 
 // One exported counter with its contents, for tally::ImportCounter.
@@ -173,6 +234,7 @@ struct OutboxEntry {
   // Kept by export/import.
   std::string origin;
   uint64_t origin_seq = 0;
+  std::string key;  // the counter key (keyed counters); else empty
 };
 
 // Where a database's outbox stands (tally::GetOutboxStatus).

@@ -46,22 +46,22 @@ class WrappingDb final : public Db, private BackendOps {
   Status DeleteCounter(std::string_view name) override {
     return inner_->DeleteCounter(name);
   }
-  Result<IncrementResult> Increment(std::string_view counter, int64_t delta,
+  Result<IncrementResult> Increment(CounterRef counter, int64_t delta,
                                     const IncrementOptions& options) override {
     return inner_->Increment(counter, delta, options);
   }
-  void IncrementAsync(std::string_view counter, int64_t delta,
+  void IncrementAsync(CounterRef counter, int64_t delta,
                       IncrementCallback done,
                       const IncrementOptions& options) override {
     inner_->IncrementAsync(counter, delta, std::move(done), options);
   }
-  Result<IncrementResult> IncrementOnce(std::string_view counter,
+  Result<IncrementResult> IncrementOnce(CounterRef counter,
                                         std::string_view event_id,
                                         int64_t delta,
                                         const OnceOptions& options) override {
     return inner_->IncrementOnce(counter, event_id, delta, options);
   }
-  void IncrementOnceAsync(std::string_view counter, std::string_view event_id,
+  void IncrementOnceAsync(CounterRef counter, std::string_view event_id,
                           int64_t delta, IncrementCallback done,
                           const OnceOptions& options) override {
     inner_->IncrementOnceAsync(counter, event_id, delta, std::move(done),
@@ -71,27 +71,43 @@ class WrappingDb final : public Db, private BackendOps {
                std::vector<IncrementResult>* results) override {
     return inner_->Apply(batch, results);
   }
-  Result<int64_t> ReadExact(std::string_view counter,
+  Result<int64_t> ReadExact(CounterRef counter,
                             const ReadOptions& options) override {
     return inner_->ReadExact(counter, options);
   }
-  Result<int64_t> ReadRange(std::string_view counter, int64_t from_ms,
+  Result<int64_t> ReadRange(CounterRef counter, int64_t from_ms,
                             int64_t to_ms,
                             const ReadOptions& options) override {
     return inner_->ReadRange(counter, from_ms, to_ms, options);
   }
   Result<std::vector<int64_t>> ShardCounts(
-      std::string_view counter, const ReadOptions& options) override {
+      CounterRef counter, const ReadOptions& options) override {
     return inner_->ShardCounts(counter, options);
   }
-  Result<uint64_t> CountMarkers(std::string_view counter) override {
+  Result<uint64_t> CountMarkers(CounterRef counter) override {
     return inner_->CountMarkers(counter);
   }
   Result<std::vector<MarkerInfo>> ListMarkers(
-      std::string_view counter, const ListMarkersOptions& options) override {
+      CounterRef counter, const ListMarkersOptions& options) override {
     return inner_->ListMarkers(counter, options);
   }
-  Result<MarkerInfo> GetMarker(std::string_view counter,
+  Result<std::vector<int64_t>> ReadKeys(
+      std::string_view counter, const std::vector<std::string_view>& keys,
+      const ReadOptions& options) override {
+    return inner_->ReadKeys(counter, keys, options);
+  }
+  Result<std::vector<KeyValue>> ListKeys(
+      std::string_view counter, const ListKeysOptions& options) override {
+    return inner_->ListKeys(counter, options);
+  }
+  Result<TopKeysResult> TopKeys(std::string_view counter, size_t n,
+                                const TopKeysOptions& options) override {
+    return inner_->TopKeys(counter, n, options);
+  }
+  Status DeleteKey(std::string_view counter, std::string_view key) override {
+    return inner_->DeleteKey(counter, key);
+  }
+  Result<MarkerInfo> GetMarker(CounterRef counter,
                                std::string_view event_id) override {
     return inner_->GetMarker(counter, event_id);
   }

@@ -1,0 +1,355 @@
+// Reads and deletes of keyed counters (CounterSpec::keyed): many keys from
+// one snapshot (ReadKeys), keys in order (ListKeys), the top keys (TopKeys,
+// from the roll-up or by a scan) and one key's removal (DeleteKey). A read
+// touches the keys it names or returns and no others; only TopKeys with
+// exact, and the roll-up, scan the whole counter (docs/design.md, "Keyed
+// counters").
+
+#include <rocksdb/db.h>
+#include <rocksdb/iterator.h>
+
+#include <algorithm>
+#include <cassert>
+#include <string>
+#include <vector>
+
+#include "engine/buckets.h"
+#include "engine/coding.h"
+#include "engine/counter_range.h"
+#include "engine/db_impl.h"
+#include "engine/read_checks.h"
+#include "engine/top_keys.h"
+#include "engine/validate.h"
+#include "tally/limits.h"
+#include "util/rocks_status.h"
+
+namespace tally::engine {
+namespace {
+
+Status NotKeyed(const CounterInfo& c, const char* call) {
+  return Status::InvalidArgument(std::string(call) + ": counter " +
+                                 Quote(c.name) + " is not keyed");
+}
+
+// Holds one snapshot for a read of many keys; released on scope exit.
+class SnapshotHold {
+ public:
+  explicit SnapshotHold(rocksdb::DB* db) : db_(db), s_(db->GetSnapshot()) {}
+  ~SnapshotHold() { db_->ReleaseSnapshot(s_); }
+  SnapshotHold(const SnapshotHold&) = delete;
+  SnapshotHold& operator=(const SnapshotHold&) = delete;
+  const rocksdb::Snapshot* get() const { return s_; }
+
+ private:
+  rocksdb::DB* db_;
+  const rocksdb::Snapshot* s_;
+};
+
+}  // namespace
+
+Status DbImpl::ScanKeys(
+    const CounterInfo& c, const rocksdb::ReadOptions& base,
+    std::string_view seek, std::string_view upper,
+    const std::function<bool(std::string_view, int64_t)>& visit) {
+  assert(c.keyed);
+  rocksdb::ReadOptions ro = base;
+  const rocksdb::Slice upper_slice(upper.data(), upper.size());
+  ro.iterate_upper_bound = &upper_slice;
+  ro.prefix_same_as_start = true;  // every key shares the 8-byte id
+  const int64_t width = BucketWidthMs(c.bucket);
+  const int64_t now = width == 0 ? 0 : clock_->NowMillis();
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, shards_));
+  std::string current;  // the key being summed
+  bool have = false;
+  ExactSum sum;
+  size_t buckets = 0;
+  int64_t last_bucket = kNoBucket;
+  auto flush = [&](bool* go_on) -> Status {
+    int64_t v = 0;
+    Status s = NarrowSum(c, sum, &v);
+    if (!s.ok()) return s.WithContext("key " + Quote(current));
+    *go_on = visit(current, v);
+    return Status::OK();
+  };
+  for (it->Seek(rocksdb::Slice(seek.data(), seek.size())); it->Valid();
+       it->Next()) {
+    const std::string_view key = it->key().ToStringView();
+    ShardKeyParts parts;
+    if (!DecodeAnyShardKey(key, &parts) || parts.counter_id != c.id ||
+        parts.key.empty() || parts.shard >= c.shards ||
+        (parts.bucket == kNoBucket) != (width == 0) ||
+        (width != 0 && parts.bucket % width != 0)) {
+      return Status::Corruption("unexpected shard key " + HexKey(key) +
+                                " under keyed counter " + Quote(c.name));
+    }
+    if (!have || parts.key != current) {
+      if (have) {
+        bool go_on = true;
+        Status s = flush(&go_on);
+        if (!s.ok() || !go_on) return s;
+      }
+      current.assign(parts.key);
+      have = true;
+      sum = ExactSum();
+      buckets = 0;
+      last_bucket = kNoBucket;
+    }
+    if (width != 0) {
+      if (BucketExpired(parts.bucket, width, c.retention_ms, now)) continue;
+      if (parts.bucket != last_bucket) {
+        if (buckets == kMaxReadBuckets) {
+          return TooManyBuckets(c).WithContext("key " + Quote(current));
+        }
+        ++buckets;
+        last_bucket = parts.bucket;
+      }
+    }
+    ShardSum v;
+    Status s = CheckShardValue(c, key, it->value().ToStringView(), parts.shard,
+                               &v);
+    if (!s.ok()) return s;
+    sum.Add(v);
+  }
+  Status s = FromRocks(it->status(), "scan keys");
+  if (!s.ok() || !have) return s;
+  bool go_on = true;
+  return flush(&go_on);
+}
+
+Result<std::vector<int64_t>> DbImpl::ReadKeys(
+    std::string_view counter, const std::vector<std::string_view>& keys,
+    const ReadOptions& options) {
+  Status reads = CheckReads(kReadValues, "ReadKeys");
+  if (!reads.ok()) return reads;
+  if (keys.empty() || keys.size() > kMaxReadKeys) {
+    return Status::InvalidArgument(
+        "ReadKeys of " + std::to_string(keys.size()) + " keys: give 1.." +
+        std::to_string(kMaxReadKeys) + " (kMaxReadKeys)");
+  }
+  for (size_t i = 0; i < keys.size(); ++i) {
+    Status s = ValidateCounterKey(keys[i]);
+    if (!s.ok()) return s.WithContext("key " + std::to_string(i));
+  }
+  Catalog::Reader catalog(catalog_.get());
+  const Catalog::Entry* c = catalog.Find(counter);
+  if (c == nullptr) return CounterNotFound(counter);
+  if (!c->keyed) return NotKeyed(*c, "ReadKeys");
+  const SnapshotHold snapshot(db_.get());
+  rocksdb::ReadOptions ro;
+  ro.verify_checksums = options.verify_checksums;
+  ro.snapshot = snapshot.get();
+  std::vector<int64_t> out(keys.size(), 0);
+  if (c->bucket != BucketWidth::kNone) {
+    // Each key's retained buckets, one bounded scan each, in one snapshot.
+    for (size_t i = 0; i < keys.size(); ++i) {
+      Status s = SumShards(*c, keys[i], ro, &out[i]);
+      if (!s.ok()) return s.WithContext("key " + Quote(keys[i]));
+    }
+    return out;
+  }
+  // One MultiGet of every (key, shard): each lookup stops at its key's
+  // newest value.
+  const size_t n = keys.size() * c->shards;
+  std::vector<char> bytes(n * kMaxShardKeyBytes);
+  std::vector<rocksdb::Slice> slices(n);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const KeyPrefix prefix(c->id, keys[i]);
+    for (uint32_t j = 0; j < c->shards; ++j) {
+      const size_t k = i * c->shards + j;
+      char* at = bytes.data() + k * kMaxShardKeyBytes;
+      slices[k] = rocksdb::Slice(at, EncodeShardKeyOf(prefix, kNoBucket, j, at));
+    }
+  }
+  std::vector<rocksdb::PinnableSlice> values(n);
+  std::vector<rocksdb::Status> statuses(n);
+  db_->MultiGet(ro, shards_, n, slices.data(), values.data(), statuses.data(),
+                /*sorted_input=*/false);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    ExactSum sum;
+    for (uint32_t j = 0; j < c->shards; ++j) {
+      const size_t k = i * c->shards + j;
+      if (statuses[k].IsNotFound()) continue;
+      if (!statuses[k].ok()) return FromRocks(statuses[k], "read keys");
+      ShardSum v;
+      Status s = CheckShardValue(*c, slices[k].ToStringView(),
+                                 values[k].ToStringView(), j, &v);
+      if (!s.ok()) return s;
+      sum.Add(v);
+    }
+    Status s = NarrowSum(*c, sum, &out[i]);
+    if (!s.ok()) return s.WithContext("key " + Quote(keys[i]));
+  }
+  return out;
+}
+
+Result<std::vector<KeyValue>> DbImpl::ListKeys(
+    std::string_view counter, const ListKeysOptions& options) {
+  Status reads = CheckReads(kReadValues, "ListKeys");
+  if (!reads.ok()) return reads;
+  if (options.limit < 1 || options.limit > kMaxListKeys) {
+    return Status::InvalidArgument("key list limit " +
+                                   std::to_string(options.limit) +
+                                   " is outside 1.." +
+                                   std::to_string(kMaxListKeys));
+  }
+  Status s;
+  if (!options.prefix.empty()) s = ValidateCounterKey(options.prefix);
+  if (s.ok() && !options.start_after.empty()) {
+    s = ValidateCounterKey(options.start_after);
+  }
+  if (!s.ok()) return s;
+  Catalog::Reader catalog(catalog_.get());
+  const Catalog::Entry* c = catalog.Find(counter);
+  if (c == nullptr) return CounterNotFound(counter);
+  if (!c->keyed) return NotKeyed(*c, "ListKeys");
+  // From the later of the prefix and just past start_after's keys (its
+  // prefix with the closing 0x00 raised), to the end of the prefix: the
+  // prefix bytes with the last one raised (a key's bytes are never 0xff),
+  // or the counter's end.
+  std::string seek(kCounterIdBytes, '\0');
+  EncodeCounterPrefix(c->id, seek.data());
+  seek.append(options.prefix);
+  if (!options.start_after.empty()) {
+    std::string after;
+    KeyPrefix(c->id, options.start_after).End(&after);
+    seek = std::max(seek, after);
+  }
+  std::string upper;
+  if (options.prefix.empty()) {
+    KeyPrefix(c->id, {}).End(&upper);
+  } else {
+    upper.assign(kCounterIdBytes, '\0');
+    EncodeCounterPrefix(c->id, upper.data());
+    upper.append(options.prefix);
+    upper.back() = static_cast<char>(static_cast<uint8_t>(upper.back()) + 1);
+  }
+  std::vector<KeyValue> out;
+  if (seek >= upper) return out;
+  rocksdb::ReadOptions ro;
+  s = ScanKeys(*c, ro, seek, upper, [&](std::string_view key, int64_t v) {
+    out.push_back(KeyValue{std::string(key), v});
+    return out.size() < options.limit;
+  });
+  if (!s.ok()) return s;
+  return out;
+}
+
+Status DbImpl::ScanTop(const CounterInfo& c, size_t keep,
+                       TopKeysResult* out) {
+  const SnapshotHold snapshot(db_.get());
+  rocksdb::ReadOptions ro;
+  ro.snapshot = snapshot.get();
+  out->sequence = snapshot.get()->GetSequenceNumber();
+  out->as_of_ms = clock_->NowMillis();
+  std::string begin(kCounterIdBytes, '\0'), end;
+  EncodeCounterPrefix(c.id, begin.data());
+  KeyPrefix(c.id, {}).End(&end);
+  TopKeeper top(keep);
+  ExactSum total;
+  uint64_t keys = 0;
+  Status s = ScanKeys(c, ro, begin, end, [&](std::string_view key, int64_t v) {
+    ++keys;
+    total.Add(v);
+    top.Offer(key, v);
+    return true;
+  });
+  if (!s.ok()) return s;
+  s = NarrowSum(c, total, &out->total);
+  if (!s.ok()) return s;
+  out->key_count = keys;
+  out->keys = top.Take();
+  return Status::OK();
+}
+
+Result<TopKeysResult> DbImpl::TopKeys(std::string_view counter, size_t n,
+                                      const TopKeysOptions& options) {
+  Status reads = CheckReads(options.exact ? kReadValues : kReadRollups,
+                            "TopKeys");
+  if (!reads.ok()) return reads;
+  if (n < 1 || n > kMaxTopKeys) {
+    return Status::InvalidArgument("top " + std::to_string(n) +
+                                   " keys: give 1.." +
+                                   std::to_string(kMaxTopKeys) +
+                                   " (kMaxTopKeys)");
+  }
+  TopKeysResult out;
+  std::string name;
+  {
+    Catalog::Reader catalog(catalog_.get());
+    const Catalog::Entry* c = catalog.Find(counter);
+    if (c == nullptr) return CounterNotFound(counter);
+    if (!c->keyed) return NotKeyed(*c, "TopKeys");
+    if (options.exact) {
+      Status s = ScanTop(*c, n, &out);
+      if (!s.ok()) return s;
+      out.exact = true;
+      return out;
+    }
+    name = c->name;
+    Status s = ReadTopList(*c, &out);
+    if (s.ok()) {
+      if (out.keys.size() > n) out.keys.resize(n);
+      out.lag_ms = std::max<int64_t>(0, clock_->NowMillis() - out.as_of_ms);
+      return out;
+    }
+    if (!s.IsNotFound()) return s;
+    if (options_.read_only) {
+      return Status::NotFound("counter " + Quote(c->name) +
+                              " has no roll-up yet; a writable open makes "
+                              "one (RollupNow or the roll-up worker)");
+    }
+  }
+  // Never rolled up: roll it up now (outside the catalog hold), then read.
+  Status s = RollupKeyed(name, /*force=*/true);
+  if (!s.ok()) return s;
+  Catalog::Reader catalog(catalog_.get());
+  const Catalog::Entry* c = catalog.Find(name);
+  if (c == nullptr) return CounterNotFound(name);
+  s = ReadTopList(*c, &out);
+  if (!s.ok()) return s;
+  if (out.keys.size() > n) out.keys.resize(n);
+  out.lag_ms = std::max<int64_t>(0, clock_->NowMillis() - out.as_of_ms);
+  return out;
+}
+
+Status DbImpl::ReadTopList(const CounterInfo& c, TopKeysResult* out) {
+  char key[kTopListKeyBytes];
+  EncodeCounterPrefix(c.id, key);
+  key[kCounterIdBytes] = kTopListTag;
+  if (rollups_ == nullptr) return Status::NotFound("no rollups family");
+  rocksdb::PinnableSlice found;
+  rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), rollups_,
+                                rocksdb::Slice(key, sizeof key), &found);
+  if (rs.IsNotFound()) return Status::NotFound("no top list");
+  if (!rs.ok()) return FromRocks(rs, "read top list");
+  if (!DecodeTopList(found.ToStringView(), out)) {
+    return Status::Corruption(
+        "top list of counter " + Quote(c.name) + " at key " +
+        HexKey(std::string_view(key, sizeof key)) + " is malformed (" +
+        std::to_string(found.size()) + " bytes)");
+  }
+  return Status::OK();
+}
+
+Status DbImpl::DeleteKey(std::string_view counter, std::string_view key) {
+  Status s = CheckWritable();
+  if (!s.ok()) return s;
+  s = ValidateCounterKey(key);
+  if (!s.ok()) return s;
+  Catalog::Reader catalog(catalog_.get());
+  const Catalog::Entry* c = catalog.Find(counter);
+  if (c == nullptr) return CounterNotFound(counter);
+  if (!c->keyed) return NotKeyed(*c, "DeleteKey");
+  const CounterRange range(KeyPrefix(c->id, key));
+  rocksdb::WriteBatch wb;
+  rocksdb::Status rs = wb.DeleteRange(shards_, range.begin(), range.end());
+  if (rs.ok()) rs = wb.DeleteRange(events_, range.begin(), range.end());
+  if (!rs.ok()) return FromRocks(rs, "delete key");
+  s = commit_->Commit(&wb);
+  if (!s.ok()) return s;
+  // The roll-up is stale now: count the delete as a change.
+  c->applied.fetch_add(1, std::memory_order_release);
+  return Status::OK();
+}
+
+}  // namespace tally::engine
