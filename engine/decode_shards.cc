@@ -9,8 +9,8 @@ std::string DecodeShardsKey(std::string_view key, FamilyRecord* out) {
   out->kind = RecordKind::kShard;
   ShardKeyParts parts;
   if (!DecodeAnyShardKey(key, &parts)) {
-    return "a shard key is a counter id, a key closed by 0x00 (keyed "
-           "counters), a bucket start (bucketed) and a shard index";
+    return "a shard key is 12 or 20 bytes, or keyed (id, key, 0x00, "
+           "[bucket], shard)";
   }
   out->counter_id = parts.counter_id;
   out->counter_key = std::string(parts.key);

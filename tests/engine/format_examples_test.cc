@@ -171,6 +171,13 @@ void WriteEveryRecord(const std::string& path, std::string* db_id,
     ASSERT_OK(entries);
     ASSERT_EQ(entries->size(), 1u);
     *origin = (*entries)[0].origin;
+    // id 5: a keyed counter of one shard: key "p1" got a once-increment of
+    // 2 (event "u1"), then a roll-up (total and top list).
+    CounterSpec likes;
+    likes.keyed = true;
+    ASSERT_OK(db->CreateCounter("likes", likes));
+    ASSERT_OK(db->IncrementOnce({"likes", "p1"}, "u1", 2));
+    ASSERT_OK(db->RollupNow("likes"));
     Result<std::string> id = tally::DatabaseId(*db);
     ASSERT_OK(id);
     *db_id = *id;

@@ -507,7 +507,7 @@ TEST_F(WalDecodeTest, WhatTallyDoesNotWriteIsRawHexWithAReason) {
   EXPECT_EQ(counterctl::WalOpText(b.ops[1]),
             "raw family=shards type=merge key=73686f7274 "
             "value=0100000000000000 reason=\"a shard key is 12 or 20 "
-            "bytes\"");
+            "bytes, or keyed (id, key, 0x00, [bucket], shard)\"");
   EXPECT_EQ(counterctl::WalOpText(b.ops[2]).rfind(
                 "raw family=events type=put key=", 0),
             0u)
