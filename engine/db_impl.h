@@ -8,7 +8,8 @@
 //   apply.cc        batches (Apply), planned by engine/write_plan.h
 //   read_path.cc    exact and range reads, histograms, marker counts
 //   marker_reads.cc GetMarker, ListMarkers
-//   rollups.cc      roll-ups and ReadCached
+//   keyed_reads.cc  ReadKeys, ListKeys, TopKeys, DeleteKey (keyed counters)
+//   rollups.cc      roll-ups (keyed: total and top list) and ReadCached
 //   outbox.cc       the outbox feed
 //   import.cc       ImportCounter
 //   verify.cc       Verify
