@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "bench/redis_client.h"
 
 namespace tally::bench {
 namespace {
@@ -44,75 +45,6 @@ const char* const kOnceScript =
     "if redis.call('SET', KEYS[1], ARGV[1], 'NX') then "
     "return redis.call('INCRBY', KEYS[2], ARGV[1]) end "
     "return -1";
-
-struct ReplyFree {
-  void operator()(redisReply* r) const { freeReplyObject(r); }
-};
-using Reply = std::unique_ptr<redisReply, ReplyFree>;
-
-struct ContextFree {
-  void operator()(redisContext* c) const { redisFree(c); }
-};
-
-class Redis {
- public:
-  // Connects and empties the server; returns an error text or "".
-  std::string Connect() {
-    const char* port = std::getenv("REDIS_PORT");
-    if (port == nullptr) return "REDIS_PORT is not set";
-    c_.reset(redisConnect("127.0.0.1", std::atoi(port)));
-    if (c_ == nullptr) return "redisConnect failed";
-    if (c_->err != 0) return c_->errstr;
-    Reply r = Command("FLUSHALL");
-    return r != nullptr && r->type == REDIS_REPLY_STATUS ? "" : Error();
-  }
-
-  std::string Error() const {
-    return c_ != nullptr && c_->err != 0 ? c_->errstr : "unexpected reply";
-  }
-
-  template <typename... Args>
-  Reply Command(const char* format, Args... args) {
-    return Reply(
-        static_cast<redisReply*>(redisCommand(c_.get(), format, args...)));
-  }
-
-  template <typename... Args>
-  bool Append(const char* format, Args... args) {
-    return redisAppendCommand(c_.get(), format, args...) == REDIS_OK;
-  }
-
-  Reply Next() {
-    void* r = nullptr;
-    if (redisGetReply(c_.get(), &r) != REDIS_OK) return nullptr;
-    return Reply(static_cast<redisReply*>(r));
-  }
-
-  // GET as an integer (a missing key is 0); -1 on error.
-  int64_t GetInt(const char* key) {
-    Reply r = Command("GET %s", key);
-    if (r == nullptr) return -1;
-    if (r->type == REDIS_REPLY_NIL) return 0;
-    return r->type == REDIS_REPLY_STRING ? std::atoll(r->str) : -1;
-  }
-
-  int64_t DbSize() {
-    Reply r = Command("DBSIZE");
-    return r != nullptr && r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
-  }
-
-  // INFO memory's used_memory, in bytes; -1 on error.
-  int64_t UsedMemory() {
-    Reply r = Command("INFO memory");
-    if (r == nullptr || r->type != REDIS_REPLY_STRING) return -1;
-    const std::string info(r->str, r->len);
-    const size_t at = info.find("used_memory:");
-    return at == std::string::npos ? -1 : std::atoll(info.c_str() + at + 12);
-  }
-
- private:
-  std::unique_ptr<redisContext, ContextFree> c_;
-};
 
 bool ConnectOrFail(benchmark::State& state, Redis* redis) {
   const std::string err = redis->Connect();

@@ -37,18 +37,12 @@ namespace {
 const char* const kCounters[] = {"c0", "c1", "c2", "c3"};
 constexpr int kCounterCount = 4;
 
-class Sqlite {
+class Sqlite : public WalConnection {
  public:
-  // close_v2: the handle closes once the member statements (destroyed
-  // after this body) are finalized.
-  ~Sqlite() { sqlite3_close_v2(db_); }
-
   // Opens `path` with journal_mode=WAL and the given synchronous mode and
   // creates the tables and counters; returns an error text or "".
   std::string Open(const std::string& path, const char* synchronous) {
-    if (sqlite3_open(path.c_str(), &db_) != SQLITE_OK) return Error();
-    const std::string sync = std::string("PRAGMA synchronous=") + synchronous;
-    if (!Exec("PRAGMA journal_mode=WAL") || !Exec(sync.c_str()) ||
+    if (!OpenWal(path, synchronous) ||
         !Exec("CREATE TABLE events(counter TEXT, event_id TEXT, "
               "delta INTEGER, PRIMARY KEY(counter, event_id))") ||
         !Exec("CREATE TABLE counters(name TEXT PRIMARY KEY, value INTEGER)")) {
@@ -63,21 +57,11 @@ class Sqlite {
                                "INSERT OR IGNORE INTO events(counter, "
                                "event_id, delta) VALUES(?1, ?2, ?3)") ||
         !add_.Prepare(db_,
-                      "UPDATE counters SET value=value+?1 WHERE name=?2") ||
-        !begin_.Prepare(db_, "BEGIN") || !commit_.Prepare(db_, "COMMIT")) {
+                      "UPDATE counters SET value=value+?1 WHERE name=?2")) {
       return Error();
     }
     return "";
   }
-
-  bool Exec(const char* sql) {
-    return sqlite3_exec(db_, sql, nullptr, nullptr, nullptr) == SQLITE_OK;
-  }
-  std::string Error() const {
-    return db_ != nullptr ? sqlite3_errmsg(db_) : "sqlite3_open failed";
-  }
-  bool Begin() { return begin_.Run(); }
-  bool Commit() { return commit_.Run(); }
 
   bool Add(const char* counter, int64_t delta) {
     sqlite3_bind_int64(add_.get(), 1, delta);
@@ -103,8 +87,7 @@ class Sqlite {
   }
 
  private:
-  sqlite3* db_ = nullptr;
-  Statement insert_event_, add_, begin_, commit_;
+  Statement insert_event_, add_;
 };
 
 // After the loop: counters sum to `expected`, events hold `events` rows.

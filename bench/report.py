@@ -407,6 +407,37 @@ TARGETS_14 = [
 ]
 
 
+# Issue 15's targets (tally_likes_bench, one run: each benchmark runs
+# three times in turn, /pair:K, so a ratio's pairs come from within that
+# run). The exactness checks (every post's value, Verify, TopKeys from the
+# roll-up equal to an exact scan and to the generator's top 10) are asserted
+# by the benchmark itself: a failure fails it and shows under "Skipped or
+# failed", and its rows then say "no data".
+LIKES_TALLY_BEST = Best(["likes/tally/once", "likes/tally/batch:1000"],
+                        "likes/tally/{once,batch:1000} (faster per pair)")
+LIKES_RSS = Largest("likes/rss/keys:")
+TARGETS_15 = [
+    Target("likes.tally_batch_vs_sqlite_batch",
+           "likes: tally `Apply` of 1000 once-increments vs SQLite (WAL, "
+           "NORMAL), 1000 likes per transaction",
+           "likes/tally/batch:1000", "likes/sqlite/batch:1000", 3.0),
+    Target("likes.tally_best_vs_redis_pipelined",
+           "likes: tally at its best (`IncrementOnce` or `Apply` of 1000, "
+           "the faster per pair) vs Redis Lua SET NX + INCR pipelined 1000 "
+           "deep", LIKES_TALLY_BEST, "likes/redis/lua_pipelined/depth:1000",
+           1.0),
+    Target("likes.read_keys50_vs_read_exact50",
+           "a feed page: one `ReadKeys` of 50 keys vs 50 `ReadExact` "
+           "(keys/s)", "likes/read50/read_keys", "likes/read50/read_exact",
+           3.0),
+    Target("likes.rss_bound_vs_peak",
+           "memory bound (block cache + every family's memtables + 64 MiB) "
+           "over peak RSS after writing N distinct keys (N = 10M in full "
+           "mode)", LIKES_RSS, LIKES_RSS, 1.0, num_field="rss_bound_mb",
+           den_field="vmhwm_mb"),
+]
+
+
 def compute_ratios(F):
     """Every ratio of the issue-4 targets, plus the reference ones."""
     s = "strategy/{}/{}/batch:{}/threads:{}"
@@ -491,6 +522,14 @@ def compute_ratios(F):
     # take over its `target` (the issue-4 target stays under `targets`).
     for t in TARGETS_14:
         t.record(F)
+    F.ratio("likes.tally_once_vs_sqlite_per_like", "likes/tally/once",
+            "likes/sqlite/batch:1")
+    F.ratio("likes.tally_once_vs_redis_lua", "likes/tally/once",
+            "likes/redis/lua")
+    F.ratio("likes.tally_batch_vs_redis_pipelined", "likes/tally/batch:1000",
+            "likes/redis/lua_pipelined/depth:1000")
+    for t in TARGETS_15:
+        t.record(F)
 
 
 # ---- tables ----
@@ -523,6 +562,8 @@ def side_text(side):
         t = us(v)
     elif f.endswith("_ms"):
         t = f"{v:,.1f} ms"
+    elif f.endswith("_mb"):
+        t = f"{v:,.1f} MiB"
     else:
         t = rate(v)
     return f"{t} (`{side['name']}`)"
@@ -567,6 +608,80 @@ def targets14_table(F):
                  TARGET_ALIGN)
 
 
+def targets15_table(F):
+    return table(TARGET_HEADER, [target_row(F, t.key) for t in TARGETS_15],
+                 TARGET_ALIGN)
+
+
+def likes_table(F):
+    """The likes workload's rows: every side's rate and latency, the
+    reference ratios, space, TopKeys, feed-page reads and RSS."""
+    sides = [
+        ("tally `IncrementOnce`, one call per like", "likes/tally/once"),
+        ("tally `Apply`, 1000 likes per batch", "likes/tally/batch:1000"),
+        ("SQLite, one transaction per like", "likes/sqlite/batch:1"),
+        ("SQLite, 1000 likes per transaction", "likes/sqlite/batch:1000"),
+        ("Redis Lua, one call per like", "likes/redis/lua"),
+        ("Redis Lua, pipelined 1000 deep",
+         "likes/redis/lua_pipelined/depth:1000"),
+    ]
+    out = [table(LAT_HEADER, [lat_row(F, label, name) for label, name in sides])]
+    w = F.f.get("likes/tally/batch:1000", {})
+    out.append(
+        f"Workload: {num(w.get('posts'))} posts, {num(w.get('distinct_likes'))} "
+        f"distinct likes on {num(w.get('posts_liked'))} of them and "
+        f"{num(w.get('copies'))} second deliveries per batch-side run (the "
+        "other sides replay a prefix of the same stream: fewer deliveries, "
+        "the same popularity). ops/s counts deliveries; latency is per call, "
+        "transaction, `Apply` or pipelined round. Reference ratios: tally "
+        "`IncrementOnce` / SQLite per like "
+        f"{xr(F.ratios['likes.tally_once_vs_sqlite_per_like']['value'])}, "
+        "tally `IncrementOnce` / Redis Lua per call "
+        f"{xr(F.ratios['likes.tally_once_vs_redis_lua']['value'])}, tally "
+        "`Apply` / Redis pipelined "
+        f"{xr(F.ratios['likes.tally_batch_vs_redis_pipelined']['value'])}.")
+    sq = F.f.get("likes/sqlite/batch:1000", {})
+    rd = F.f.get("likes/redis/lua_pipelined/depth:1000", {})
+    rows = [
+        ["tally, whole directory after `tally::Compact`",
+         num(w.get("disk_bytes_per_key"), " B"),
+         num(w.get("disk_bytes_per_like"), " B")],
+        ["tally, live SST files after `tally::Compact`",
+         num(w.get("sst_bytes_per_key"), " B"),
+         num(w.get("sst_bytes_per_like"), " B")],
+        ["SQLite, file after a WAL checkpoint and `VACUUM`",
+         num(sq.get("disk_bytes_per_key"), " B"),
+         num(sq.get("disk_bytes_per_like"), " B")],
+        ["Redis, `used_memory` growth (in memory; `used_memory_rss` "
+         f"{num(rd.get('used_memory_rss_mb'), ' MiB')})",
+         num(rd.get("memory_bytes_per_key"), " B"),
+         num(rd.get("memory_bytes_per_like"), " B")],
+    ]
+    out.append(table(["space (pair 0 of the batched sides)", "per post",
+                      "per like"], rows, ["---", "---:", "---:"]))
+    top_r, top_e = "likes/top10/rollup", "likes/top10/exact"
+    out.append(
+        f"TopKeys(10) on the loaded batch-side database "
+        f"({num(F.get(top_r, 'keys'))} keys): from the roll-up p50 "
+        f"{us(F.get(top_r, 'p50_us'))} (after a `RollupNow` of "
+        f"{num(F.get(top_r, 'rollup_ms'), ' ms')}), exact scan p50 "
+        f"{us(F.get(top_e, 'p50_us'))}; both equal the generator's top 10 "
+        "(asserted). A feed page of 50 keys: `ReadKeys` "
+        f"{us(F.get('likes/read50/read_keys', 'p50_us'))} p50, 50 `ReadExact` "
+        f"{us(F.get('likes/read50/read_exact', 'p50_us'))} p50.")
+    rss = [n for n in F.f if re.fullmatch(r"likes/rss/keys:\d+", n)]
+    if rss:
+        r = F.f[max(rss, key=lambda n: int(n.rsplit(":", 1)[1]))]
+        out.append(
+            f"RSS after writing {num(r.get('keys'))} distinct keys of one "
+            f"keyed counter: VmRSS {num(r.get('vmrss_mb'), ' MiB')}, peak "
+            f"(VmHWM) {num(r.get('vmhwm_mb'), ' MiB')}, against the bound "
+            f"{num(r.get('rss_bound_mb'), ' MiB')} (block cache + "
+            "write_buffer_size x max_write_buffer_number of every column "
+            "family + 64 MiB, from the default `Options`).")
+    return "\n\n".join(out)
+
+
 def targets_table(F):
     rows = [target_row(F, key, "issue4" if "targets" in F.ratios[key] else None)
             for key in TARGET_KEYS]
@@ -575,12 +690,14 @@ def targets_table(F):
 
 def readme_table(F):
     rows = []
-    for key, issue in ([(t.key, None) for t in TARGETS_14] +
+    for key, issue in ([(t.key, None) for t in TARGETS_15] +
+                       [(t.key, None) for t in TARGETS_14] +
                        [(k, "issue4" if "targets" in F.ratios[k] else None)
                         for k in TARGET_KEYS if k not in
                         {t.key for t in TARGETS_14}]):
         r = F.ratios[key]
-        rows.append(["14" if key in {t.key for t in TARGETS_14} else "4",
+        rows.append(["15" if key in {t.key for t in TARGETS_15} else
+                     "14" if key in {t.key for t in TARGETS_14} else "4",
                      r["what"], value_text(r), spread_text(r),
                      target_text(r, issue), verdict_of(r, issue)])
     return table(["issue", "what", "median", "spread", "target", "verdict"],
@@ -607,7 +724,7 @@ def verdict_sentence(F, key, issue=None):
 
 def spread_summary(F):
     """How far the pairs of the target ratios spread in this run."""
-    keys = [t.key for t in TARGETS_14] + TARGET_KEYS
+    keys = [t.key for t in TARGETS_15 + TARGETS_14] + TARGET_KEYS
     widest = []
     for k in dict.fromkeys(keys):
         r = F.ratios.get(k)
@@ -1022,7 +1139,7 @@ def plots(F, out_dir):
                   "the read-only after-close line must stay under the dotted "
                   "100 ms target.")
 
-    rows = [F.ratios[k] for k in dict.fromkeys([t.key for t in TARGETS_14] +
+    rows = [F.ratios[k] for k in dict.fromkeys([t.key for t in TARGETS_15 + TARGETS_14] +
                                                TARGET_KEYS)
             if F.ratios[k]["kind"] == "ratio" and F.ratios[k]["pair_values"]]
     if rows:
@@ -1171,6 +1288,8 @@ def main():
             [file_round(fn)[1] for fn in os.listdir(args.results)
              if fn.endswith(".json")] or [1])),
         "TABLE_TARGETS14": targets14_table(F),
+        "TABLE_TARGETS15": targets15_table(F),
+        "TABLE_LIKES": likes_table(F),
         "SPREAD": spread_summary(F),
         "TABLE_RECOVERY": recovery_table(F),
         "TABLE_READERS": readers_table(F),

@@ -25,8 +25,9 @@
 # stopped after each) and tally_bench; rounds 2.. rerun only the two sides of
 # each target ratio (PAIR_FILTER_* below), in the same order, as NAME.rR.json.
 # Then bench/apply_vs_sqlite.sh alternates counterctl apply and sqlite_apply
-# PAIRS times on one file, and tally_recovery_bench and tally_reader_bench
-# run once each. The raw JSON files go to DIR/bench-results/<UTC time>/, then
+# PAIRS times on one file, and tally_likes_bench (issue 15: its own three
+# pairs inside, with a redis-server of its own), tally_recovery_bench and
+# tally_reader_bench run once each. The raw JSON files go to DIR/bench-results/<UTC time>/, then
 # bench/report.py writes docs/benchmarks.md, docs/bench/*.png,
 # bench-results.json and the README's benchmark table. Exit status:
 # non-zero when a benchmark fails its own result check or a step fails.
@@ -262,6 +263,29 @@ else
   SKIPPED+=("apply: counterctl or sqlite_apply was not built")
 fi
 step_done "apply" "$t0" "$PAIRS pairs, $((200000 * SCALE)) lines"
+
+# ---- the likes workload (issue 15): one run, its pairs inside ----
+# tally_likes_bench alternates its sides itself (/pair:K); its Redis rows
+# need a server (unpinned, without persistence, as above).
+if have_bin tally_likes_bench "likes"; then
+  port=""
+  if ((REDIS)); then
+    port="$(free_port)"
+    if ! start_redis "$port"; then
+      stop_redis
+      port=""
+      SKIPPED+=("likes, Redis rows: redis-server did not answer on 127.0.0.1")
+    fi
+  else
+    SKIPPED+=("likes, Redis rows: no redis-server or redis_peer_bench (hiredis)")
+  fi
+  if [[ -n "$port" ]]; then
+    REDIS_PORT="$port" run_bench likes "$BIN/tally_likes_bench"
+    stop_redis
+  else
+    run_bench likes "$BIN/tally_likes_bench"
+  fi
+fi
 
 # ---- recovery and readers: one run each, when built ----
 if have_bin tally_recovery_bench "recovery"; then

@@ -20,7 +20,7 @@ BENCH_CMAKE_ARGS=(-DCMAKE_BUILD_TYPE=Release -DTALLY_BUILD_TESTS=OFF
 # Every suite build has these (counterctl and sqlite_apply: the apply step).
 BENCH_TARGETS=(strategies_bench tally_api_bench tally_space_bench
   sqlite_peer_bench tally_bench tally_recovery_bench tally_reader_bench
-  counterctl sqlite_apply)
+  tally_likes_bench counterctl sqlite_apply)
 # Built when the configured tree has them: redis_peer_bench needs hiredis
 # (run_suite.sh skips its step, with a message, when it is not built).
 BENCH_OPTIONAL_TARGETS=(redis_peer_bench)
