@@ -134,21 +134,22 @@ Result<std::vector<int64_t>> DbImpl::ReadKeys(
   const Catalog::Entry* c = catalog.Find(counter);
   if (c == nullptr) return CounterNotFound(counter);
   if (!c->keyed) return NotKeyed(*c, "ReadKeys");
-  const SnapshotHold snapshot(db_.get());
   rocksdb::ReadOptions ro;
   ro.verify_checksums = options.verify_checksums;
-  ro.snapshot = snapshot.get();
   std::vector<int64_t> out(keys.size(), 0);
   if (c->bucket != BucketWidth::kNone) {
     // Each key's retained buckets, one bounded scan each, in one snapshot.
+    const SnapshotHold snapshot(db_.get());
+    ro.snapshot = snapshot.get();
     for (size_t i = 0; i < keys.size(); ++i) {
       Status s = SumShards(*c, keys[i], ro, &out[i]);
       if (!s.ok()) return s.WithContext("key " + Quote(keys[i]));
     }
     return out;
   }
-  // One MultiGet of every (key, shard): each lookup stops at its key's
-  // newest value.
+  // One MultiGet of every (key, shard), which reads them all at one
+  // implicit snapshot (no DB mutex for an explicit one): each lookup stops
+  // at its key's newest value.
   const size_t n = keys.size() * c->shards;
   std::vector<char> bytes(n * kMaxShardKeyBytes);
   std::vector<rocksdb::Slice> slices(n);
