@@ -93,7 +93,8 @@ TEST(CodingKeyed, KeyedKeysCarryTheKeyClosedByZero) {
   EXPECT_EQ(key, "ab");
   EXPECT_EQ(event_id, "user-1");
   // A named marker key (no 0 byte) decodes with no key.
-  ASSERT_TRUE(DecodeAnyMarkerKey(kId7 + "user-1", &id, &key, &event_id));
+  const std::string named = kId7 + "user-1";  // the views point into it
+  ASSERT_TRUE(DecodeAnyMarkerKey(named, &id, &key, &event_id));
   EXPECT_TRUE(key.empty());
   EXPECT_EQ(event_id, "user-1");
 }
@@ -157,8 +158,9 @@ TEST(CodingKeyed, DecodersRefuseMalformedKeys) {
   // No 0x00 after the key (the shard index's bytes hold none either).
   EXPECT_FALSE(DecodeAnyShardKey(kId7 + "post\x01\x01\x01\x01", &parts));
   const std::string longest(kMaxKeyBytes, 'k');
-  EXPECT_TRUE(DecodeAnyShardKey(ShardKeyOf(7, longest, kNoBucket, 1), &parts));
-  EXPECT_EQ(parts.key, longest);
+  const std::string longest_key = ShardKeyOf(7, longest, kNoBucket, 1);
+  EXPECT_TRUE(DecodeAnyShardKey(longest_key, &parts));
+  EXPECT_EQ(parts.key, longest);  // a view of longest_key
   const std::string too_long =
       kId7 + longest + "k" + std::string("\0\0\0\0\x01", 5);
   EXPECT_FALSE(DecodeAnyShardKey(too_long, &parts));
@@ -199,8 +201,9 @@ TEST(CodingKeyed, KeyRangeDecodesOnlyAKeysBounds) {
   EXPECT_EQ(id, 7u);
   EXPECT_EQ(key, "post-1");
   const std::string longest(kMaxKeyBytes, 'k');
-  ASSERT_TRUE(DecodeKeyRange(KeyPrefix(7, longest).bytes(), End(7, longest),
-                             &id, &key));
+  const KeyPrefix longest_prefix(7, longest);  // key views its bytes
+  ASSERT_TRUE(
+      DecodeKeyRange(longest_prefix.bytes(), End(7, longest), &id, &key));
   EXPECT_EQ(key, longest);
   // A whole counter's range, another key's end, a key without its 0x00,
   // a 0-length key, a too-long key.
