@@ -506,8 +506,9 @@ TEST_F(WalDecodeTest, WhatTallyDoesNotWriteIsRawHexWithAReason) {
             "expected 8 or 16)\"");
   EXPECT_EQ(counterctl::WalOpText(b.ops[1]),
             "raw family=shards type=merge key=73686f7274 "
-            "value=0100000000000000 reason=\"a shard key is 12 or 20 "
-            "bytes\"");
+            "value=0100000000000000 reason=\"a shard key is a counter id, "
+            "a key closed by 0x00 (keyed counters), a bucket start "
+            "(bucketed) and a shard index\"");
   EXPECT_EQ(counterctl::WalOpText(b.ops[2]).rfind(
                 "raw family=events type=put key=", 0),
             0u)
