@@ -162,7 +162,43 @@ Result<DbStats> DbImpl::GetDbStats() {
                                       "rocksdb.background-errors");
   out.latched_error = commit_->LatchedError().ToString();
   if (out.latched_error == "OK") out.latched_error.clear();
+  Status s = KeyedCounterFigures(view, &out.keyed_counters);
+  if (!s.ok()) return s;
   return out;
+}
+
+Status DbImpl::KeyedCounterFigures(const Catalog::Reader& catalog,
+                                   std::vector<KeyedCounterStats>* out) {
+  const int64_t now = clock_->NowMillis();
+  Status first;
+  catalog.ForEach([&](const Catalog::Entry& c) {
+    if (!c.keyed || !first.ok()) return;
+    KeyedCounterStats k;
+    k.name = c.name;
+    TopKeysResult top;
+    Status s = ReadTopList(c, &top);
+    if (!s.ok() && !s.IsNotFound()) {
+      first = s;
+      return;
+    }
+    if (s.ok()) {
+      k.rolled_up = true;
+      k.keys = top.key_count;
+      k.as_of_ms = top.as_of_ms;
+      k.lag_ms = std::max<int64_t>(0, now - top.as_of_ms);
+      const uint64_t at = c.rolled_up_at.load(std::memory_order_relaxed);
+      if (!options_.read_only && at != Catalog::Entry::kNever) {
+        k.changes_since_known = true;
+        k.changes_since = c.applied.load(std::memory_order_relaxed) - at;
+      }
+    }
+    out->push_back(std::move(k));
+  });
+  std::sort(out->begin(), out->end(),
+            [](const KeyedCounterStats& a, const KeyedCounterStats& b) {
+              return a.name < b.name;
+            });
+  return first;
 }
 
 Status DbImpl::Compact() {

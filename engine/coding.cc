@@ -172,6 +172,24 @@ bool DecodeAnyMarkerKey(std::string_view bytes, uint64_t* counter_id,
   return true;
 }
 
+bool DecodeKeyRange(std::string_view begin, std::string_view end,
+                    uint64_t* counter_id, std::string_view* key) {
+  if (begin.size() < static_cast<size_t>(kCounterIdBytes) + 2 ||
+      begin.size() > kMaxKeyPrefixBytes || begin.back() != kKeyEnd) {
+    return false;
+  }
+  const std::string_view k =
+      begin.substr(kCounterIdBytes, begin.size() - kCounterIdBytes - 1);
+  if (k.find(kKeyEnd) != std::string_view::npos) return false;
+  const KeyPrefix prefix(DecodeFixed64BE(begin.data()), k);
+  std::string prefix_end;
+  prefix.End(&prefix_end);
+  if (end != prefix_end) return false;
+  *counter_id = DecodeFixed64BE(begin.data());
+  *key = k;
+  return true;
+}
+
 std::string CounterMetaKey(std::string_view name) {
   std::string key;
   key.reserve(1 + name.size());

@@ -191,6 +191,13 @@ void EncodeMarkerKeyOf(const KeyPrefix& prefix, std::string_view event_id,
 bool DecodeAnyMarkerKey(std::string_view bytes, uint64_t* counter_id,
                         std::string_view* key, std::string_view* event_id);
 
+// The range [KeyPrefix(id, key), its End()) that deletes one key of a keyed
+// counter (Db::DeleteKey), split into the counter id and the key (a view of
+// `begin`). False for any other pair of bounds (a whole counter's range is
+// no key's).
+bool DecodeKeyRange(std::string_view begin, std::string_view end,
+                    uint64_t* counter_id, std::string_view* key);
+
 // rollups CF key of a keyed counter's top list: u64be(id) + 0x01.
 inline constexpr char kTopListTag = '\x01';
 inline constexpr size_t kTopListKeyBytes = kCounterIdBytes + 1;

@@ -326,6 +326,10 @@ class DbImpl final : public Db, private BackendOps {
   Status ScanTop(const CounterInfo& c, size_t keep, TopKeysResult* out);
   // The stored top list; NotFound when the counter has none yet.
   Status ReadTopList(const CounterInfo& c, TopKeysResult* out);
+  // Every keyed counter's key count from its stored top list, for
+  // GetDbStats (engine/admin.cc): one Get each, in name order.
+  Status KeyedCounterFigures(const Catalog::Reader& catalog,
+                             std::vector<KeyedCounterStats>* out);
   // Rolls one counter up (the caller holds the catalog shared); `force`
   // also when nothing changed since this process last did.
   // `written`, when given, receives the record written (untouched when the

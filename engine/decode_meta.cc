@@ -109,6 +109,7 @@ std::string RenderMeta(WriteKind write, const FamilyRecord& rec, DumpOp* out) {
             IntField("retention_ms", rec.counter.retention_ms));
       }
       if (rec.counter.outbox) out->fields.push_back(UintField("outbox", 1));
+      if (rec.counter.keyed) out->fields.push_back(UintField("keyed", 1));
       return "";
     case RecordKind::kOutboxCursor:
       if (!put) return "unexpected write to the outbox cursor";

@@ -53,6 +53,7 @@ std::string RenderOutbox(WriteKind write, const FamilyRecord& rec,
   if (del) return "";
   const schema::OutboxRecord& e = rec.outbox;
   out->fields.push_back(TextField("counter", e.counter));
+  if (!e.key.empty()) out->fields.push_back(TextField("key", e.key));
   if (!e.event_id.empty()) {
     out->fields.push_back(TextField("event", e.event_id, "event_id"));
   }

@@ -177,14 +177,25 @@ class Decoder : public rocksdb::WriteBatch::Handler {
   }
 
   // A counter's whole range, [u64be(id), u64be(id+1)), in a family that a
-  // counter delete clears by range, is how tally deletes a counter; any
-  // other range (an outbox acknowledgement: seqs) is shown by its bounds.
+  // counter delete clears by range, is how tally deletes a counter, and one
+  // key's range (engine::DecodeKeyRange) how it deletes a key of a keyed
+  // counter; any other range (an outbox acknowledgement: seqs) is shown by
+  // its bounds.
   void DeleteRange(uint32_t cf, std::string_view begin, std::string_view end) {
     DumpOp op{"delete-range", "", {}};
     AddFamily(cf, &op);
     const ColumnFamily* f = engine::FindFamily(op.family);
     const bool by_counter =
         f != nullptr && f->on_delete == engine::OnCounterDelete::kCounterRange;
+    uint64_t id = 0;
+    std::string_view key;
+    if (by_counter && engine::DecodeKeyRange(begin, end, &id, &key)) {
+      op.fields.push_back(engine::CounterField(id));
+      op.fields.push_back(engine::TextField("key", std::string(key)));
+      Name(&op);
+      ops_->push_back(std::move(op));
+      return;
+    }
     constexpr size_t kId = engine::kCounterIdBytes;
     if (by_counter && begin.size() == kId && end.size() == kId) {
       const uint64_t b = engine::DecodeFixed64BE(begin.data());

@@ -374,6 +374,29 @@ struct FamilyStats {
   uint64_t l0_files = 0;
 };
 
+// A keyed counter's number of keys, estimated (DbStats::keyed_counters):
+// the key count its last roll-up stored with its top list (TopKeysResult::
+// key_count), exact as of that roll-up and one Get to read, never a scan.
+// RocksDB's own estimate (rocksdb.estimate-num-keys) is per column family,
+// not per key range, and counts every shard, bucket and pending operand of
+// a key, so it cannot give keys per counter (docs/design.md, "Keys per
+// keyed counter").
+struct KeyedCounterStats {
+  std::string name;
+  // False until the counter is first rolled up (RollupNow, the roll-up
+  // worker, TopKeys); `keys` and the times are 0 then.
+  bool rolled_up = false;
+  uint64_t keys = 0;     // keys with a stored value as of as_of_ms
+  int64_t as_of_ms = 0;  // Options::clock when the roll-up read them
+  int64_t lag_ms = 0;    // now - as_of_ms (>= 0)
+  // Increments applied and keys deleted since the roll-up, counted in this
+  // process (as CachedValue::lag_increments): each makes or removes at
+  // most one key, so the count now lies in keys +- changes_since. Known
+  // only in a writer that has rolled the counter up itself.
+  uint64_t changes_since = 0;
+  bool changes_since_known = false;
+};
+
 // What tally::GetDbStats reports: this process's engine counters and the
 // RocksDB figures that matter for a counter database.
 struct DbStats {
@@ -401,6 +424,8 @@ struct DbStats {
   // (empty when none).
   uint64_t background_errors = 0;
   std::string latched_error;
+  // Every keyed counter's keys, estimated, in name order (one Get each).
+  std::vector<KeyedCounterStats> keyed_counters;
 };
 
 }  // namespace tally

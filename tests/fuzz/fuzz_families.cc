@@ -8,8 +8,9 @@
 //    behaviour (UBSAN); each answers "" or a reason;
 //  - the answer does not depend on the bytes' alignment;
 //  - a renderer of a decoded record names an op (or a reason);
-//  - an outbox entry built from fuzzer-chosen fields, under its seq's key,
-//    decodes to the same fields (outbox records had no fuzzing before).
+//  - an outbox entry built from fuzzer-chosen fields (a keyed counter's key
+//    among them), under its seq's key, decodes to the same fields (outbox
+//    records had no fuzzing before).
 // Input: the first byte picks the split between key and value.
 // The batch decoder gets batches that rocksdb::WriteBatch built from
 // fuzzer-chosen ops, not the raw bytes: RocksDB's log reader hands on only
@@ -93,6 +94,8 @@ void CheckOutboxRoundTrip(const uint8_t* data, size_t size) {
   in.origin = origin;
   const std::string counter = fdp.ConsumeRandomLengthString(64);
   in.counter = counter;
+  const std::string counter_key = fdp.ConsumeRandomLengthString(kMaxKeyBytes);
+  in.key = counter_key;  // a keyed counter's key (format 4), or empty
   const std::string event_id = fdp.ConsumeRemainingBytesAsString();
   in.event_id = event_id;
   std::string value;
@@ -106,7 +109,8 @@ void CheckOutboxRoundTrip(const uint8_t* data, size_t size) {
   FUZZ_CHECK(out.seq == in.seq && out.settled == in.settled &&
              out.delta == in.delta && out.time_ms == in.time_ms &&
              out.origin_seq == in.origin_seq && out.origin == in.origin &&
-             out.counter == in.counter && out.event_id == in.event_id);
+             out.counter == in.counter && out.key == in.key &&
+             out.event_id == in.event_id);
 }
 
 // A column family handle with only an id: enough for WriteBatch to record

@@ -3,15 +3,30 @@
 // exactly the lengths docs/format.md allows, and whatever it accepts
 // re-encodes to the same bytes. Also checks the encoders' own invariants
 // (meta key tag, HexKey shape) on fuzzer-chosen names and ids.
+//
+// Keyed counters (docs/format.md, "Keyed counters"): DecodeAnyShardKey,
+// DecodeAnyMarkerKey, DecodeKeyRange (the two halves of the input) and
+// DecodeTopList never crash on any bytes, and what they accept re-encodes
+// (EncodeShardKeyOf, EncodeMarkerKeyOf, KeyPrefix and its End,
+// EncodeTopList) to the same bytes; shard keys, marker keys and top lists
+// built from fuzzer-chosen valid parts decode to the same parts; a key's
+// prefix range [KeyPrefix, KeyPrefix::End) holds its keys and no other
+// key's, and prefixes sort as their keys do.
 
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "engine/buckets.h"
 #include "engine/coding.h"
 #include "engine/format.h"
+#include "engine/top_keys.h"
 #include "fuzz_check.h"
+#include "tally/limits.h"
 
 namespace tally::engine {
 namespace {
@@ -111,6 +126,205 @@ void CheckHexKey(std::string_view key) {
   FUZZ_CHECK(back == key);
 }
 
+// A counter key as it may be stored: 1..kMaxKeyBytes bytes, no 0 byte.
+bool StorableKey(std::string_view key) {
+  return !key.empty() && key.size() <= kMaxKeyBytes &&
+         key.find(kKeyEnd) == std::string_view::npos;
+}
+
+void CheckAnyShardKey(std::string_view bytes) {
+  ShardKeyParts parts;
+  if (!DecodeAnyShardKey(bytes, &parts)) {
+    // The named grammars never fail: u64be(id) + [u64be(bucket)] +
+    // u32be(shard) with byte 8 zero (the bucket's high byte then is too).
+    FUZZ_CHECK(!(bytes.size() == static_cast<size_t>(kShardKeyBytes) &&
+                 bytes[8] == 0));
+    FUZZ_CHECK(!(bytes.size() == static_cast<size_t>(kBucketShardKeyBytes) &&
+                 bytes[8] == 0));
+    return;
+  }
+  FUZZ_CHECK(parts.key.empty() || StorableKey(parts.key));
+  FUZZ_CHECK(parts.key.empty() == (bytes[8] == 0));
+  FUZZ_CHECK(parts.bucket == kNoBucket || parts.bucket >= 0);
+  const size_t expected = kCounterIdBytes +
+                          (parts.key.empty() ? 0 : parts.key.size() + 1) +
+                          (parts.bucket == kNoBucket ? 0 : 8) + 4;
+  FUZZ_CHECK(bytes.size() == expected);
+  FUZZ_CHECK(bytes.size() <= kMaxShardKeyBytes);
+  char again[kMaxShardKeyBytes];
+  const size_t n = EncodeShardKeyOf(KeyPrefix(parts.counter_id, parts.key),
+                                    parts.bucket, parts.shard, again);
+  FUZZ_CHECK(std::string_view(again, n) == bytes);
+}
+
+void CheckAnyMarkerKey(std::string_view bytes) {
+  uint64_t id = 0;
+  std::string_view key, event_id;
+  if (!DecodeAnyMarkerKey(bytes, &id, &key, &event_id)) {
+    // A named marker key (no 0 byte after the id) never fails.
+    FUZZ_CHECK(bytes.size() <= static_cast<size_t>(kCounterIdBytes) ||
+               bytes.find(kKeyEnd, kCounterIdBytes) != std::string_view::npos);
+    return;
+  }
+  FUZZ_CHECK(key.empty() || StorableKey(key));
+  FUZZ_CHECK(!event_id.empty());
+  // A named counter's event id holds no 0 byte: the first one ends a key.
+  if (key.empty()) FUZZ_CHECK(event_id.find(kKeyEnd) == std::string_view::npos);
+  std::string again = "stale bytes that EncodeMarkerKeyOf must replace";
+  EncodeMarkerKeyOf(KeyPrefix(id, key), event_id, &again);
+  FUZZ_CHECK(again == bytes);
+}
+
+void CheckTopListBytes(std::string_view bytes) {
+  TopKeysResult top;
+  if (!DecodeTopList(bytes, &top)) return;
+  FUZZ_CHECK(top.keys.size() <= kMaxTopKeys);
+  for (const KeyValue& kv : top.keys) {
+    FUZZ_CHECK(!kv.key.empty() && kv.key.size() <= kMaxKeyBytes);
+  }
+  std::string again = "stale bytes that EncodeTopList must replace";
+  EncodeTopList(top, &again);
+  FUZZ_CHECK(again == bytes);
+}
+
+// Bounds that DecodeKeyRange accepts are one key's [KeyPrefix, End).
+void CheckKeyRangeBytes(std::string_view begin, std::string_view end) {
+  uint64_t id = 0;
+  std::string_view key;
+  if (!DecodeKeyRange(begin, end, &id, &key)) return;
+  FUZZ_CHECK(StorableKey(key));
+  const KeyPrefix prefix(id, key);
+  FUZZ_CHECK(prefix.bytes() == begin);
+  std::string again;
+  prefix.End(&again);
+  FUZZ_CHECK(again == end);
+}
+
+// Everything [prefix, End) holds starts with the prefix, and End follows
+// every key that does.
+void CheckInRange(const KeyPrefix& prefix, std::string_view end,
+                  std::string_view key) {
+  FUZZ_CHECK(key.substr(0, prefix.bytes().size()) == prefix.bytes());
+  FUZZ_CHECK(prefix.bytes() <= key && key < end);
+}
+
+// Valid parts chosen by the fuzzer: encode, decode, compare.
+void CheckKeyedRoundTrip(const uint8_t* data, size_t size) {
+  FuzzedDataProvider fdp(data, size);
+  // u64be(id + 1) is End of a named prefix: ids stop below UINT64_MAX.
+  const uint64_t id = fdp.ConsumeIntegralInRange<uint64_t>(0, UINT64_MAX - 1);
+  std::string keys[2];
+  for (std::string& k : keys) {
+    k = fdp.ConsumeRandomLengthString(kMaxKeyBytes);
+    k.erase(std::remove(k.begin(), k.end(), kKeyEnd), k.end());
+  }
+  const std::string& key = keys[0];
+  // A named counter's shard index and bucket keep byte 8 zero.
+  const uint32_t shard =
+      key.empty() ? fdp.ConsumeIntegralInRange<uint32_t>(0, kMaxShards - 1)
+                  : fdp.ConsumeIntegral<uint32_t>();
+  const int64_t bucket =
+      fdp.ConsumeBool() ? kNoBucket
+                        : fdp.ConsumeIntegralInRange<int64_t>(
+                              0, key.empty() ? kMaxEventTimeMs : INT64_MAX);
+  std::string event_id = fdp.ConsumeRemainingBytesAsString();
+  event_id.erase(std::remove(event_id.begin(), event_id.end(), kKeyEnd),
+                 event_id.end());
+  if (event_id.size() > kMaxEventIdBytes) event_id.resize(kMaxEventIdBytes);
+  if (event_id.empty()) event_id = "e";
+
+  const KeyPrefix prefix(id, key);
+  FUZZ_CHECK(prefix.keyed() == !key.empty());
+  std::string end;
+  prefix.End(&end);
+
+  uint64_t rid = 0;
+  std::string_view rkey;
+  FUZZ_CHECK(DecodeKeyRange(prefix.bytes(), end, &rid, &rkey) == !key.empty());
+  if (!key.empty()) FUZZ_CHECK(rid == id && rkey == key);
+
+  char shard_key[kMaxShardKeyBytes];
+  const size_t n = EncodeShardKeyOf(prefix, bucket, shard, shard_key);
+  const std::string_view sk(shard_key, n);
+  ShardKeyParts parts;
+  FUZZ_CHECK(DecodeAnyShardKey(sk, &parts));
+  FUZZ_CHECK(parts.counter_id == id && parts.key == key &&
+             parts.bucket == bucket && parts.shard == shard);
+  CheckInRange(prefix, end, sk);
+  // The named grammars' own decoders read the same bytes the same way.
+  if (key.empty() && bucket == kNoBucket) {
+    uint64_t nid = 0;
+    uint32_t nshard = 0;
+    FUZZ_CHECK(DecodeShardKey(sk, &nid, &nshard) && nid == id &&
+               nshard == shard);
+  }
+
+  std::string mk;
+  EncodeMarkerKeyOf(prefix, event_id, &mk);
+  uint64_t mid = 0;
+  std::string_view mkey, mevent;
+  FUZZ_CHECK(DecodeAnyMarkerKey(mk, &mid, &mkey, &mevent));
+  FUZZ_CHECK(mid == id && mkey == key && mevent == event_id);
+  CheckInRange(prefix, end, mk);
+  if (key.empty()) {
+    std::string named;
+    EncodeMarkerKey(id, event_id, &named);
+    FUZZ_CHECK(named == mk);
+  }
+
+  // Two keys of one counter: their ranges are disjoint and sort as the
+  // keys do (a named counter's prefix, no key, holds every key's range).
+  const std::string& other = keys[1];
+  if (!key.empty() && !other.empty() && other != key) {
+    const KeyPrefix op(id, other);
+    std::string oend;
+    op.End(&oend);
+    FUZZ_CHECK((key < other) == (prefix.bytes() < op.bytes()));
+    FUZZ_CHECK(std::string_view(end) <= op.bytes() ||
+               std::string_view(oend) <= prefix.bytes());
+    FUZZ_CHECK(!(op.bytes() <= sk && sk < std::string_view(oend)));
+    // Both lie inside the counter's whole range.
+    const KeyPrefix whole(id, {});
+    std::string wend;
+    whole.End(&wend);
+    CheckInRange(whole, wend, prefix.bytes());
+    CheckInRange(whole, wend, end);
+    CheckInRange(whole, wend, oend);
+  }
+}
+
+// A top list of fuzzer-chosen entries: encodes and decodes to itself, and
+// no proper prefix of its bytes, nor the bytes with one more, decodes.
+void CheckTopListRoundTrip(const uint8_t* data, size_t size) {
+  FuzzedDataProvider fdp(data, size);
+  TopKeysResult top;
+  top.sequence = fdp.ConsumeIntegral<uint64_t>();
+  top.as_of_ms = fdp.ConsumeIntegral<int64_t>();
+  top.key_count = fdp.ConsumeIntegral<uint64_t>();
+  top.total = fdp.ConsumeIntegral<int64_t>();
+  const size_t n = fdp.ConsumeIntegralInRange<size_t>(0, 16);
+  for (size_t i = 0; i < n && fdp.remaining_bytes() > 0; ++i) {
+    const int64_t value = fdp.ConsumeIntegral<int64_t>();
+    std::string key = fdp.ConsumeRandomLengthString(kMaxKeyBytes);
+    if (key.empty()) key = "k";
+    top.keys.push_back(KeyValue{std::move(key), value});
+  }
+  std::string bytes;
+  EncodeTopList(top, &bytes);
+  TopKeysResult back;
+  FUZZ_CHECK(DecodeTopList(bytes, &back));
+  FUZZ_CHECK(back.sequence == top.sequence && back.as_of_ms == top.as_of_ms &&
+             back.key_count == top.key_count && back.total == top.total &&
+             back.keys.size() == top.keys.size());
+  for (size_t i = 0; i < top.keys.size(); ++i) {
+    FUZZ_CHECK(back.keys[i].key == top.keys[i].key &&
+               back.keys[i].value == top.keys[i].value);
+  }
+  const size_t cut = fdp.ConsumeIntegralInRange<size_t>(0, bytes.size() - 1);
+  FUZZ_CHECK(!DecodeTopList(std::string_view(bytes).substr(0, cut), &back));
+  FUZZ_CHECK(!DecodeTopList(bytes + '\0', &back));
+}
+
 }  // namespace
 }  // namespace tally::engine
 
@@ -126,5 +340,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CheckFixed(bytes);
   CheckMetaKey(bytes);
   CheckHexKey(bytes);
+  CheckAnyShardKey(bytes);
+  CheckAnyMarkerKey(bytes);
+  CheckTopListBytes(bytes);
+  CheckKeyRangeBytes(bytes.substr(0, size / 2), bytes.substr(size / 2));
+  CheckKeyedRoundTrip(data, size);
+  CheckTopListRoundTrip(data, size);
   return 0;
 }

@@ -1,7 +1,8 @@
 // stats [--json]: the database's figures (tally::GetDbStats) and, per counter,
-// its pending merge operands. Read-only, so it answers while an app holds
-// the database; the engine figures are the ones the app last published
-// (tally::StatsOrigin), with their source and age.
+// its pending merge operands and, for a keyed counter, its keys as its last
+// roll-up counted them (tally::KeyedCounterStats). Read-only, so it answers
+// while an app holds the database; the engine figures are the ones the app
+// last published (tally::StatsOrigin), with their source and age.
 // Text: one "key: value" line each; the key names are stable.
 
 #include <cstdio>
@@ -119,6 +120,43 @@ void PrintEngine(const tally::EngineStats& e) {
             << "engine.pending_operands: " << e.pending_operands << "\n";
 }
 
+// A keyed counter's keys, estimated: "N (as of TIME, lag MS ms[, changes
+// since C])", or "none (not rolled up yet)".
+std::string KeysText(const tally::KeyedCounterStats& k) {
+  if (!k.rolled_up) return "none (not rolled up yet)";
+  std::string out = std::to_string(k.keys) + " (as of " +
+                    FormatUtcMillis(k.as_of_ms) + ", lag " +
+                    std::to_string(k.lag_ms) + " ms";
+  if (k.changes_since_known) {
+    out += ", changes since " + std::to_string(k.changes_since);
+  }
+  return out + ")";
+}
+
+void SetKeysJson(const tally::KeyedCounterStats& k, Json* doc) {
+  (*doc)["keyed"] = true;
+  if (!k.rolled_up) {
+    for (const char* key : {"keys_estimate", "keys_as_of_ms", "keys_as_of",
+                            "keys_lag_ms", "keys_changes_since"}) {
+      (*doc)[key] = nullptr;
+    }
+    return;
+  }
+  (*doc)["keys_estimate"] = k.keys;
+  SetTime(doc, "keys_as_of", k.as_of_ms);
+  (*doc)["keys_lag_ms"] = k.lag_ms;
+  (*doc)["keys_changes_since"] =
+      k.changes_since_known ? Json(k.changes_since) : Json(nullptr);
+}
+
+const tally::KeyedCounterStats* FindKeyed(const tally::DbStats& st,
+                                          const std::string& name) {
+  for (const tally::KeyedCounterStats& k : st.keyed_counters) {
+    if (k.name == name) return &k;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 int RunStats(const GlobalArgs& global, const StatsArgs& args) {
@@ -149,7 +187,11 @@ int RunStats(const GlobalArgs& global, const StatsArgs& args) {
   if (args.json) {
     Json per = Json::array();
     for (const auto& [name, n] : pending) {
-      per.push_back(Json{{"name", name}, {"pending_operands", n}});
+      Json one = Json{{"name", name}, {"pending_operands", n}};
+      if (const tally::KeyedCounterStats* k = FindKeyed(st, name)) {
+        SetKeysJson(*k, &one);
+      }
+      per.push_back(std::move(one));
     }
     Json doc =
         Json{{"engine", EngineJson(st.engine)},
@@ -171,8 +213,7 @@ int RunStats(const GlobalArgs& global, const StatsArgs& args) {
   }
   PrintEngine(st.engine);
   for (const tally::FamilyStats& f : st.families) PrintFamily(f);
-  std::cout << "block_cache_usage_bytes: " << st.block_cache_usage_bytes
-            << "\n"
+  std::cout << "block_cache_usage_bytes: " << st.block_cache_usage_bytes << "\n"
             << "block_cache_capacity_bytes: " << st.block_cache_capacity_bytes
             << "\n"
             << "delayed_write_rate: " << st.delayed_write_rate << "\n"
@@ -191,6 +232,10 @@ int RunStats(const GlobalArgs& global, const StatsArgs& args) {
   for (const auto& [name, n] : pending) {
     std::cout << "counter." << Printable(name) << ".pending_operands: " << n
               << "\n";
+    if (const tally::KeyedCounterStats* k = FindKeyed(st, name)) {
+      std::cout << "counter." << Printable(name)
+                << ".keys_estimate: " << KeysText(*k) << "\n";
+    }
   }
   return kExitOk;
 }
