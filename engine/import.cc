@@ -4,8 +4,11 @@
 
 #include <rocksdb/write_batch.h>
 
+#include <set>
 #include <unordered_set>
+#include <utility>
 
+#include "engine/buckets.h"
 #include "engine/coding.h"
 #include "engine/db_impl.h"
 #include "engine/format.h"
@@ -18,6 +21,71 @@
 namespace tally::engine {
 namespace {
 
+// Checks one set of shard values (a named counter's, or one key's of a
+// keyed counter; `what` names it) against counter `c`.
+Status ValidateShardValues(const CounterInfo& c, const std::string& what,
+                           const std::vector<int64_t>& values) {
+  if (!values.empty() && values.size() != c.shards) {
+    return Status::InvalidArgument(
+        what + ": " + std::to_string(values.size()) + " shard values for its " +
+        std::to_string(c.shards) + " shards (give one per shard, or none)");
+  }
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i] == 0) continue;
+    if (values[i] < kMinDelta) {  // the overflow mark
+      return Status::InvalidArgument(what + ": shard " + std::to_string(i) +
+                                     " value " + std::to_string(values[i]) +
+                                     " is reserved (the smallest accepted is " +
+                                     std::to_string(kMinDelta) + ")");
+    }
+    if (c.bucket != BucketWidth::kNone) {
+      return Status::NotSupported("counter " + Quote(c.name) +
+                                  " has time buckets; importing bucketed "
+                                  "shard values is not supported");
+    }
+  }
+  return Status::OK();
+}
+
+// A keyed counter's keys: each valid and given once. A bucketed counter's
+// key could only be stored in a bucket, which an export does not name.
+Status ValidateKeys(const CounterImport& im) {
+  const CounterInfo& c = im.info;
+  if (!c.keyed) {
+    if (im.keys.empty()) return Status::OK();
+    return Status::InvalidArgument(
+        "counter " + Quote(c.name) + " is not keyed, but the import gives " +
+        std::to_string(im.keys.size()) + " keys (give shard_values)");
+  }
+  if (!im.shard_values.empty()) {
+    return Status::InvalidArgument("counter " + Quote(c.name) +
+                                   " is keyed: give its values per key "
+                                   "(keys), not shard_values");
+  }
+  if (!im.keys.empty() && c.bucket != BucketWidth::kNone) {
+    return Status::NotSupported("counter " + Quote(c.name) +
+                                " has time buckets; importing bucketed "
+                                "shard values is not supported");
+  }
+  std::unordered_set<std::string_view> seen;
+  for (size_t i = 0; i < im.keys.size(); ++i) {
+    const KeyShards& k = im.keys[i];
+    Status s = ValidateCounterKey(k.key);
+    if (!s.ok()) {
+      return Status::InvalidArgument("key " + std::to_string(i) + ": " +
+                                     s.message());
+    }
+    if (!seen.insert(k.key).second) {
+      return Status::InvalidArgument("key " + Quote(k.key) +
+                                     " appears twice in one import");
+    }
+    s = ValidateShardValues(
+        c, "counter " + Quote(c.name) + " key " + Quote(k.key), k.shard_values);
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
 // Checks every value and marker of `im` against its counter, before
 // anything is written.
 Status ValidateImport(const CounterImport& im) {
@@ -28,33 +96,23 @@ Status ValidateImport(const CounterImport& im) {
         " sets reserved bits (only bit 0, plain increments, is defined)");
   }
   Status s = ValidateSpec(SpecOf(c));
+  if (s.ok()) s = ValidateKeys(im);
+  if (s.ok()) {
+    s = ValidateShardValues(c, "counter " + Quote(c.name), im.shard_values);
+  }
   if (!s.ok()) return s;
-  if (!im.shard_values.empty() && im.shard_values.size() != c.shards) {
-    return Status::InvalidArgument(
-        "counter " + Quote(c.name) + ": " +
-        std::to_string(im.shard_values.size()) + " shard values for its " +
-        std::to_string(c.shards) + " shards (give one per shard, or none)");
-  }
-  for (size_t i = 0; i < im.shard_values.size(); ++i) {
-    if (im.shard_values[i] == 0) continue;
-    if (im.shard_values[i] < kMinDelta) {  // the overflow mark
-      return Status::InvalidArgument("counter " + Quote(c.name) + ": shard " +
-                                     std::to_string(i) + " value " +
-                                     std::to_string(im.shard_values[i]) +
-                                     " is reserved (the smallest accepted is " +
-                                     std::to_string(kMinDelta) + ")");
-    }
-    if (c.bucket != BucketWidth::kNone) {
-      return Status::NotSupported("counter " + Quote(c.name) +
-                                  " has time buckets; importing bucketed "
-                                  "shard values is not supported");
-    }
-  }
-  std::unordered_set<std::string_view> seen;
+  // (key, event id): one event id counts once in each key.
+  std::set<std::pair<std::string_view, std::string_view>> seen;
   for (size_t i = 0; i < im.markers.size(); ++i) {
     const MarkerInfo& m = im.markers[i];
     s = ValidateEventId(m.event_id);
     if (s.ok()) s = ValidateDelta(m.delta);
+    if (s.ok() && c.keyed) s = ValidateCounterKey(m.key);
+    if (s.ok() && !c.keyed && !m.key.empty()) {
+      s = Status::InvalidArgument("counter " + Quote(c.name) +
+                                  " is not keyed: key " + Quote(m.key) +
+                                  " given");
+    }
     if (!s.ok()) {
       return Status::InvalidArgument("marker " + std::to_string(i) + ": " +
                                      s.message());
@@ -81,9 +139,11 @@ Status ValidateImport(const CounterImport& im) {
           std::to_string(c.dedupe_window_ms) +
           " ms (an expiry is > 0 exactly when the window is)");
     }
-    if (!seen.insert(m.event_id).second) {
-      return Status::InvalidArgument("marker " + Quote(m.event_id) +
-                                     " appears twice in one import");
+    if (!seen.emplace(m.key, m.event_id).second) {
+      return Status::InvalidArgument(
+          "marker " + Quote(m.event_id) +
+          (m.key.empty() ? std::string() : " of key " + Quote(m.key)) +
+          " appears twice in one import");
     }
   }
   return Status::OK();
@@ -113,24 +173,49 @@ Status DbImpl::ImportCounter(const CounterImport& im) {
       ops = 0;
       return cs;
     };
-    char key[kShardKeyBytes];
+    char key[kMaxShardKeyBytes];
     char operand[kValueBytes];
-    for (uint32_t i = 0; i < im.shard_values.size(); ++i) {
-      if (im.shard_values[i] == 0) continue;
-      EncodeShardKey(*id, i, key);
-      EncodeInt64(im.shard_values[i], operand);
-      rocksdb::Status rs = wb.Merge(shards_, rocksdb::Slice(key, sizeof key),
-                                    rocksdb::Slice(operand, sizeof operand));
-      if (!rs.ok()) return FromRocks(rs, "import shard");
-      ++ops;
+    // One key's values (or the named counter's: `k` empty).
+    auto values = [&](std::string_view k,
+                      const std::vector<int64_t>& v) -> Status {
+      const KeyPrefix prefix(*id, k);
+      auto merge = [&](uint32_t shard, int64_t value) -> Status {
+        if (ops == kMaxBatchOps) {
+          Status fs = flush();
+          if (!fs.ok()) return fs;
+        }
+        const size_t size = EncodeShardKeyOf(prefix, kNoBucket, shard, key);
+        EncodeInt64(value, operand);
+        rocksdb::Status rs = wb.Merge(shards_, rocksdb::Slice(key, size),
+                                      rocksdb::Slice(operand, sizeof operand));
+        if (!rs.ok()) return FromRocks(rs, "import shard");
+        ++ops;
+        return Status::OK();
+      };
+      bool stored = false;
+      for (uint32_t i = 0; i < v.size(); ++i) {
+        if (v[i] == 0) continue;
+        Status ms = merge(i, v[i]);
+        if (!ms.ok()) return ms;
+        stored = true;
+      }
+      // A key whose every value is 0 still gets its shard 0 (as 0), so
+      // that it exists as it did in the export (ListKeys lists it).
+      if (!stored && prefix.keyed()) return merge(0, 0);
+      return Status::OK();
+    };
+    Status vs = values({}, im.shard_values);
+    for (size_t k = 0; vs.ok() && k < im.keys.size(); ++k) {
+      vs = values(im.keys[k].key, im.keys[k].shard_values);
     }
+    if (!vs.ok()) return vs;
     std::string marker_key, value;
     for (const MarkerInfo& m : im.markers) {
       if (ops == kMaxBatchOps) {
         Status fs = flush();
         if (!fs.ok()) return fs;
       }
-      EncodeMarkerKey(*id, m.event_id, &marker_key);
+      EncodeMarkerKeyOf(KeyPrefix(*id, m.key), m.event_id, &marker_key);
       schema::EncodeMarker(m.event_id, *id, m.shard, m.delta, m.created_at_ms,
                            &value, m.expires_at_ms, m.pinned);
       rocksdb::Status rs = wb.Put(events_, marker_key, value);

@@ -17,6 +17,7 @@
 #include "engine/outbox_run.h"
 #include "engine/random_id.h"
 #include "engine/validate.h"
+#include "engine/write_plan.h"
 #include "schema/records.h"
 #include "tally/limits.h"
 #include "util/rocks_status.h"
@@ -287,6 +288,10 @@ Status DbImpl::ImportOutbox(const std::vector<OutboxEntry>& entries) {
       return CounterNotFound(e.counter).WithContext("outbox entry " +
                                                     std::to_string(i));
     }
+    // A keyed counter's entry carries its key, a named counter's none.
+    s = FindCounterRef(catalog, CounterRef(e.counter, e.key), KeyUse::kOneKey,
+                       &c);
+    if (!s.ok()) return Status::InvalidArgument(what + s.message());
     if (!c->outbox) {
       return Status::InvalidArgument(what + "counter " + Quote(c->name) +
                                      " has no outbox");

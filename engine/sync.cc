@@ -3,6 +3,7 @@
 
 #include "tally/sync.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,13 @@ std::string HubEventId(const OutboxEntry& e) {
   return e.origin + "/" + std::to_string(e.origin_seq);
 }
 
+// "counter 'NAME'", with " key 'KEY'" for an entry of a keyed counter.
+std::string CounterOf(const OutboxEntry& e) {
+  std::string out = "counter '" + e.counter + "'";
+  if (!e.key.empty()) out += " key '" + e.key + "'";
+  return out;
+}
+
 // The hub's answer to one entry: applied or duplicate, else the error that
 // stops the sync (nothing of the batch is acknowledged).
 Status CheckResult(const OutboxEntry& e, const std::string& hub_id,
@@ -31,17 +39,46 @@ Status CheckResult(const OutboxEntry& e, const std::string& hub_id,
       ++report->duplicates;
       return Status::OK();
     case Outcome::kConflict:
-      return Status::Corruption("the hub holds event " + hub_id +
-                                " of counter '" + e.counter +
-                                "' with another delta than the edge's " +
-                                std::to_string(e.delta));
+      return Status::Corruption(
+          "the hub holds event " + hub_id + " of " + CounterOf(e) +
+          " with another delta than the edge's " + std::to_string(e.delta));
     case Outcome::kOutsideWindow:
       break;
   }
   return Status::InvalidArgument(
-      "outbox entry " + std::to_string(e.seq) + " of counter '" + e.counter +
-      "' (time " + std::to_string(e.time_ms) +
+      "outbox entry " + std::to_string(e.seq) + " of " + CounterOf(e) +
+      " (time " + std::to_string(e.time_ms) +
       " ms) is older than the hub counter's dedupe window; not acknowledged");
+}
+
+// Why the hub refused a page: the first entry whose key does not fit its
+// hub counter (a keyed counter's entry carries its key, a named counter's
+// none), named with its seq, identity, counter and key; else `refused`.
+// Looked up only once a page was refused, so a sync that goes through
+// asks nothing more of the hub than its Apply.
+Status ExplainRefusal(Db* hub, const std::vector<OutboxEntry>& entries,
+                      const Status& refused) {
+  std::map<std::string, bool> keyed;  // the page's hub counters
+  for (const OutboxEntry& e : entries) {
+    auto found = keyed.find(e.counter);
+    if (found == keyed.end()) {
+      Result<CounterInfo> info = hub->DescribeCounter(e.counter);
+      if (!info.ok()) continue;  // the refusal says why
+      found = keyed.emplace(e.counter, info->keyed).first;
+    }
+    if (found->second == !e.key.empty()) continue;
+    const std::string what = "outbox entry " + std::to_string(e.seq) + " (" +
+                             HubEventId(e) + ") of " + CounterOf(e);
+    return Status::InvalidArgument(
+        what +
+        (found->second ? " has no key, but the hub's counter is keyed"
+                       : ": the hub's counter is not keyed") +
+        "; none of the " + std::to_string(entries.size()) +
+        " entries of its batch (seqs " + std::to_string(entries.front().seq) +
+        ".." + std::to_string(entries.back().seq) +
+        ") was applied or acknowledged");
+  }
+  return refused;
 }
 
 }  // namespace
@@ -70,10 +107,12 @@ Status SyncOutbox(Db* edge, Db* hub, const SyncOptions& options,
     if (entries->empty()) break;
     batch.Clear();
     for (const OutboxEntry& e : *entries) {
-      batch.AddOnce(e.counter, HubEventId(e), e.delta,
+      // The hub counts per (counter, key), once per entry identity.
+      batch.AddOnce(CounterRef(e.counter, e.key), HubEventId(e), e.delta,
                     OnceOptions{e.time_ms, affinity});
     }
     Status s = hub->Apply(batch, &results);
+    if (s.IsInvalidArgument()) s = ExplainRefusal(hub, *entries, s);
     if (!s.ok()) {
       return s.WithContext("sync to the hub stopped at outbox seq " +
                            std::to_string(entries->front().seq));

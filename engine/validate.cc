@@ -175,6 +175,7 @@ CounterSpec SpecOf(const CounterInfo& info) {
   spec.bucket = info.bucket;
   spec.retention_ms = info.retention_ms;
   spec.outbox = info.outbox;
+  spec.keyed = info.keyed;
   return spec;
 }
 

@@ -4,6 +4,7 @@
 
 #include <rocksdb/iterator.h>
 
+#include <cassert>
 #include <map>
 #include <set>
 
@@ -23,17 +24,41 @@
 namespace tally::engine {
 namespace {
 
-struct CounterSums {
-  const CounterInfo* info = nullptr;
+// What one counter, or one key of a keyed counter, holds: its shard sum and
+// its markers' delta sum.
+struct Sums {
   ExactSum shards;
   __int128 markers = 0;  // int64 deltas: 2^64 markers to leave 128 bits
   bool readable = true;  // every shard value decoded and in range
+};
+
+struct CounterSums {
+  const CounterInfo* info = nullptr;
+  Sums sums;  // a named counter's; a keyed counter's are per key (KeySums)
   // The counter's flags as its record in the snapshot has them (the
   // catalog's copy may be newer than the snapshot: a first plain increment
   // committing in between). No record seen: not judged.
   bool record_seen = false;
   uint32_t flags = 0;
 };
+
+// Shards == markers is judged for once-only counters that keep their
+// markers and buckets forever (a dedupe window drops markers, never their
+// counts; a retention drops buckets, never their markers).
+bool Judged(const CounterSums& c) {
+  return c.record_seen && (c.flags & kCounterFlagPlainIncrements) == 0 &&
+         c.info->dedupe_window_ms == 0 && c.info->retention_ms == 0;
+}
+
+// "" when the shard sum equals the marker delta sum, else the finding's
+// text after the counter (or key) it names.
+std::string SumMismatch(const Sums& s) {
+  if (s.shards.Fits() && s.shards.value() == s.markers) return "";
+  return ": shard sum " +
+         (s.shards.Fits() ? DecimalString(s.shards.value())
+                          : std::string("beyond 128 bits")) +
+         " != marker delta sum " + DecimalString(s.markers);
+}
 
 class Findings {
  public:
@@ -64,9 +89,15 @@ Status ScanStatus(const rocksdb::Status& rs, const char* family,
 
 // The record-level rule of every family is its decoders (the table's);
 // on top, what one record says about another: shard and marker keys belong
-// to a known counter (or an unfinished import), fit its shard count and
-// buckets, and markers sit on their event's shard with the counter's
-// expiry. Sums per counter for the shards == markers check.
+// to a known counter (or an unfinished import), carry a key exactly when
+// their counter is keyed, fit its shard count and buckets, and markers sit
+// on their event's shard with the counter's expiry. Sums per named counter,
+// and per key of a keyed counter, for the shards == markers check.
+//
+// A keyed counter's keys are judged one at a time: the shards and events
+// families both sort by (counter id, key), and Verify walks them merged in
+// that order (MergedWalk), so the sums of the current key are all the
+// per-key state there is; a key is judged when the walk moves past it.
 class FamilyChecks {
  public:
   FamilyChecks(Findings* findings, VerifyReport* report)
@@ -80,56 +111,111 @@ class FamilyChecks {
 
   void Check(const ColumnFamily& f, std::string_view key,
              std::string_view value) {
-    const std::string family = f.name;
     FamilyRecord rec;
-    std::string bad = f.decode_key(key, &rec);
-    if (rec.kind == RecordKind::kShard) ++report_->shard_keys;
-    if (rec.kind == RecordKind::kMarker) ++report_->markers;
-    if (!bad.empty()) {
-      findings_->Add(family + ": malformed key " + HexKey(key) + ": " + bad);
+    const std::string bad = f.decode_key(key, &rec);
+    CheckDecoded(f, key, value, bad, &rec);
+  }
+
+  // Check, with `rec` and `bad` from f.decode_key(key).
+  void CheckDecoded(const ColumnFamily& f, std::string_view key,
+                    std::string_view value, const std::string& bad_key,
+                    FamilyRecord* rec) {
+    const std::string family = f.name;
+    if (rec->kind == RecordKind::kShard) ++report_->shard_keys;
+    if (rec->kind == RecordKind::kMarker) ++report_->markers;
+    if (!bad_key.empty()) {
+      findings_->Add(family + ": malformed key " + HexKey(key) + ": " +
+                     bad_key);
       return;
     }
     // Ids of unfinished imports (Catalog::BeginImport): their keys belong
     // to a counter that has not appeared yet, or to an import that died and
     // the next read-write open removes. Not findings.
-    if (rec.kind == RecordKind::kImportNote) importing_.insert(rec.counter_id);
+    if (rec->kind == RecordKind::kImportNote)
+      importing_.insert(rec->counter_id);
     CounterSums* owner = nullptr;
-    if (rec.kind == RecordKind::kShard || rec.kind == RecordKind::kMarker) {
-      auto found = by_id_.find(rec.counter_id);
+    Sums* sums = nullptr;
+    std::string where = family + ": key " + HexKey(key);
+    if (rec->kind == RecordKind::kShard || rec->kind == RecordKind::kMarker) {
+      auto found = by_id_.find(rec->counter_id);
       if (found == by_id_.end()) {
-        if (importing_.count(rec.counter_id) != 0) return;
-        findings_->Add(family + ": key " + HexKey(key) +
-                       " belongs to no counter (id " +
-                       std::to_string(rec.counter_id) + ")");
+        if (importing_.count(rec->counter_id) != 0) return;
+        findings_->Add(where + " belongs to no counter (id " +
+                       std::to_string(rec->counter_id) + ")");
         return;
       }
       owner = &found->second;
+      where += " of counter " + Quote(owner->info->name);
+      const bool has_key = !rec->counter_key.empty();
+      if (has_key != owner->info->keyed) {
+        // Counted in no sum: it follows the other kind's grammar, so the
+        // sums it would join are not the ones it was written for.
+        findings_->Add(where +
+                       (has_key ? " carries key " + Quote(rec->counter_key) +
+                                      ", but the counter is not keyed"
+                                : " carries no key, but the counter "
+                                  "is keyed"));
+        return;
+      }
+      if (has_key) {
+        where += " key " + Quote(rec->counter_key);
+        sums = &KeyOf(owner, rec->counter_key);
+      } else {
+        sums = &owner->sums;
+      }
     }
-    const std::string where =
-        family + ": key " + HexKey(key) +
-        (owner != nullptr ? " of counter " + Quote(owner->info->name) : "");
-    bad = f.decode_value(value, &rec);
+    const std::string bad = f.decode_value(value, rec);
     if (!bad.empty()) {
       findings_->Add(where + ": " + bad);
-      if (owner != nullptr) owner->readable = false;
+      if (sums != nullptr) sums->readable = false;
       return;
     }
-    switch (rec.kind) {
+    switch (rec->kind) {
       case RecordKind::kCounter:
-        SawRecord(rec.counter);
+        SawRecord(rec->counter);
         break;
       case RecordKind::kShard:
-        Shard(rec, where, owner);
+        Shard(*rec, where, *owner->info, sums);
         break;
       case RecordKind::kMarker:
-        Marker(rec, where, owner);
+        Marker(*rec, where, *owner->info, sums);
         break;
       default:
         break;  // the decoders' rule is the whole check
     }
   }
 
+  // Judges the key the walk is on; call when the walk ends.
+  void FinishKeys() {
+    if (key_owner_ == nullptr) return;
+    const CounterSums& owner = *key_owner_;
+    key_owner_ = nullptr;
+    if (!judge_keys_ || !Judged(owner) || !key_sums_.readable) return;
+    ++report_->keys_compared;
+    const std::string mismatch = SumMismatch(key_sums_);
+    if (!mismatch.empty()) {
+      findings_->Add("counter " + Quote(owner.info->name) + " key " +
+                     Quote(key_) + mismatch);
+    }
+  }
+
+  // A scan stopped on damage: the sums of the key it was on and of every
+  // later key are partial, so none of them is judged.
+  void StopJudgingKeys() { judge_keys_ = false; }
+
  private:
+  // The sums of key `key` of keyed counter `owner`, judging the previous
+  // key first when this is another one.
+  Sums& KeyOf(CounterSums* owner, const std::string& key) {
+    if (owner != key_owner_ || key != key_) {
+      FinishKeys();
+      key_owner_ = owner;
+      key_ = key;
+      key_sums_ = Sums();
+    }
+    return key_sums_;
+  }
+
   void SawRecord(const schema::CounterRecord& rec) {
     auto found = by_id_.find(rec.id);
     if (found != by_id_.end() && found->second.info->name == rec.name) {
@@ -139,8 +225,7 @@ class FamilyChecks {
   }
 
   void Shard(const FamilyRecord& rec, const std::string& where,
-             CounterSums* sums) {
-    const CounterInfo& c = *sums->info;
+             const CounterInfo& c, Sums* sums) {
     const int64_t width = BucketWidthMs(c.bucket);
     if ((rec.bucket_ms != kNoBucket) != (width != 0) ||
         (width != 0 && rec.bucket_ms % width != 0)) {
@@ -161,8 +246,7 @@ class FamilyChecks {
   }
 
   void Marker(const FamilyRecord& rec, const std::string& where,
-              CounterSums* sums) {
-    const CounterInfo& c = *sums->info;
+              const CounterInfo& c, Sums* sums) {
     const schema::MarkerRecord& m = rec.marker;
     // A pinned marker's shard came from an affinity key the marker does
     // not keep: only its range can be checked.
@@ -183,7 +267,75 @@ class FamilyChecks {
   VerifyReport* report_;
   std::map<uint64_t, CounterSums> by_id_;
   std::set<uint64_t> importing_;
+  // The key of a keyed counter the walk is on (none: key_owner_ null).
+  CounterSums* key_owner_ = nullptr;
+  std::string key_;
+  Sums key_sums_;
+  bool judge_keys_ = true;
 };
+
+// One family's iterator in a merged walk, with its current key decoded.
+struct WalkSide {
+  const ColumnFamily* family = nullptr;
+  std::unique_ptr<rocksdb::Iterator> it;
+  FamilyRecord rec;
+  std::string bad;  // why the current key is malformed, or ""
+
+  bool Valid() const { return it != nullptr && it->Valid(); }
+  void Decode() {
+    if (!Valid()) return;
+    rec = FamilyRecord();
+    bad = family->decode_key(it->key().ToStringView(), &rec);
+  }
+  // Where the current record sorts in (counter id, key) order; a malformed
+  // key's parts are as far as its decoder got.
+  std::pair<uint64_t, std::string_view> Position() const {
+    return {rec.counter_id, rec.counter_key};
+  }
+};
+
+// Walks families `a` and `b` (shards and events) as one sequence in
+// (counter id, key) order, so each key of a keyed counter is complete when
+// the walk leaves it. Both families sort that way: a keyed key is u64be(id)
+// + key + 0x00 + ..., and keys hold no 0 byte, so the byte order of keys
+// is the order of their records. Returns the scans' status.
+Status MergedWalk(rocksdb::DB* db, const rocksdb::ReadOptions& ro,
+                  const FamilyHandles& handles, const ColumnFamily& a,
+                  const ColumnFamily& b, FamilyChecks* checks,
+                  Findings* findings, bool* scan_stopped) {
+  WalkSide sides[2];
+  const ColumnFamily* families[2] = {&a, &b};
+  for (int i = 0; i < 2; ++i) {
+    sides[i].family = families[i];
+    rocksdb::ColumnFamilyHandle* h = handles[families[i]->index];
+    if (h == nullptr) continue;  // read-only, and the database lacks it
+    sides[i].it.reset(db->NewIterator(ro, h));
+    sides[i].it->SeekToFirst();
+    sides[i].Decode();
+  }
+  while (sides[0].Valid() || sides[1].Valid()) {
+    const int next =
+        !sides[1].Valid() ||
+                (sides[0].Valid() && sides[0].Position() <= sides[1].Position())
+            ? 0
+            : 1;
+    WalkSide& s = sides[next];
+    checks->CheckDecoded(*s.family, s.it->key().ToStringView(),
+                         s.it->value().ToStringView(), s.bad, &s.rec);
+    s.it->Next();
+    // A side that stopped on damage leaves every later key partial.
+    if (!s.it->Valid() && !s.it->status().ok()) checks->StopJudgingKeys();
+    s.Decode();
+  }
+  checks->FinishKeys();
+  for (WalkSide& s : sides) {
+    if (s.it == nullptr) continue;
+    Status scan =
+        ScanStatus(s.it->status(), s.family->name, findings, scan_stopped);
+    if (!scan.ok()) return scan;
+  }
+  return Status::OK();
+}
 
 }  // namespace
 
@@ -236,8 +388,8 @@ Status DbImpl::Verify(VerifyReport* report) {
     if (!SameManifest(reader_seen_, now)) {
       return Status::Busy("database " + path_ +
                           ": the writer changed its files while Verify "
-                          "checked them (" + files.ToString() +
-                          "); Refresh and verify again");
+                          "checked them (" +
+                          files.ToString() + "); Refresh and verify again");
     }
   }
   if (files.IsCorruption()) {
@@ -253,7 +405,16 @@ Status DbImpl::Verify(VerifyReport* report) {
   // records and import notes it holds are what the other families' keys
   // are judged against.
   const FamilyHandles handles = HandlesOf(handles_);
-  for (const ColumnFamily& f : ColumnFamilies()) {
+  const auto& table = ColumnFamilies();
+  for (const ColumnFamily& f : table) {
+    if (f.index == kEvents) continue;  // walked with shards
+    if (f.index == kShards) {
+      assert(table[kEvents - 1].index == kEvents);
+      Status walk = MergedWalk(db_.get(), ro, handles, f, table[kEvents - 1],
+                               &checks, &findings, &scan_stopped);
+      if (!walk.ok()) return walk;
+      continue;
+    }
     rocksdb::ColumnFamilyHandle* h = handles[f.index];
     if (h == nullptr) continue;  // read-only, and the database lacks it
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, h));
@@ -265,23 +426,17 @@ Status DbImpl::Verify(VerifyReport* report) {
   }
 
   // Cross-record invariant: shards == markers for once-only counters that
-  // keep their markers and buckets forever (a dedupe window drops markers,
-  // never their counts; a retention drops buckets, never their markers). Not
-  // judged after a scan stopped on damage: its sums are partial.
+  // keep their markers and buckets forever (Judged); a keyed counter's keys
+  // were judged one by one in the walk. Not judged after a scan stopped on
+  // damage: its sums are partial.
   if (scan_stopped) return Status::OK();
   for (const auto& [id, sums] : checks.sums()) {
     const CounterInfo& c = *sums.info;
-    if (!sums.record_seen || (sums.flags & kCounterFlagPlainIncrements) != 0 ||
-        !sums.readable || c.dedupe_window_ms != 0 || c.retention_ms != 0) {
-      continue;
-    }
+    if (!Judged(sums) || !sums.sums.readable) continue;
     ++report->sums_compared;
-    if (!sums.shards.Fits() || sums.shards.value() != sums.markers) {
-      findings.Add("counter " + Quote(c.name) + ": shard sum " +
-                   (sums.shards.Fits() ? DecimalString(sums.shards.value())
-                                       : std::string("beyond 128 bits")) +
-                   " != marker delta sum " + DecimalString(sums.markers));
-    }
+    if (c.keyed) continue;
+    const std::string mismatch = SumMismatch(sums.sums);
+    if (!mismatch.empty()) findings.Add("counter " + Quote(c.name) + mismatch);
   }
   return Status::OK();
 }

@@ -25,9 +25,12 @@ namespace tally {
 // once, or by the next read-write open after a crash, so a rerun of the
 // same import simply imports it again. AlreadyExists when the name is
 // taken (also by a counter created while the import ran); InvalidArgument,
-// writing nothing, for a malformed value or marker, a marker not on its
-// event id's shard, or an event id given twice; NotSupported for a
-// non-zero shard value of a bucketed counter.
+// writing nothing, for a malformed value, key or marker, a marker not on
+// its event id's shard, an event id given twice (in one key, for a keyed
+// counter), a key given twice, or values or markers of the wrong kind (a
+// keyed counter's come per key, a named counter's with no key);
+// NotSupported for a non-zero shard value, or a key, of a bucketed
+// counter.
 Status ImportCounter(Db& db, const CounterImport& counter);
 
 // Restores exported outbox entries (at most kMaxBatchOps, one synced
@@ -36,9 +39,11 @@ Status ImportCounter(Db& db, const CounterImport& counter);
 // take this database's next seqs, in the given order, and count against
 // Options::outbox_max_entries. Each counter must exist with
 // CounterSpec::outbox (their deltas are in its imported shard values,
-// nothing is counted again). InvalidArgument names the first bad entry
-// (no outbox, bad delta or event id, malformed identity, one identity
-// twice); nothing is written then.
+// nothing is counted again); an entry of a keyed counter carries its key
+// (OutboxEntry::key), one of a named counter none. InvalidArgument names
+// the first bad entry (no outbox, bad delta, event id or key, a key given
+// or missing, malformed identity, one identity twice); nothing is written
+// then.
 Status ImportOutbox(Db& db, const std::vector<OutboxEntry>& entries);
 
 }  // namespace tally

@@ -201,17 +201,31 @@ struct MarkerInfo {
   std::string key;  // the counter key it counted in (keyed counters only)
 };
 
+// One key of an exported keyed counter: the key and its shard values.
+struct KeyShards {
+  std::string key;
+  // Shard i's value, one per shard (the counter's shards entries), or
+  // empty: every shard 0. The key exists after the import either way
+  // (ListKeys lists it, with 0 when every value is 0).
+  std::vector<int64_t> shard_values;
+};
+
 // One exported counter with its contents, for tally::ImportCounter.
 struct CounterImport {
   // Name, shards, policy, created-at, flags, dedupe window, buckets,
-  // retention and outbox as exported; the id is ignored (a new one is
-  // allocated).
+  // retention, outbox and keyed as exported; the id is ignored (a new one
+  // is allocated).
   CounterInfo info;
-  // Shard i's value, one per shard (info.shards entries), or empty: every
-  // shard 0.
+  // A named counter's values: shard i's value, one per shard (info.shards
+  // entries), or empty: every shard 0. Empty for a keyed counter.
   std::vector<int64_t> shard_values;
+  // A keyed counter's keys with their values, each key once, in any order;
+  // empty for a named counter.
+  std::vector<KeyShards> keys;
   // The counter's markers, any number, in any order (their deltas are
-  // already in the shard values: they are stored, not counted again).
+  // already in the shard values: they are stored, not counted again). A
+  // keyed counter's each name their key (MarkerInfo::key), a named
+  // counter's none.
   std::vector<MarkerInfo> markers;
 };
 
@@ -265,8 +279,12 @@ struct VerifyReport {
   uint64_t shard_keys = 0;  // shard keys checked
   uint64_t markers = 0;     // markers checked
   // Counters whose shard sum was compared with their markers' delta sum
-  // (those that never had a plain increment).
+  // (those that never had a plain increment and keep their markers and
+  // buckets forever); a keyed counter's sums are compared per key.
   uint64_t sums_compared = 0;
+  // Keys of keyed counters whose shard sum was compared with their own
+  // markers' delta sum.
+  uint64_t keys_compared = 0;
   std::vector<std::string> problems;
   uint64_t problems_dropped = 0;
   bool ok() const { return problems.empty(); }

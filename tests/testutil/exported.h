@@ -8,23 +8,48 @@
 
 namespace tally::test {
 
-// Sets *out to counter `c` of `from`, its markers read in pages of
-// `page_size`.
+// Appends the markers of `ref` (a named counter, or one key of a keyed
+// one), read in pages of `page_size`.
+inline Status ReadExportedMarkers(Db* from, CounterRef ref, size_t page_size,
+                                  std::vector<MarkerInfo>* out) {
+  ListMarkersOptions page;
+  page.limit = page_size;
+  for (;;) {
+    auto markers = from->ListMarkers(ref, page);
+    if (!markers.ok()) return markers.status();
+    out->insert(out->end(), markers->begin(), markers->end());
+    if (markers->size() < page.limit) return Status::OK();
+    page.start_after = markers->back().event_id;
+  }
+}
+
+// Sets *out to counter `c` of `from`, its markers (and a keyed counter's
+// keys) read in pages of `page_size`.
 inline Status ReadExported(Db* from, const CounterInfo& c, size_t page_size,
                            CounterImport* out) {
   *out = CounterImport();
   out->info = c;
-  auto shards = from->ShardCounts(c.name);
-  if (!shards.ok()) return shards.status();
-  out->shard_values = *shards;
-  ListMarkersOptions page;
+  if (!c.keyed) {
+    auto shards = from->ShardCounts(c.name);
+    if (!shards.ok()) return shards.status();
+    out->shard_values = *shards;
+    return ReadExportedMarkers(from, c.name, page_size, &out->markers);
+  }
+  ListKeysOptions page;
   page.limit = page_size;
   for (;;) {
-    auto markers = from->ListMarkers(c.name, page);
-    if (!markers.ok()) return markers.status();
-    out->markers.insert(out->markers.end(), markers->begin(), markers->end());
-    if (markers->size() < page.limit) return Status::OK();
-    page.start_after = markers->back().event_id;
+    auto keys = from->ListKeys(c.name, page);
+    if (!keys.ok()) return keys.status();
+    for (const KeyValue& k : *keys) {
+      auto shards = from->ShardCounts({c.name, k.key});
+      if (!shards.ok()) return shards.status();
+      out->keys.push_back({k.key, *shards});
+      Status s =
+          ReadExportedMarkers(from, {c.name, k.key}, page_size, &out->markers);
+      if (!s.ok()) return s;
+    }
+    if (keys->size() < page.limit) return Status::OK();
+    page.start_after = keys->back().key;
   }
 }
 

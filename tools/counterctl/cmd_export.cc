@@ -1,12 +1,11 @@
 // export FILE [--json]: every counter with its non-zero shard values and
-// its markers, then the unsynced outbox entries, as JSON Lines (format in
-// docs/counterctl.md), for `import`.
-// The database is opened read-only (so this runs while an app holds it)
-// and is not refreshed during the run, so the file is one consistent point
-// (the engine keeps a read-only instance at one point across families;
-// export still checks it, see ExportTo).
-// FILE - writes to stdout (no summary then); otherwise a failure removes
-// the half-written file.
+// its markers (a keyed counter's per key), then the unsynced outbox entries, as
+// JSON Lines (format in docs/counterctl.md), for `import`. The database is
+// opened read-only (so this runs while an app holds it) and is not refreshed
+// during the run, so the file is one consistent point (the engine keeps a
+// read-only instance at one point across families; export still checks it, see
+// ExportTo). FILE - writes to stdout (no summary then); otherwise a failure
+// removes the half-written file.
 
 #include <cstdio>
 #include <fstream>
@@ -26,6 +25,7 @@ namespace {
 
 struct Totals {
   uint64_t counters = 0;
+  uint64_t keys = 0;  // keys of keyed counters
   uint64_t shards = 0;
   uint64_t markers = 0;
   uint64_t outbox = 0;
@@ -60,6 +60,7 @@ int ExportOutbox(tally::Db* db, std::ostream& out, Totals* totals) {
     if (entries->empty()) break;
     for (const tally::OutboxEntry& e : *entries) {
       Record rec{{"type", "outbox"}, {"counter", e.counter}};
+      if (!e.key.empty()) rec["key"] = e.key;
       if (!e.event_id.empty()) rec["event_id"] = e.event_id;
       rec["delta"] = e.delta;
       rec["time_ms"] = e.time_ms;
@@ -81,6 +82,87 @@ int ExportOutbox(tally::Db* db, std::ostream& out, Totals* totals) {
   return kExitOk;
 }
 
+// The records of one named counter (`ref.key` empty) or one key of a keyed
+// counter: its non-zero shard values (a key whose every value is 0: its
+// shard 0, so that the key exists in the copy), then its markers in
+// event-id byte order. Shards and markers must agree where tally::Verify
+// compares them (`judged`: no plain increment, markers kept forever): an
+// import would otherwise recount redelivered events, or lose them.
+int ExportValues(tally::Db* db, std::ostream& out, tally::CounterRef ref,
+                 bool judged, Totals* totals) {
+  const std::string counter(ref.counter), key(ref.key);
+  tally::Result<std::vector<int64_t>> shards = db->ShardCounts(ref);
+  if (!shards.ok()) return Fail(shards.status());
+  __int128 shard_sum = 0, marker_sum = 0;
+  auto shard = [&](size_t i, int64_t value) {
+    Record rec{{"type", "shard"}, {"counter", counter}};
+    if (!key.empty()) rec["key"] = key;
+    rec["shard"] = i;
+    rec["value"] = value;
+    ++totals->shards;
+    return WriteRecord(out, rec);
+  };
+  bool written = false;
+  for (size_t i = 0; i < shards->size(); ++i) {
+    shard_sum += (*shards)[i];
+    if ((*shards)[i] == 0) continue;
+    if (!shard(i, (*shards)[i])) return kExitError;
+    written = true;
+  }
+  if (!written && !key.empty() && !shard(0, 0)) return kExitError;
+  tally::ListMarkersOptions page;
+  page.limit = tally::kMaxListMarkers;
+  for (;;) {
+    tally::Result<std::vector<tally::MarkerInfo>> markers =
+        db->ListMarkers(ref, page);
+    if (!markers.ok()) return Fail(markers.status());
+    for (const tally::MarkerInfo& m : *markers) {
+      Record marker{{"type", "marker"}, {"counter", counter}};
+      if (!key.empty()) marker["key"] = key;
+      marker["event_id"] = m.event_id;
+      marker["shard"] = m.shard;
+      marker["delta"] = m.delta;
+      marker["created_at_ms"] = m.created_at_ms;
+      if (m.expires_at_ms != 0) marker["expires_at_ms"] = m.expires_at_ms;
+      if (m.pinned) marker["pinned"] = true;
+      if (!WriteRecord(out, marker)) return kExitError;
+      ++totals->markers;
+      marker_sum += m.delta;
+    }
+    if (markers->size() < page.limit) break;
+    page.start_after = markers->back().event_id;
+  }
+  if (judged && shard_sum != marker_sum) {
+    return Fail(tally::Status::Busy(
+        "counter \"" + Printable(counter) + "\"" +
+        (key.empty() ? std::string() : " key \"" + Printable(key) + "\"") +
+        ": its shards and markers were read at different points (shard "
+        "sum != marker delta sum); nothing was exported: retry"));
+  }
+  return kExitOk;
+}
+
+// Every key of keyed counter `c`, in key byte order, with its values and
+// markers.
+int ExportKeys(tally::Db* db, std::ostream& out, const tally::CounterInfo& c,
+               bool judged, Totals* totals) {
+  tally::ListKeysOptions page;
+  page.limit = tally::kMaxListKeys;
+  for (;;) {
+    tally::Result<std::vector<tally::KeyValue>> keys =
+        db->ListKeys(c.name, page);
+    if (!keys.ok()) return Fail(keys.status());
+    for (const tally::KeyValue& k : *keys) {
+      const int code = ExportValues(db, out, tally::CounterRef(c.name, k.key),
+                                    judged, totals);
+      if (code != kExitOk) return code;
+      ++totals->keys;
+    }
+    if (keys->size() < page.limit) return kExitOk;
+    page.start_after = keys->back().key;
+  }
+}
+
 int ExportTo(tally::Db* db, std::ostream& out, bool show_progress,
              Totals* totals) {
   tally::Result<std::vector<tally::CounterInfo>> counters = db->ListCounters();
@@ -88,7 +170,8 @@ int ExportTo(tally::Db* db, std::ostream& out, bool show_progress,
   for (const tally::CounterInfo& c : *counters) {
     if (c.bucket != tally::BucketWidth::kNone) {
       return Fail(tally::Status::NotSupported(
-          "counter \"" + Printable(c.name) + "\" has time buckets, which "
+          "counter \"" + Printable(c.name) +
+          "\" has time buckets, which "
           "export does not support yet; nothing was exported"));
     }
   }
@@ -107,55 +190,15 @@ int ExportTo(tally::Db* db, std::ostream& out, bool show_progress,
       counter["dedupe_window_ms"] = c.dedupe_window_ms;
     }
     if (c.outbox) counter["outbox"] = true;
+    if (c.keyed) counter["keyed"] = true;
     if (!WriteRecord(out, counter)) return kExitError;
     ++totals->counters;
-    tally::Result<std::vector<int64_t>> shards = db->ShardCounts(c.name);
-    if (!shards.ok()) return Fail(shards.status());
-    // Shards and markers must agree where tally::Verify compares them (no plain
-    // increment, markers kept forever): an import would otherwise recount
-    // redelivered events, or lose them.
     const bool judged = (c.flags & tally::kCounterFlagPlainIncrements) == 0 &&
                         c.dedupe_window_ms == 0;
-    __int128 shard_sum = 0, marker_sum = 0;
-    for (size_t i = 0; i < shards->size(); ++i) {
-      shard_sum += (*shards)[i];
-      if ((*shards)[i] == 0) continue;
-      if (!WriteRecord(out, Record{{"type", "shard"},
-                                 {"counter", c.name},
-                                 {"shard", i},
-                                 {"value", (*shards)[i]}})) {
-        return kExitError;
-      }
-      ++totals->shards;
-    }
-    tally::ListMarkersOptions page;
-    page.limit = tally::kMaxListMarkers;
-    for (;;) {
-      tally::Result<std::vector<tally::MarkerInfo>> markers =
-          db->ListMarkers(c.name, page);
-      if (!markers.ok()) return Fail(markers.status());
-      for (const tally::MarkerInfo& m : *markers) {
-        Record marker{{"type", "marker"},
-                      {"counter", c.name},
-                      {"event_id", m.event_id},
-                      {"shard", m.shard},
-                      {"delta", m.delta},
-                      {"created_at_ms", m.created_at_ms}};
-        if (m.expires_at_ms != 0) marker["expires_at_ms"] = m.expires_at_ms;
-        if (m.pinned) marker["pinned"] = true;
-        if (!WriteRecord(out, marker)) return kExitError;
-        ++totals->markers;
-        marker_sum += m.delta;
-      }
-      if (markers->size() < page.limit) break;
-      page.start_after = markers->back().event_id;
-    }
-    if (judged && shard_sum != marker_sum) {
-      return Fail(tally::Status::Busy(
-          "counter \"" + Printable(c.name) +
-          "\": its shards and markers were read at different points (shard "
-          "sum != marker delta sum); nothing was exported: retry"));
-    }
+    const int code = c.keyed ? ExportKeys(db, out, c, judged, totals)
+                             : ExportValues(db, out, tally::CounterRef(c.name),
+                                            judged, totals);
+    if (code != kExitOk) return code;
   }
   const int code = ExportOutbox(db, out, totals);
   if (code != kExitOk) return code;
@@ -196,12 +239,14 @@ int RunExport(const GlobalArgs& global, const ExportArgs& args) {
   if (args.json) {
     PrintJson(Json{{"file", args.file},
                    {"counters", totals.counters},
+                   {"keys", totals.keys},
                    {"shards", totals.shards},
                    {"markers", totals.markers},
                    {"outbox", totals.outbox}});
   } else {
-    std::cout << "exported " << totals.counters << " counters, "
-              << totals.shards << " shard values, " << totals.markers
+    std::cout << "exported " << totals.counters << " counters, ";
+    if (totals.keys != 0) std::cout << totals.keys << " keys, ";
+    std::cout << totals.shards << " shard values, " << totals.markers
               << " markers";
     if (totals.outbox != 0) {
       std::cout << ", " << totals.outbox << " outbox entries";

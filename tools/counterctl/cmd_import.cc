@@ -38,10 +38,12 @@ namespace {
 
 struct CounterPlan {
   tally::CounterImport import;  // shard_values: empty until a shard record
-  size_t shard_records = 0;     // non-zero shard values
+  size_t shard_records = 0;     // shard records (export writes non-zero ones)
   std::vector<tally::OutboxEntry> outbox;  // unsynced entries, in seq order
-  std::set<uint32_t> seen_shards;
-  std::set<std::string> seen_events;
+  // (key, shard) and (key, event id); the key is empty for a named counter.
+  std::set<std::pair<std::string, uint32_t>> seen_shards;
+  std::set<std::pair<std::string, std::string>> seen_events;
+  std::map<std::string, size_t> key_index;  // key -> import.keys[i]
 };
 
 struct Plan {
@@ -113,8 +115,7 @@ bool GetOptionalBool(const Json& obj, const char* key, bool* out,
   return true;
 }
 
-bool OnlyKeys(const Json& obj, std::set<std::string> keys,
-              std::string* error) {
+bool OnlyKeys(const Json& obj, std::set<std::string> keys, std::string* error) {
   for (auto it = obj.begin(); it != obj.end(); ++it) {
     if (keys.count(it.key()) == 0) {
       *error = "unknown key \"" + Printable(it.key()) + "\"";
@@ -133,13 +134,32 @@ bool AcceptedInt64(const char* key, int64_t v, std::string* error) {
   return false;
 }
 
+// The optional "key" of a shard, marker or outbox record: given exactly
+// when counter `c` is keyed.
+bool GetKey(const Json& rec, const CounterPlan& c, std::string* key,
+            std::string* error) {
+  if (rec.contains("key") && !GetString(rec, "key", key, error)) return false;
+  const bool keyed = c.import.info.keyed;
+  if (keyed && key->empty()) {
+    *error = "counter \"" + Printable(c.import.info.name) +
+             "\" is keyed: the record needs a non-empty \"key\"";
+    return false;
+  }
+  if (!keyed && rec.contains("key")) {
+    *error = "counter \"" + Printable(c.import.info.name) +
+             "\" is not keyed, but the record has a \"key\"";
+    return false;
+  }
+  return true;
+}
+
 // An outbox record: an unsynced entry of an outbox counter exported
 // before it, with its identity (origin, origin_seq), which must be unique.
 bool AddOutboxRecord(const Json& rec, Plan* plan, std::string* error) {
   tally::OutboxEntry e;
   if (!OnlyKeys(rec,
-                {"type", "counter", "event_id", "delta", "time_ms", "origin",
-                 "origin_seq"},
+                {"type", "counter", "key", "event_id", "delta", "time_ms",
+                 "origin", "origin_seq"},
                 error) ||
       !GetString(rec, "counter", &e.counter, error) ||
       (rec.contains("event_id") &&
@@ -158,6 +178,7 @@ bool AddOutboxRecord(const Json& rec, Plan* plan, std::string* error) {
     return false;
   }
   CounterPlan& c = plan->counters[found->second];
+  if (!GetKey(rec, c, &e.key, error)) return false;
   if (!c.import.info.outbox) {
     *error = "counter \"" + Printable(e.counter) +
              "\" has no outbox (\"outbox\":true) but an outbox record";
@@ -181,8 +202,9 @@ bool AddRecord(const Json& rec, Plan* plan, std::string* error) {
   std::string type;
   if (!GetString(rec, "type", &type, error)) return false;
   if (type == "counter") {
-    if (!OnlyKeys(rec, {"type", "name", "shards", "policy", "created_at_ms",
-                        "flags", "dedupe_window_ms", "outbox"},
+    if (!OnlyKeys(rec,
+                  {"type", "name", "shards", "policy", "created_at_ms", "flags",
+                   "dedupe_window_ms", "outbox", "keyed"},
                   error)) {
       return false;
     }
@@ -195,7 +217,8 @@ bool AddRecord(const Json& rec, Plan* plan, std::string* error) {
         !GetInt(rec, "flags", &c.import.info.flags, error) ||
         !GetOptionalInt(rec, "dedupe_window_ms",
                         &c.import.info.dedupe_window_ms, error) ||
-        !GetOptionalBool(rec, "outbox", &c.import.info.outbox, error)) {
+        !GetOptionalBool(rec, "outbox", &c.import.info.outbox, error) ||
+        !GetOptionalBool(rec, "keyed", &c.import.info.keyed, error)) {
       return false;
     }
     if ((c.import.info.flags & ~tally::kCounterFlagPlainIncrements) != 0) {
@@ -238,6 +261,8 @@ bool AddRecord(const Json& rec, Plan* plan, std::string* error) {
     return false;
   }
   CounterPlan& c = plan->counters[found->second];
+  std::string key;
+  if (!GetKey(rec, c, &key, error)) return false;
   uint32_t shard = 0;
   if (!GetInt(rec, "shard", &shard, error)) return false;
   if (shard >= c.import.info.shards) {
@@ -247,26 +272,39 @@ bool AddRecord(const Json& rec, Plan* plan, std::string* error) {
   }
   if (type == "shard") {
     int64_t value = 0;
-    if (!OnlyKeys(rec, {"type", "counter", "shard", "value"}, error) ||
+    if (!OnlyKeys(rec, {"type", "counter", "key", "shard", "value"}, error) ||
         !GetInt(rec, "value", &value, error)) {
       return false;
     }
     if (!AcceptedInt64("value", value, error)) return false;
-    if (!c.seen_shards.insert(shard).second) {
-      *error = "shard " + std::to_string(shard) + " appears twice";
+    if (!c.seen_shards.emplace(key, shard).second) {
+      *error =
+          "shard " + std::to_string(shard) +
+          (key.empty() ? std::string() : " of key \"" + Printable(key) + "\"") +
+          " appears twice";
       return false;
     }
-    if (value != 0) {
-      c.import.shard_values.resize(c.import.info.shards);
-      c.import.shard_values[shard] = value;
-      ++c.shard_records;
+    // A keyed counter's key exists with its first shard record, also one
+    // of value 0 (export writes one for a key whose every value is 0).
+    std::vector<int64_t>* values = &c.import.shard_values;
+    if (!key.empty()) {
+      auto [at, added] = c.key_index.emplace(key, c.import.keys.size());
+      if (added) c.import.keys.push_back({key, {}});
+      values = &c.import.keys[at->second].shard_values;
     }
+    if (value != 0) {
+      values->resize(c.import.info.shards);
+      (*values)[shard] = value;
+    }
+    ++c.shard_records;
     return true;
   }
   tally::MarkerInfo m;
   m.shard = shard;
-  if (!OnlyKeys(rec, {"type", "counter", "event_id", "shard", "delta",
-                      "created_at_ms", "expires_at_ms", "pinned"},
+  m.key = key;
+  if (!OnlyKeys(rec,
+                {"type", "counter", "key", "event_id", "shard", "delta",
+                 "created_at_ms", "expires_at_ms", "pinned"},
                 error) ||
       !GetString(rec, "event_id", &m.event_id, error) ||
       !GetInt(rec, "delta", &m.delta, error) ||
@@ -276,8 +314,11 @@ bool AddRecord(const Json& rec, Plan* plan, std::string* error) {
     return false;
   }
   if (!AcceptedInt64("delta", m.delta, error)) return false;
-  if (!c.seen_events.insert(m.event_id).second) {
-    *error = "event \"" + Printable(m.event_id) + "\" appears twice";
+  if (!c.seen_events.emplace(key, m.event_id).second) {
+    *error =
+        "event \"" + Printable(m.event_id) + "\"" +
+        (key.empty() ? std::string() : " of key \"" + Printable(key) + "\"") +
+        " appears twice";
     return false;
   }
   c.import.markers.push_back(std::move(m));
@@ -363,7 +404,8 @@ int RunImport(const GlobalArgs& global, const ImportArgs& args) {
   std::set<std::string> taken;
   for (const tally::CounterInfo& c : *existing) taken.insert(c.name);
 
-  uint64_t counters = 0, shards = 0, markers = 0, outbox = 0, skipped = 0;
+  uint64_t counters = 0, keys = 0, shards = 0, markers = 0, outbox = 0,
+           skipped = 0;
   Progress progress("import: counters", plan.counters.size());
   for (const CounterPlan& c : plan.counters) {
     progress.Update(counters + skipped);
@@ -385,13 +427,15 @@ int RunImport(const GlobalArgs& global, const ImportArgs& args) {
       return kExitError;
     }
     ++counters;
+    keys += c.import.keys.size();
     shards += c.shard_records;
     markers += c.import.markers.size();
     outbox += c.outbox.size();
   }
   progress.Finish();
-  std::cout << "imported " << counters << " counters, " << shards
-            << " shard values, " << markers << " markers";
+  std::cout << "imported " << counters << " counters, ";
+  if (keys != 0) std::cout << keys << " keys, ";
+  std::cout << shards << " shard values, " << markers << " markers";
   if (outbox != 0) std::cout << ", " << outbox << " outbox entries";
   std::cout << "; skipped " << skipped << "\n";
   return kExitOk;
