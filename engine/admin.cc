@@ -41,8 +41,9 @@ Result<uint64_t> DbImpl::PendingOperands(std::string_view counter) {
     if (n > 1) pending += static_cast<uint64_t>(n - 1);
     return Status::OK();
   };
-  if (c->bucket != BucketWidth::kNone) {
-    // Every stored (bucket, shard) key of the counter.
+  if (c->bucket != BucketWidth::kNone || c->keyed) {
+    // Every stored (key, bucket, shard) key of the counter: a keyed
+    // counter's count is a scan of all its keys.
     CounterRange range(c->id);
     std::unique_ptr<rocksdb::Iterator> it =
         range.NewIterator(db_.get(), shards_);

@@ -31,11 +31,17 @@ Status NotKeyed(const CounterInfo& c, const char* call) {
                                  Quote(c.name) + " is not keyed");
 }
 
-// Holds one snapshot for a read of many keys; released on scope exit.
+// Holds one snapshot for a read of many keys; released on scope exit. A
+// read-only (secondary) instance takes none: RocksDB refuses snapshots
+// there, and its view only moves at a Refresh, which waits for reads in
+// progress (docs/design.md, "Readers in other processes").
 class SnapshotHold {
  public:
-  explicit SnapshotHold(rocksdb::DB* db) : db_(db), s_(db->GetSnapshot()) {}
-  ~SnapshotHold() { db_->ReleaseSnapshot(s_); }
+  SnapshotHold(rocksdb::DB* db, bool read_only)
+      : db_(db), s_(read_only ? nullptr : db->GetSnapshot()) {}
+  ~SnapshotHold() {
+    if (s_ != nullptr) db_->ReleaseSnapshot(s_);
+  }
   SnapshotHold(const SnapshotHold&) = delete;
   SnapshotHold& operator=(const SnapshotHold&) = delete;
   const rocksdb::Snapshot* get() const { return s_; }
@@ -139,7 +145,7 @@ Result<std::vector<int64_t>> DbImpl::ReadKeys(
   std::vector<int64_t> out(keys.size(), 0);
   if (c->bucket != BucketWidth::kNone) {
     // Each key's retained buckets, one bounded scan each, in one snapshot.
-    const SnapshotHold snapshot(db_.get());
+    const SnapshotHold snapshot(db_.get(), options_.read_only);
     ro.snapshot = snapshot.get();
     for (size_t i = 0; i < keys.size(); ++i) {
       Status s = SumShards(*c, keys[i], ro, &out[i]);
@@ -237,10 +243,14 @@ Result<std::vector<KeyValue>> DbImpl::ListKeys(
 
 Status DbImpl::ScanTop(const CounterInfo& c, size_t keep,
                        TopKeysResult* out) {
-  const SnapshotHold snapshot(db_.get());
+  // The sequence is read before the scan's iterator pins its view, so the
+  // view holds at least everything up to it.
+  const SnapshotHold snapshot(db_.get(), options_.read_only);
   rocksdb::ReadOptions ro;
   ro.snapshot = snapshot.get();
-  out->sequence = snapshot.get()->GetSequenceNumber();
+  out->sequence = snapshot.get() != nullptr
+                      ? snapshot.get()->GetSequenceNumber()
+                      : db_->GetLatestSequenceNumber();
   out->as_of_ms = clock_->NowMillis();
   std::string begin(kCounterIdBytes, '\0'), end;
   EncodeCounterPrefix(c.id, begin.data());

@@ -380,6 +380,12 @@ TEST_F(Keyed, KeysSurviveReopenAndReadOnlyReadersSeeThem) {
   EXPECT_EQ((*values)[0], 1);
   EXPECT_EQ((*values)[1], 4);
   EXPECT_EQ(reader->ListKeys("likes", {})->size(), 2u);
+  // An exact top list on a read-only (secondary) instance: no snapshot.
+  auto top = reader->TopKeys("likes", 1, TopKeysOptions{true});
+  ASSERT_OK(top);
+  ASSERT_EQ(top->keys.size(), 1u);
+  EXPECT_EQ(top->keys[0].key, "p2");
+  EXPECT_EQ(top->total, 5);
   EXPECT_TRUE(reader->DeleteKey("likes", "p1").IsNotSupported());
 }
 
