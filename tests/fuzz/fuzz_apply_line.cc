@@ -4,7 +4,8 @@
 //  - no exception escapes (one would end the apply worker thread with
 //    std::terminate);
 //  - an accepted line obeys every rule of apply_line.h: counter 1..128
-//    bytes, event id absent or 1..256 bytes, no control characters,
+//    bytes, key and event id each absent or 1..128 / 1..256 bytes, no
+//    control characters,
 //    delta in kMinDelta..kMaxDelta, and a blank line is never accepted;
 //  - an accepted event written back as canonical JSON parses to the same
 //    event;
@@ -37,6 +38,7 @@ bool ValidText(const std::string& text, size_t max_bytes) {
 void Check(std::string_view line) {
   ApplyEvent event;
   event.counter = "stale";
+  event.key = "stale";
   event.event_id = "stale";
   std::string reason;
   const bool ok = ParseApplyLine(line, &event, &reason);
@@ -50,6 +52,7 @@ void Check(std::string_view line) {
   }
   FUZZ_CHECK(!IsBlankLine(line));
   FUZZ_CHECK(ValidText(event.counter, tally::kMaxNameBytes));
+  FUZZ_CHECK(event.key.empty() || ValidText(event.key, tally::kMaxKeyBytes));
   FUZZ_CHECK(event.once == !event.event_id.empty());
   if (event.once) {
     FUZZ_CHECK(ValidText(event.event_id, tally::kMaxEventIdBytes));
@@ -60,10 +63,12 @@ void Check(std::string_view line) {
   // Round trip through the canonical form.
   nlohmann::json doc = {{"counter", event.counter}, {"delta", event.delta}};
   if (event.once) doc["event_id"] = event.event_id;
+  if (!event.key.empty()) doc["key"] = event.key;
   ApplyEvent again;
   std::string again_reason;
   FUZZ_CHECK(ParseApplyLine(doc.dump(), &again, &again_reason));
   FUZZ_CHECK(again.counter == event.counter);
+  FUZZ_CHECK(again.key == event.key);
   FUZZ_CHECK(again.event_id == event.event_id);
   FUZZ_CHECK(again.once == event.once);
   FUZZ_CHECK(again.delta == event.delta);

@@ -129,7 +129,7 @@ std::optional<std::vector<std::string>> SplitCommand(const std::string& text) {
 
 // What a tally database holds, as text: every counter's catalog entry,
 // shard values and markers. Opened read-only, so it also works while the
-// row's setup holds the database.
+// row's setup holds the database. A keyed counter's, key by key.
 std::string DatabaseContent(const std::string& path) {
   Options options;
   options.read_only = true;
@@ -143,6 +143,40 @@ std::string DatabaseContent(const std::string& path) {
     out << "counter " << c.name << " id=" << c.id << " shards=" << c.shards
         << " policy=" << ShardPolicyName(c.policy) << " flags=" << c.flags
         << " created=" << c.created_at_ms << "\n ";
+    if (c.keyed) {
+      // A keyed counter: every key's shards and markers.
+      ListKeysOptions keys;
+      keys.limit = kMaxListKeys;
+      Result<std::vector<KeyValue>> listed = db->ListKeys(c.name, keys);
+      if (!listed.ok()) {
+        out << listed.status().ToString() << "\n";
+        continue;
+      }
+      for (const KeyValue& kv : *listed) {
+        out << " key " << kv.key << ":";
+        Result<std::vector<int64_t>> counts =
+            db->ShardCounts(CounterRef(c.name, kv.key));
+        if (counts.ok()) {
+          for (int64_t v : *counts) out << " " << v;
+        } else {
+          out << counts.status().ToString();
+        }
+        ListMarkersOptions all;
+        all.limit = kMaxListMarkers;
+        Result<std::vector<MarkerInfo>> markers =
+            db->ListMarkers(CounterRef(c.name, kv.key), all);
+        if (!markers.ok()) {
+          out << " " << markers.status().ToString();
+        } else {
+          for (const MarkerInfo& m : *markers) {
+            out << " marker " << m.event_id << " shard=" << m.shard
+                << " delta=" << m.delta << " at=" << m.created_at_ms;
+          }
+        }
+        out << "\n";
+      }
+      continue;
+    }
     Result<std::vector<int64_t>> counts = db->ShardCounts(c.name);
     if (counts.ok()) {
       for (int64_t v : *counts) out << " " << v;
@@ -202,7 +236,7 @@ class CliBadInput : public ::testing::TestWithParam<CliRow> {
       std::ofstream(db_) << "not a database\n";
       return;
     }
-    ASSERT_TRUE(setup == "shop" || setup == "held")
+    ASSERT_TRUE(setup == "shop" || setup == "held" || setup == "shop+likes")
         << "unknown setup '" << setup << "'";
     std::unique_ptr<Db> db = OpenOrDie(db_);
     ASSERT_NE(db, nullptr);
@@ -210,6 +244,12 @@ class CliBadInput : public ::testing::TestWithParam<CliRow> {
     ASSERT_OK(db->CreateCounter("checkouts", {2, ShardPolicy::kAffinity}));
     ASSERT_OK(db->CreateCounter("single", {1}));
     ASSERT_OK(db->IncrementOnce("orders", "ord-1", 1));
+    if (setup == "shop+likes") {
+      CounterSpec likes{4};
+      likes.keyed = true;
+      ASSERT_OK(db->CreateCounter("likes", likes));
+      ASSERT_OK(db->IncrementOnce({"likes", "post-1"}, "user-1", 1));
+    }
     if (setup == "held") holder_ = std::move(db);
   }
 

@@ -103,12 +103,15 @@ bool ParseApplyLine(std::string_view line, ApplyEvent* event,
   }
 
   const json* counter = nullptr;
+  const json* key = nullptr;
   const json* event_id = nullptr;
   const json* delta = nullptr;
   const json* time_ms = nullptr;
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     if (it.key() == "counter") {
       counter = &it.value();
+    } else if (it.key() == "key") {
+      key = &it.value();
     } else if (it.key() == "event_id") {
       event_id = &it.value();
     } else if (it.key() == "delta") {
@@ -127,6 +130,11 @@ bool ParseApplyLine(std::string_view line, ApplyEvent* event,
   }
   if (!CheckString(*counter, "counter", tally::kMaxNameBytes, &event->counter,
                    reason)) {
+    return false;
+  }
+  event->key.clear();
+  if (key != nullptr &&
+      !CheckString(*key, "key", tally::kMaxKeyBytes, &event->key, reason)) {
     return false;
   }
   event->once = event_id != nullptr;

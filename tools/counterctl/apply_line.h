@@ -2,6 +2,9 @@
 //
 // A line is a JSON object with exactly these fields:
 //   "counter"  string, required, 1..kMaxNameBytes bytes
+//   "key"      string, 1..kMaxKeyBytes bytes: the key of a keyed counter;
+//              required for a keyed counter, refused for a named one (the
+//              runner checks which the counter is)
 //   "event_id" string, optional, 1..kMaxEventIdBytes bytes; without it the
 //              line is a plain increment
 // Strings may not contain control characters (the engine's rule).
@@ -26,6 +29,7 @@ namespace counterctl {
 
 struct ApplyEvent {
   std::string counter;
+  std::string key;       // empty: no "key" field
   std::string event_id;  // empty for a plain increment
   int64_t delta = 1;
   bool once = false;

@@ -109,6 +109,16 @@ class Worker {
                                      : s.ToString());
         continue;
       }
+      if (info->keyed != !event_.key.empty()) {
+        // The engine would refuse the whole batch for this one op.
+        Reject(i + 1, info->keyed
+                          ? "counter \"" + Printable(event_.counter) +
+                                "\" is keyed: the line needs a \"key\""
+                          : "counter \"" + Printable(event_.counter) +
+                                "\" is not keyed: the line may not have a "
+                                "\"key\"");
+        continue;
+      }
       if (!event_.once && info->policy == tally::ShardPolicy::kAffinity) {
         // The line format has no affinity key, and the engine refuses a
         // plain increment without one under this policy.
@@ -117,11 +127,12 @@ class Worker {
                           "affinity key, use an event_id or `incr --affinity`");
         continue;
       }
+      const tally::CounterRef ref(event_.counter, event_.key);
       if (event_.once) {
-        batch_.AddOnce(event_.counter, event_.event_id, event_.delta,
+        batch_.AddOnce(ref, event_.event_id, event_.delta,
                        tally::OnceOptions{event_.event_time_ms, {}});
       } else {
-        batch_.Add(event_.counter, event_.delta,
+        batch_.Add(ref, event_.delta,
                    tally::IncrementOptions{{}, event_.event_time_ms});
       }
       batch_lines_.push_back(i + 1);
@@ -154,12 +165,13 @@ class Worker {
     const std::vector<tally::Batch::Op>& ops = batch_.ops();
     for (size_t k = 0; k < ops.size(); ++k) {
       const tally::Batch::Op& op = ops[k];
+      const tally::CounterRef ref(op.counter, op.key);
       tally::Result<tally::IncrementResult> r =
           op.once
-              ? shared_->db->IncrementOnce(op.counter, op.event_id, op.delta,
+              ? shared_->db->IncrementOnce(ref, op.event_id, op.delta,
                                            {op.event_time_ms, op.affinity_key})
               : shared_->db->Increment(
-                    op.counter, op.delta,
+                    ref, op.delta,
                     tally::IncrementOptions{op.affinity_key, op.event_time_ms});
       if (r.ok()) {
         Count(r->outcome);

@@ -19,6 +19,7 @@
 
 #include "commands.h"
 #include "common.h"
+#include "tally/limits.h"
 #include "tally/version.h"
 
 namespace counterctl {
@@ -42,6 +43,8 @@ struct AllArgs {
   ShardsArgs shards;
   EventsArgs events;
   DeleteArgs del;
+  KeysArgs keys;
+  TopArgs top;
   ApplyArgs apply;
   VerifyArgs verify;
   CheckpointArgs checkpoint;
@@ -57,6 +60,15 @@ struct AllArgs {
 
 void AddName(CLI::App* sub, std::string* name) {
   sub->add_option("name", *name, "Counter name")->required()->type_name("NAME");
+}
+
+// --key K; `given` is set by the run function (CLI::Option::count).
+CLI::Option* AddKey(CLI::App* sub, KeyArg* key, const std::string& what) {
+  return sub
+      ->add_option("--key", key->value,
+                   "Keyed counters: " + what + " (1.." +
+                       std::to_string(tally::kMaxKeyBytes) + " bytes)")
+      ->type_name("KEY");
 }
 
 void AddJson(CLI::App* sub, bool* json) {
@@ -92,6 +104,9 @@ Command AddCreate(CLI::App* root, AllArgs* a) {
                   "How long a bucket is kept after it ends (30d, 12h, ...); "
                   "default 0: forever")
       ->type_name("DURATION");
+  sub->add_flag("--keyed", a->create.keyed,
+                "A keyed counter: one counter of this spec per key, each "
+                "key made by its first increment (incr --key)");
   return {sub, [a] { return RunCreate(a->global, a->create); }};
 }
 
@@ -113,6 +128,7 @@ Command AddIncr(CLI::App* root, AllArgs* a) {
   CLI::App* sub = root->add_subcommand(
       "incr", "Add to a counter; with --event-id at most once per id");
   AddName(sub, &a->incr.name);
+  CLI::Option* key = AddKey(sub, &a->incr.key, "the key to add to");
   sub->add_option("--by", a->incr.by, "The delta, an int64 (default 1)")
       ->type_name("INT");
   CLI::Option* event_id =
@@ -130,7 +146,8 @@ Command AddIncr(CLI::App* root, AllArgs* a) {
                   "epoch; default now): picks a bucketed counter's bucket, "
                   "and is checked against a dedupe window")
       ->type_name("TIME");
-  return {sub, [a, event_id, affinity] {
+  return {sub, [a, event_id, affinity, key] {
+            a->incr.key.given = key->count() > 0;
             a->incr.has_event_id = event_id->count() > 0;
             a->incr.has_affinity_key = affinity->count() > 0;
             return RunIncr(a->global, a->incr);
@@ -141,6 +158,13 @@ Command AddGet(CLI::App* root, AllArgs* a) {
   CLI::App* sub = root->add_subcommand(
       "get", "Print the exact value (the sum of all shards)");
   AddName(sub, &a->get.name);
+  sub->add_option("--key", a->get.keys,
+                  "Keyed counters: the key to read (1.." +
+                      std::to_string(tally::kMaxKeyBytes) +
+                      " bytes); give it several times to read several keys "
+                      "from one snapshot, one KEY<TAB>VALUE line each")
+      ->type_name("KEY")
+      ->allow_extra_args(false);
   sub->add_flag("--cached", a->get.cached,
                 "Print the roll-up's value with its as-of time and lag");
   sub->add_option("--from", a->get.from,
@@ -164,10 +188,15 @@ Command AddShards(CLI::App* root, AllArgs* a) {
   CLI::App* sub =
       root->add_subcommand("shards", "Print each shard: INDEX COUNT");
   AddName(sub, &a->shards.name);
+  CLI::Option* key =
+      AddKey(sub, &a->shards.key, "the key whose shards to print");
   sub->add_flag("--stats", a->shards.stats,
                 "Then min, max, mean and max/mean of the shards");
   AddJson(sub, &a->shards.json);
-  return {sub, [a] { return RunShards(a->global, a->shards); }};
+  return {sub, [a, key] {
+            a->shards.key.given = key->count() > 0;
+            return RunShards(a->global, a->shards);
+          }};
 }
 
 Command AddEvents(CLI::App* root, AllArgs* a) {
@@ -178,6 +207,10 @@ Command AddEvents(CLI::App* root, AllArgs* a) {
   // The API's noun (Db::ListMarkers); `events` stays the name scripts use.
   sub->alias("markers");
   AddName(sub, &a->events.name);
+  CLI::Option* key =
+      AddKey(sub, &a->events.key,
+             "the key whose markers to list or show (--count without it "
+             "counts every key's)");
   sub->add_flag("--count", a->events.count, "Print the number of markers");
   CLI::Option* show =
       sub->add_option("--show", a->events.show,
@@ -195,7 +228,8 @@ Command AddEvents(CLI::App* root, AllArgs* a) {
                       "2026-11-30T04:00:00Z (optional .mmm) or epoch ms")
           ->type_name("TIME");
   AddJson(sub, &a->events.json);
-  return {sub, [a, show, limit, since] {
+  return {sub, [a, show, limit, since, key] {
+            a->events.key.given = key->count() > 0;
             a->events.has_show = show->count() > 0;
             a->events.has_limit = limit->count() > 0;
             a->events.has_since = since->count() > 0;
@@ -207,8 +241,45 @@ Command AddDelete(CLI::App* root, AllArgs* a) {
   CLI::App* sub = root->add_subcommand(
       "delete", "Delete a counter with its shards and markers");
   AddName(sub, &a->del.name);
+  CLI::Option* key = AddKey(
+      sub, &a->del.key, "delete only this key, with its shards and markers");
   sub->add_flag("--yes", a->del.yes, "Confirm the deletion");
-  return {sub, [a] { return RunDelete(a->global, a->del); }};
+  return {sub, [a, key] {
+            a->del.key.given = key->count() > 0;
+            return RunDelete(a->global, a->del);
+          }};
+}
+
+Command AddKeys(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand(
+      "keys", "List a keyed counter's keys with their values, in key order");
+  AddName(sub, &a->keys.name);
+  sub->add_option("--prefix", a->keys.prefix, "Only keys starting with PREFIX")
+      ->type_name("PREFIX");
+  sub->add_option("--start-after", a->keys.start_after,
+                  "Only keys after KEY (exclusive): the last key of the "
+                  "previous page")
+      ->type_name("KEY");
+  sub->add_option("--limit", a->keys.limit,
+                  "At most N keys, 1.." + std::to_string(tally::kMaxListKeys) +
+                      " (default " + std::to_string(kDefaultKeysLimit) + ")")
+      ->type_name("N");
+  AddJson(sub, &a->keys.json);
+  return {sub, [a] { return RunKeys(a->global, a->keys); }};
+}
+
+Command AddTop(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand(
+      "top", "The keys of a keyed counter with the largest values");
+  AddName(sub, &a->top.name);
+  sub->add_option("-n", a->top.n,
+                  "How many keys, 1.." + std::to_string(tally::kMaxTopKeys) +
+                      " (default " + std::to_string(kDefaultTopKeys) + ")")
+      ->type_name("N");
+  sub->add_flag("--exact", a->top.exact,
+                "Scan every key now instead of reading the roll-up");
+  AddJson(sub, &a->top.json);
+  return {sub, [a] { return RunTop(a->global, a->top); }};
 }
 
 Command AddApply(CLI::App* root, AllArgs* a) {
@@ -463,6 +534,7 @@ CommandLine::Impl::Impl() {
               AddDescribe(&root, &args),   AddIncr(&root, &args),
               AddGet(&root, &args),        AddShards(&root, &args),
               AddEvents(&root, &args),     AddDelete(&root, &args),
+              AddKeys(&root, &args),       AddTop(&root, &args),
               AddApply(&root, &args),      AddVerify(&root, &args),
               AddCompact(&root, &args),    AddRollup(&root, &args),
               AddCheckpoint(&root, &args), AddStats(&root, &args),

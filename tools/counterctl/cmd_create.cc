@@ -1,5 +1,5 @@
 // create NAME --shards N [--policy random|affinity] [--dedupe-window DUR]
-//        [--bucket minute|hour|day] [--retention DUR] [--outbox]
+//        [--bucket minute|hour|day] [--retention DUR] [--outbox] [--keyed]
 
 #include <iostream>
 #include <limits>
@@ -37,6 +37,7 @@ int RunCreate(const GlobalArgs& global, const CreateArgs& args) {
   spec.dedupe_window_ms = *window;
   spec.retention_ms = *retention;
   spec.outbox = args.outbox;
+  spec.keyed = args.keyed;
   // cli.cc restricts --bucket to these names.
   spec.bucket = args.bucket == "minute" ? tally::BucketWidth::kMinute
                 : args.bucket == "hour" ? tally::BucketWidth::kHour
@@ -52,7 +53,8 @@ int RunCreate(const GlobalArgs& global, const CreateArgs& args) {
   if (!s.ok()) return Fail(s);
   s = db->CreateCounter(args.name, spec);
   if (!s.ok()) return Fail(s);
-  std::cout << "created " << args.name << " (" << spec.shards << " shards)\n";
+  std::cout << "created " << args.name << " (" << spec.shards << " shards"
+            << (spec.keyed ? ", keyed" : "") << ")\n";
   return kExitOk;
 }
 

@@ -42,7 +42,8 @@ int RunDescribe(const GlobalArgs& global, const ReadArgs& args) {
             << "pending_operands: " << *pending << "\n"
             << "dedupe_window_ms: " << info->dedupe_window_ms << "\n"
             << "bucket: " << tally::BucketWidthName(info->bucket) << "\n"
-            << "retention_ms: " << info->retention_ms << "\n";
+            << "retention_ms: " << info->retention_ms << "\n"
+            << "keyed: " << (info->keyed ? "true" : "false") << "\n";
   return kExitOk;
 }
 

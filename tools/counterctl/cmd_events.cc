@@ -1,4 +1,6 @@
-// events: the idempotency markers of a counter, three ways.
+// events: the idempotency markers of a counter, three ways. --key K: of one
+// key of a keyed counter (required to list or show; --count without it
+// counts every key's markers).
 //
 //   events NAME [--limit N] [--since TIME]   list markers in event-id byte
 //       order, one line each: "EVENT_ID shard=S delta=D created_at=ISO".
@@ -33,13 +35,16 @@
 namespace counterctl {
 namespace {
 
-std::string Id(const std::string& id) { return Printable(id, id.size() * 4 + 4); }
+std::string Id(const std::string& id) { return Escaped(id); }
 
 int Count(tally::Db* db, const EventsArgs& args) {
-  tally::Result<uint64_t> markers = db->CountMarkers(args.name);
+  tally::Result<uint64_t> markers =
+      db->CountMarkers(RefOf(args.name, args.key));
   if (!markers.ok()) return Fail(markers.status());
   if (args.json) {
-    PrintJson(Json{{"counter", args.name}, {"markers", *markers}});
+    Json doc = {{"counter", args.name}, {"markers", *markers}};
+    if (args.key.given) doc["key"] = args.key.value;
+    PrintJson(doc);
   } else {
     std::cout << *markers << "\n";
   }
@@ -47,7 +52,8 @@ int Count(tally::Db* db, const EventsArgs& args) {
 }
 
 int Show(tally::Db* db, const EventsArgs& args) {
-  tally::Result<tally::MarkerInfo> marker = db->GetMarker(args.name, args.show);
+  tally::Result<tally::MarkerInfo> marker =
+      db->GetMarker(RefOf(args.name, args.key), args.show);
   // NotFound names either the counter or the event ("event 'x' was never
   // counted in counter 'y'"): the engine's message is the clear line.
   if (!marker.ok()) return Fail(marker.status());
@@ -57,12 +63,12 @@ int Show(tally::Db* db, const EventsArgs& args) {
     PrintJson(doc);
     return kExitOk;
   }
-  std::cout << "counter: " << args.name << "\n"
-            << "event_id: " << Id(marker->event_id) << "\n"
+  std::cout << "counter: " << args.name << "\n";
+  if (args.key.given) std::cout << "key: " << Escaped(args.key.value) << "\n";
+  std::cout << "event_id: " << Id(marker->event_id) << "\n"
             << "shard: " << marker->shard << "\n"
             << "delta: " << marker->delta << "\n"
-            << "created_at: " << FormatUtcMillis(marker->created_at_ms)
-            << "\n";
+            << "created_at: " << FormatUtcMillis(marker->created_at_ms) << "\n";
   return kExitOk;
 }
 
@@ -77,7 +83,7 @@ int List(tally::Db* db, const EventsArgs& args, uint64_t limit,
     options.limit = static_cast<size_t>(
         std::min<uint64_t>(remaining, tally::kMaxListMarkers));
     tally::Result<std::vector<tally::MarkerInfo>> page =
-        db->ListMarkers(args.name, options);
+        db->ListMarkers(RefOf(args.name, args.key), options);
     if (!page.ok()) return Fail(page.status());
     if (page->size() > options.limit) {
       return Fail(tally::Status::Corruption(
@@ -108,7 +114,7 @@ int List(tally::Db* db, const EventsArgs& args, uint64_t limit,
   if (!exhausted) {
     options.limit = 1;
     tally::Result<std::vector<tally::MarkerInfo>> next =
-        db->ListMarkers(args.name, options);
+        db->ListMarkers(RefOf(args.name, args.key), options);
     if (!next.ok()) return Fail(next.status());
     more = !next->empty();
   }
@@ -116,6 +122,7 @@ int List(tally::Db* db, const EventsArgs& args, uint64_t limit,
               {"limit", limit},
               {"events", std::move(events)},
               {"more", more}};
+  if (args.key.given) doc["key"] = args.key.value;
   if (since) {
     SetTime(&doc, "since", *since);
   } else {
@@ -129,6 +136,7 @@ int List(tally::Db* db, const EventsArgs& args, uint64_t limit,
 }  // namespace
 
 int RunEvents(const GlobalArgs& global, const EventsArgs& args) {
+  if (args.key.given && !CheckKeyFlag(args.key.value)) return kExitUsage;
   if (args.count && (args.has_show || args.has_limit || args.has_since)) {
     return UsageError(
         "events: --count counts every marker and takes no --show, --limit "

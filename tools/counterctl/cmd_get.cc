@@ -7,11 +7,18 @@
 // Bucketed counters: --from T --to T, --today or --last DUR read the sum of
 // a range of buckets (Db::ReadRange), after "from:" and "to:" lines (JSON:
 // from_ms, to_ms).
+// Keyed counters: --key K reads one key (its value alone; JSON adds "key"),
+// also over a range; several --key flags read every key from one snapshot
+// (Db::ReadKeys), one "KEY<TAB>VALUE" line each in the order given (JSON:
+// {"counter": NAME, "keys": [{"key", "value"}, ...]}). --cached reads a
+// keyed counter's total over all keys and takes no --key.
 
 #include <chrono>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <string_view>
+#include <vector>
 
 #include "commands.h"
 #include "json_output.h"
@@ -78,7 +85,7 @@ bool RangeOf(const GetArgs& args, int64_t width, int64_t* from, int64_t* to) {
   return true;
 }
 
-int RunRange(tally::Db* db, const GetArgs& args) {
+int RunRange(tally::Db* db, const GetArgs& args, tally::CounterRef ref) {
   tally::Result<tally::CounterInfo> info = db->DescribeCounter(args.name);
   if (!info.ok()) return Fail(info.status());
   const int64_t width = tally::BucketWidthMs(info->bucket);
@@ -89,18 +96,43 @@ int RunRange(tally::Db* db, const GetArgs& args) {
   }
   int64_t from = 0, to = 0;
   if (!RangeOf(args, width, &from, &to)) return kExitUsage;
-  tally::Result<int64_t> value = db->ReadRange(args.name, from, to);
+  tally::Result<int64_t> value = db->ReadRange(ref, from, to);
   if (!value.ok()) return Fail(value.status());
   if (args.json) {
-    PrintJson(Json{{"counter", args.name},
-                   {"value", *value},
-                   {"from_ms", from},
-                   {"to_ms", to}});
+    Json doc = {{"counter", args.name},
+                {"value", *value},
+                {"from_ms", from},
+                {"to_ms", to}};
+    if (!ref.key.empty()) doc["key"] = ref.key;
+    PrintJson(doc);
     return kExitOk;
   }
   std::cout << "from: " << FormatUtcMillis(from) << "\n"
             << "to: " << FormatUtcMillis(to) << "\n"
             << *value << "\n";
+  return kExitOk;
+}
+
+// Several keys of a keyed counter, from one snapshot.
+int RunKeys(tally::Db* db, const GetArgs& args) {
+  const std::vector<std::string_view> keys(args.keys.begin(), args.keys.end());
+  tally::Result<std::vector<int64_t>> values = db->ReadKeys(args.name, keys);
+  if (!values.ok()) return Fail(values.status());
+  if (values->size() != keys.size()) {
+    return Fail(tally::Status::Corruption(
+        "Db::ReadKeys returned " + std::to_string(values->size()) +
+        " values for " + std::to_string(keys.size()) + " keys"));
+  }
+  std::vector<tally::KeyValue> read;
+  read.reserve(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    read.push_back(tally::KeyValue{args.keys[i], (*values)[i]});
+  }
+  if (args.json) {
+    PrintJson(Json{{"counter", args.name}, {"keys", KeyValuesJson(read)}});
+    return kExitOk;
+  }
+  PrintKeyValues(read);
   return kExitOk;
 }
 
@@ -115,22 +147,41 @@ int RunGet(const GlobalArgs& global, const GetArgs& args) {
   if (args.from.empty() != args.to.empty()) {
     return UsageError("--from and --to go together");
   }
+  for (const std::string& key : args.keys) {
+    if (!CheckKeyFlag(key)) return kExitUsage;
+  }
+  if (args.cached && !args.keys.empty()) {
+    return UsageError(
+        "--cached reads a keyed counter's total over all its keys and takes "
+        "no --key");
+  }
+  if (ranges == 1 && args.keys.size() > 1) {
+    return UsageError(
+        "a range reads one key: give one --key with --from/--to, "
+        "--today or --last");
+  }
+  const tally::CounterRef ref = args.keys.size() == 1
+                                    ? tally::CounterRef(args.name, args.keys[0])
+                                    : tally::CounterRef(args.name);
   std::unique_ptr<tally::Db> db;
   // A range and the exact value read shards; --cached the roll-up only.
   tally::Status s = OpenDb(
       global, OpenMode::kRead, &db,
       ranges == 0 && args.cached ? tally::kReadRollups : tally::kReadValues);
   if (!s.ok()) return Fail(s);
-  if (ranges == 1) return RunRange(db.get(), args);
+  if (ranges == 1) return RunRange(db.get(), args, ref);
+  if (args.keys.size() > 1) return RunKeys(db.get(), args);
   if (args.cached) {
     tally::Result<tally::CachedValue> cached = db->ReadCached(args.name);
     if (!cached.ok()) return Fail(cached.status());
     return PrintCached(args, *cached);
   }
-  tally::Result<int64_t> value = db->ReadExact(args.name);
+  tally::Result<int64_t> value = db->ReadExact(ref);
   if (!value.ok()) return Fail(value.status());
   if (args.json) {
-    PrintJson(Json{{"counter", args.name}, {"value", *value}});
+    Json doc = {{"counter", args.name}, {"value", *value}};
+    if (!ref.key.empty()) doc["key"] = ref.key;
+    PrintJson(doc);
     return kExitOk;
   }
   std::cout << *value << "\n";

@@ -1,6 +1,7 @@
-// incr NAME [--by D] [--event-id ID] [--affinity KEY] [--time T]: one
-// increment, plain or once; prints its outcome and shard ("applied
-// shard=3", "outside_window shard=1").
+// incr NAME [--key K] [--by D] [--event-id ID] [--affinity KEY] [--time T]:
+// one increment, plain or once, of a counter or (--key) of one key of a
+// keyed counter; prints its outcome and shard ("applied shard=3",
+// "outside_window shard=1").
 
 #include <iostream>
 #include <memory>
@@ -22,6 +23,7 @@ int RunIncr(const GlobalArgs& global, const IncrArgs& args) {
                       std::to_string(tally::kMinDelta) + ".." +
                       std::to_string(tally::kMaxDelta));
   }
+  if (args.key.given && !CheckKeyFlag(args.key.value)) return kExitUsage;
   // An empty key would silently mean "no key" (a random shard).
   if (args.has_affinity_key && args.affinity_key.empty()) {
     return UsageError("--affinity '': expected a key of 1.." +
@@ -48,11 +50,11 @@ int RunIncr(const GlobalArgs& global, const IncrArgs& args) {
 
   tally::Result<tally::IncrementResult> result =
       args.has_event_id
-          ? db->IncrementOnce(args.name, args.event_id, *delta,
+          ? db->IncrementOnce(RefOf(args.name, args.key), args.event_id, *delta,
                               tally::OnceOptions{event_time, {}})
-          : db->Increment(args.name, *delta,
-                          tally::IncrementOptions{args.affinity_key,
-                                                  event_time});
+          : db->Increment(
+                RefOf(args.name, args.key), *delta,
+                tally::IncrementOptions{args.affinity_key, event_time});
   if (!result.ok()) return Fail(result.status());
   std::cout << tally::OutcomeName(result->outcome) << " shard=" << result->shard
             << "\n";

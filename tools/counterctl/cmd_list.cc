@@ -1,4 +1,5 @@
-// list [--json]: one line per counter, "NAME shards=N", ordered by name.
+// list [--json]: one line per counter, "NAME shards=N", ordered by name,
+// with " keyed" after a keyed counter's.
 // --json: {"counters": [counter, ...]} with each counter's whole catalog
 // entry (json_output.h, CounterJson).
 
@@ -28,7 +29,8 @@ int RunList(const GlobalArgs& global, const ListArgs& args) {
     return kExitOk;
   }
   for (const tally::CounterInfo& info : *counters) {
-    std::cout << info.name << " shards=" << info.shards << "\n";
+    std::cout << info.name << " shards=" << info.shards
+              << (info.keyed ? " keyed" : "") << "\n";
   }
   return kExitOk;
 }

@@ -1,5 +1,6 @@
-// shards NAME [--stats] [--json]: one line per shard, "INDEX COUNT", from
-// one snapshot. --stats adds how evenly the value is spread:
+// shards NAME [--key K] [--stats] [--json]: one line per shard, "INDEX
+// COUNT", from one snapshot (of one key of a keyed counter with --key). --stats
+// adds how evenly the value is spread:
 //   min: N           the smallest shard
 //   max: N           the largest shard
 //   mean: F          sum / shards, 3 decimals
@@ -56,15 +57,18 @@ std::string Fixed3(double v) {
 }  // namespace
 
 int RunShards(const GlobalArgs& global, const ShardsArgs& args) {
+  if (args.key.given && !CheckKeyFlag(args.key.value)) return kExitUsage;
   std::unique_ptr<tally::Db> db;
   tally::Status s = OpenDb(global, OpenMode::kRead, &db, tally::kReadValues);
   if (!s.ok()) return Fail(s);
-  tally::Result<std::vector<int64_t>> counts = db->ShardCounts(args.name);
+  tally::Result<std::vector<int64_t>> counts =
+      db->ShardCounts(RefOf(args.name, args.key));
   if (!counts.ok()) return Fail(counts.status());
   const ShardStats st = ComputeStats(*counts);
 
   if (args.json) {
     Json doc = {{"counter", args.name}, {"counts", *counts}};
+    if (args.key.given) doc["key"] = args.key.value;
     if (args.stats) {
       doc["stats"] = {{"min", st.min},
                       {"max", st.max},

@@ -10,12 +10,13 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common.h"
 
 namespace counterctl {
 
-// create NAME --shards N [--policy random|affinity]
+// create NAME --shards N [--policy random|affinity] [--keyed]
 struct CreateArgs {
   std::string name;
   std::string shards;
@@ -24,6 +25,7 @@ struct CreateArgs {
   bool outbox = false;
   std::string bucket = "none";      // none, minute, hour or day
   std::string retention = "0";      // a duration
+  bool keyed = false;               // CounterSpec::keyed
 };
 int RunCreate(const GlobalArgs& global, const CreateArgs& args);
 
@@ -43,9 +45,10 @@ struct ReadArgs {
 };
 int RunDescribe(const GlobalArgs& global, const ReadArgs& args);
 
-// get NAME [--cached] [--json]
+// get NAME [--key K]... [--cached] [--json]
 struct GetArgs {
   std::string name;
+  std::vector<std::string> keys;  // --key, any number of times
   bool cached = false;
   bool json = false;
   // Bucketed counters: a range (--from/--to times), --today, or --last DUR.
@@ -60,9 +63,10 @@ struct RollupArgs {
 };
 int RunRollup(const GlobalArgs& global, const RollupArgs& args);
 
-// incr NAME [--by D] [--event-id ID] [--affinity KEY]
+// incr NAME [--key K] [--by D] [--event-id ID] [--affinity KEY]
 struct IncrArgs {
   std::string name;
+  KeyArg key;
   std::string by = "1";
   std::string event_id;
   bool has_event_id = false;
@@ -72,15 +76,16 @@ struct IncrArgs {
 };
 int RunIncr(const GlobalArgs& global, const IncrArgs& args);
 
-// shards NAME [--stats] [--json]
+// shards NAME [--key K] [--stats] [--json]
 struct ShardsArgs {
   std::string name;
+  KeyArg key;
   bool stats = false;
   bool json = false;
 };
 int RunShards(const GlobalArgs& global, const ShardsArgs& args);
 
-// events NAME [--limit N] [--since TIME] [--json]
+// events NAME [--key K] [--limit N] [--since TIME] [--json]
 // events NAME --show EVENT_ID [--json]
 // events NAME --count [--json]
 inline constexpr uint64_t kDefaultEventsLimit = 100;
@@ -89,6 +94,7 @@ inline constexpr uint64_t kDefaultEventsLimit = 100;
 inline constexpr uint64_t kMaxEventsLimit = 1000000;
 struct EventsArgs {
   std::string name;
+  KeyArg key;
   bool count = false;
   std::string show;
   bool has_show = false;
@@ -100,12 +106,35 @@ struct EventsArgs {
 };
 int RunEvents(const GlobalArgs& global, const EventsArgs& args);
 
-// delete NAME --yes
+// delete NAME [--key K] --yes
 struct DeleteArgs {
   std::string name;
+  KeyArg key;
   bool yes = false;
 };
 int RunDelete(const GlobalArgs& global, const DeleteArgs& args);
+
+// keys NAME [--prefix P] [--start-after K] [--limit N] [--json]: one
+// Db::ListKeys page.
+inline constexpr uint64_t kDefaultKeysLimit = 100;
+struct KeysArgs {
+  std::string name;
+  std::string prefix;
+  std::string start_after;
+  std::string limit = std::to_string(kDefaultKeysLimit);
+  bool json = false;
+};
+int RunKeys(const GlobalArgs& global, const KeysArgs& args);
+
+// top NAME [-n N] [--exact] [--json]: Db::TopKeys.
+inline constexpr uint64_t kDefaultTopKeys = 10;
+struct TopArgs {
+  std::string name;
+  std::string n = std::to_string(kDefaultTopKeys);
+  bool exact = false;
+  bool json = false;
+};
+int RunTop(const GlobalArgs& global, const TopArgs& args);
 
 // apply --file F [--threads N] [--batch N]
 struct ApplyArgs {

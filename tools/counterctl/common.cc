@@ -7,6 +7,7 @@
 #include <string>
 
 #include "progress.h"
+#include "tally/limits.h"
 #include "tally/options.h"
 
 namespace counterctl {
@@ -29,12 +30,21 @@ std::string Printable(std::string_view text, size_t max_bytes) {
   return out;
 }
 
+std::string Escaped(std::string_view text) {
+  return Printable(text, text.size() * 4 + 4);
+}
+
+void PrintKeyValues(const std::vector<tally::KeyValue>& keys) {
+  for (const tally::KeyValue& kv : keys) {
+    std::cout << Escaped(kv.key) << '\t' << kv.value << '\n';
+  }
+}
+
 void PrintError(std::string_view message) {
   // Messages may be long (a path, an engine message); only control
   // characters are escaped, nothing is cut.
   ClearProgressLine();
-  std::cerr << "counterctl: " << Printable(message, message.size() * 4 + 4)
-            << std::endl;
+  std::cerr << "counterctl: " << Escaped(message) << std::endl;
 }
 
 int Fail(const tally::Status& status) {
@@ -218,6 +228,18 @@ std::optional<int64_t> ParseUtcTime(std::string_view text) {
   const int64_t days = DaysFromCivil(year, month, day);
   return ((days * 24 + hour) * 60 + minute) * 60000 + int64_t{second} * 1000 +
          millis;
+}
+
+bool CheckKeyFlag(std::string_view key) {
+  if (!key.empty()) return true;
+  UsageError("--key '': expected a key of 1.." +
+             std::to_string(tally::kMaxKeyBytes) + " bytes");
+  return false;
+}
+
+tally::CounterRef RefOf(const std::string& name, const KeyArg& key) {
+  return key.given ? tally::CounterRef(name, key.value)
+                   : tally::CounterRef(name);
 }
 
 std::string DescribeFlags(uint32_t flags) {

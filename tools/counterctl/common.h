@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tally/db.h"
 #include "tally/options.h"
@@ -91,6 +92,22 @@ std::optional<int64_t> ParseUtcTime(std::string_view text);
 std::optional<int64_t> ParseTimeFlag(std::string_view flag,
                                      std::string_view text);
 
+// --key K: one key of a keyed counter (tally::CounterRef::key), on the
+// subcommands that name a counter. Absent: the counter itself, as before.
+struct KeyArg {
+  std::string value;
+  bool given = false;
+};
+
+// Refuses an empty --key as a usage error (it would silently mean "no key",
+// the named counter); returns false after reporting it. Every other rule of
+// a key (length, UTF-8, control characters, whether the counter is keyed)
+// is the engine's, whose InvalidArgument names the key (exit 1).
+bool CheckKeyFlag(std::string_view key);
+
+// NAME, or key K of NAME: views into `name` and `key`.
+tally::CounterRef RefOf(const std::string& name, const KeyArg& key);
+
 // Bit 0 of CounterInfo::flags.
 inline constexpr uint32_t kFlagPlainIncrements = 1u << 0;
 
@@ -101,6 +118,16 @@ std::string DescribeFlags(uint32_t flags);
 // Escapes control characters and cuts `text` to `max_bytes` (marking the
 // cut), for echoing user input inside an error message.
 std::string Printable(std::string_view text, size_t max_bytes = 80);
+
+// `text` whole with control characters escaped as \xNN: an event id or a
+// key in text output. The engine refuses control characters in both; should
+// a damaged database hold one anyway, one record stays one line.
+std::string Escaped(std::string_view text);
+
+// Keys with their values as text, one "KEY<TAB>VALUE" line each, in the
+// given order (`get --key` with several keys, `keys`, `top`). A key holds
+// no control character, so the tab is never part of it.
+void PrintKeyValues(const std::vector<tally::KeyValue>& keys);
 
 }  // namespace counterctl
 

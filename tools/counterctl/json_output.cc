@@ -30,6 +30,7 @@ Json CounterJson(const tally::CounterInfo& info) {
   j["dedupe_window_ms"] = info.dedupe_window_ms;
   j["bucket"] = tally::BucketWidthName(info.bucket);
   j["retention_ms"] = info.retention_ms;
+  j["keyed"] = info.keyed;
   return j;
 }
 
@@ -40,7 +41,16 @@ Json MarkerJson(const tally::MarkerInfo& marker) {
   j["delta"] = marker.delta;
   SetTime(&j, "created_at", marker.created_at_ms);
   if (marker.expires_at_ms != 0) SetTime(&j, "expires_at", marker.expires_at_ms);
+  if (!marker.key.empty()) j["key"] = marker.key;
   return j;
+}
+
+Json KeyValuesJson(const std::vector<tally::KeyValue>& keys) {
+  Json list = Json::array();
+  for (const tally::KeyValue& kv : keys) {
+    list.push_back(Json{{"key", kv.key}, {"value", kv.value}});
+  }
+  return list;
 }
 
 }  // namespace counterctl

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "tally/types.h"
 
@@ -30,11 +31,16 @@ void PrintJson(const Json& doc);
 void SetTime(Json* obj, const std::string& name, int64_t ms);
 
 // A counter's catalog entry: name, id, shards, policy, schema_version,
-// created_at_ms, created_at, flags, plain_increments.
+// created_at_ms, created_at, flags, plain_increments, dedupe_window_ms,
+// bucket, retention_ms, keyed.
 Json CounterJson(const tally::CounterInfo& info);
 
-// One marker: event_id, shard, delta, created_at_ms, created_at.
+// One marker: event_id, shard, delta, created_at_ms, created_at (and
+// expires_at, key when set).
 Json MarkerJson(const tally::MarkerInfo& marker);
+
+// Keys with their values: [{"key": K, "value": N}, ...] in the given order.
+Json KeyValuesJson(const std::vector<tally::KeyValue>& keys);
 
 }  // namespace counterctl
 

@@ -1,0 +1,55 @@
+// top NAME [-n N] [--exact] [--json]: the N keys of a keyed counter with
+// the largest values (Db::TopKeys), largest first. By default from the
+// counter's roll-up (one read, as `get --cached`: a counter nobody rolled up
+// is NotFound from this read-only view; `rollup NAME` makes one), with
+// --exact by a scan of every key now. Text: "key: value" lines (as_of,
+// lag_ms, exact, key_count, total), then one "KEY<TAB>VALUE" line per key.
+// --json: {"counter", "n", "exact", "as_of_ms", "as_of", "lag_ms",
+// "sequence", "key_count", "total", "keys": [{"key", "value"}, ...]}.
+
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "commands.h"
+#include "json_output.h"
+#include "tally/limits.h"
+#include "tally/types.h"
+
+namespace counterctl {
+
+int RunTop(const GlobalArgs& global, const TopArgs& args) {
+  std::optional<uint64_t> n =
+      ParseCountFlag("-n", args.n, 1, tally::kMaxTopKeys);
+  if (!n) return kExitUsage;
+
+  std::unique_ptr<tally::Db> db;
+  tally::Status s =
+      OpenDb(global, OpenMode::kRead, &db,
+             args.exact ? tally::kReadValues : tally::kReadRollups);
+  if (!s.ok()) return Fail(s);
+  tally::TopKeysOptions options;
+  options.exact = args.exact;
+  tally::Result<tally::TopKeysResult> top =
+      db->TopKeys(args.name, static_cast<size_t>(*n), options);
+  if (!top.ok()) return Fail(top.status());
+  if (args.json) {
+    Json doc = {
+        {"counter", args.name},      {"n", *n},
+        {"exact", top->exact},       {"lag_ms", top->lag_ms},
+        {"sequence", top->sequence}, {"key_count", top->key_count},
+        {"total", top->total},       {"keys", KeyValuesJson(top->keys)}};
+    SetTime(&doc, "as_of", top->as_of_ms);
+    PrintJson(doc);
+    return kExitOk;
+  }
+  std::cout << "as_of: " << FormatUtcMillis(top->as_of_ms) << "\n"
+            << "lag_ms: " << top->lag_ms << "\n"
+            << "exact: " << (top->exact ? "true" : "false") << "\n"
+            << "key_count: " << top->key_count << "\n"
+            << "total: " << top->total << "\n";
+  PrintKeyValues(top->keys);
+  return kExitOk;
+}
+
+}  // namespace counterctl
