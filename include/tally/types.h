@@ -198,7 +198,7 @@ struct MarkerInfo {
   // The shard came from an affinity key (OnceOptions::affinity_key), not
   // from the hash of the event id.
   bool pinned = false;
-  std::string key;  // the counter key it counted in (keyed counters only)
+  std::string key{};  // the counter key it counted in (keyed counters only)
 };
 
 // One key of an exported keyed counter: the key and its shard values.
@@ -248,7 +248,7 @@ struct OutboxEntry {
   // Kept by export/import.
   std::string origin;
   uint64_t origin_seq = 0;
-  std::string key;  // the counter key (keyed counters); else empty
+  std::string key{};  // the counter key (keyed counters); else empty
 };
 
 // Where a database's outbox stands (tally::GetOutboxStatus).

@@ -266,12 +266,8 @@ TEST_F(CounterctlKeyed, TopFromTheRollup) {
             (Pairs{{"quiet", 101}}));
 }
 
-// Known defect (docs/counterctl.md, "Keyed counters"): the engine's exact
-// scan reads through a RocksDB snapshot, which the read-only (secondary)
-// instance counterctl opens does not support, so `top --exact` exits 1
-// with NotSupported. Run with --gtest_also_run_disabled_tests; enable it
-// once Db::TopKeys(exact) works on a read-only Db.
-TEST_F(CounterctlKeyed, DISABLED_TopExactScansNow) {
+// An exact top list from counterctl's read-only view scans every key now.
+TEST_F(CounterctlKeyed, TopExactScansNow) {
   Like("quiet", 101);
   Like("celebrity", 50);
   Like("middling", 7);
