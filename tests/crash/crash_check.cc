@@ -498,6 +498,14 @@ class Checker {
       }
     }
     checked_to_ = CheckAcks(db.get(), log, checked_to_);
+    // A torn last line (SIGKILL can cut a write(2) that crosses a page) is
+    // a call never acknowledged: cut it off, or the next writer's first line
+    // would continue it.
+    std::error_code error;
+    if (std::filesystem::file_size(log, error) > checked_to_ && !error) {
+      std::filesystem::resize_file(log, checked_to_, error);
+    }
+    if (error) Violation("cut the torn ack log tail: " + error.message());
     auto views = db->ReadExact(kPlainCounter);
     if (views.ok()) {
       // Each killed call may have been written without being logged.
