@@ -5,7 +5,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -24,6 +26,7 @@
 #include "tally/admin.h"
 #include "tally/batch.h"
 #include "tally/db.h"
+#include "tally/limits.h"
 #include "testutil/raw_db.h"
 
 namespace tally::crash {
@@ -92,6 +95,10 @@ class BesideReader {
   std::thread thread_;                 // last: starts after the fields
 };
 
+// Marker delta sums per (counter id, key); the key is empty for a named
+// counter.
+using MarkerSumMap = std::map<std::pair<uint64_t, std::string>, int64_t>;
+
 class Checker {
  public:
   Checker(const CrashConfig& config, CrashReport* report)
@@ -103,8 +110,9 @@ class Checker {
   }
   void Pass() { ++report_->checks; }
 
-  // Sums every marker's delta per counter id, straight from RocksDB.
-  bool MarkerSums(const std::string& path, std::map<uint64_t, int64_t>* sums) {
+  // Sums every marker's delta per counter id and key (empty for a named
+  // counter), straight from RocksDB.
+  bool MarkerSums(const std::string& path, MarkerSumMap* sums) {
     test::RawDb db(path, test::RawMode::kReadOnly);
     if (!db.status().ok()) {
       Violation("raw open: " + db.status().ToString());
@@ -115,16 +123,17 @@ class Checker {
     for (; it->Valid(); it->Next()) {
       schema::MarkerRecord m;
       uint64_t id;
-      std::string_view event;
+      std::string_view key, event;
       if (!schema::DecodeMarker(it->value().ToStringView(), &m).ok() ||
-          !engine::DecodeMarkerKey(it->key().ToStringView(), &id, &event) ||
+          !engine::DecodeAnyMarkerKey(it->key().ToStringView(), &id, &key,
+                                      &event) ||
           id != m.counter_id || event != m.event_id) {
         Violation("marker " + engine::HexKey(it->key().ToStringView()) +
                   " does not decode or disagrees with its key");
         ok = false;
         continue;
       }
-      (*sums)[id] += m.delta;
+      (*sums)[{id, std::string(key)}] += m.delta;
     }
     if (!it->status().ok()) {
       Violation("marker scan: " + it->status().ToString());
@@ -134,12 +143,15 @@ class Checker {
   }
 
   // Checks the acknowledged log lines from byte `from` on; returns the
-  // offset checked up to (only whole lines).
+  // offset checked up to (only whole lines). Batches whose intent has no
+  // acknowledgement were in flight at the kill: ResolveInFlight.
   size_t CheckAcks(Db* db, const std::string& log, size_t from) {
     std::ifstream in(log, std::ios::binary);
     in.seekg(static_cast<std::streamoff>(from));
     std::string line;
     size_t offset = from;
+    std::map<std::string, std::string> intents;  // batch id -> its ops
+    acked_once_.clear();
     while (std::getline(in, line)) {
       if (in.eof()) break;  // a torn last line: the writer died mid-append
       offset += line.size() + 1;
@@ -153,31 +165,287 @@ class Checker {
         ++report_->acknowledged;
         continue;
       }
-      std::string counter, event;
+      if (kind == "B" || kind == "A") {
+        std::string id, ops;
+        fields >> id;
+        std::getline(fields, ops);
+        if (kind == "B") {
+          intents[id] = ops;
+        } else if (intents.erase(id) != 1) {
+          Violation("ack log: batch " + id + " acknowledged without intent");
+        }
+        continue;
+      }
+      std::string counter, key, event;
       int64_t delta = 0;
-      fields >> counter >> event >> delta;
-      if (kind != "O" || fields.fail()) {
+      fields >> counter;
+      if (kind == "K" || kind == "Q") fields >> key;
+      if (kind != "Q") fields >> event;
+      fields >> delta;
+      if ((kind != "O" && kind != "K" && kind != "Q") || fields.fail()) {
         Violation("ack log: malformed line '" + line + "'");
         continue;
       }
       ++report_->acknowledged;
-      auto marker = db->GetMarker(counter, event);
+      if (kind == "Q") {
+        acked_keyed_plain_[key] += delta;
+        acked_keyed_plain_total_ += delta;
+        continue;
+      }
+      const std::string what =
+          counter + "/" + (key.empty() ? "" : key + "/") + event;
+      auto marker = db->GetMarker({counter, key}, event);
       if (!marker.ok()) {
-        Violation("acknowledged " + counter + "/" + event +
+        Violation("acknowledged " + what +
                   " lost: " + marker.status().ToString());
       } else if (marker->delta != delta) {
-        Violation("acknowledged " + counter + "/" + event + " delta " +
-                  std::to_string(delta) + " but marker holds " +
-                  std::to_string(marker->delta));
+        Violation("acknowledged " + what + " delta " + std::to_string(delta) +
+                  " but marker holds " + std::to_string(marker->delta));
       } else {
+        acked_once_.push_back({counter, key, event, delta});
         Pass();
       }
     }
+    for (const auto& [id, ops] : intents) ResolveInFlight(db, id, ops);
     return offset;
   }
 
+  // A batch across keys the kill caught before it was acknowledged: all of
+  // its once-increments (event id `id`, fresh) have their markers, and then
+  // its plain deltas count as acknowledged, or none of them has one.
+  void ResolveInFlight(Db* db, const std::string& id, const std::string& ops) {
+    struct Op {
+      bool once;
+      std::string counter, key;
+      int64_t delta;
+    };
+    std::vector<Op> parsed;
+    std::istringstream tokens(ops);
+    std::string token;
+    while (tokens >> token) {
+      std::istringstream parts(token);
+      Op op;
+      std::string type, delta;
+      std::getline(parts, type, ':');
+      std::getline(parts, op.counter, ':');
+      std::getline(parts, op.key, ':');
+      std::getline(parts, delta);
+      op.once = type == "o";
+      op.delta = std::strtoll(delta.c_str(), nullptr, 10);
+      if ((type != "o" && type != "p") || parts.fail() || op.delta <= 0) {
+        Violation("ack log: malformed op '" + token + "' of batch " + id);
+        return;
+      }
+      parsed.push_back(std::move(op));
+    }
+    size_t once = 0, present = 0;
+    for (const Op& op : parsed) {
+      if (!op.once) continue;
+      ++once;
+      auto marker = db->GetMarker({op.counter, op.key}, id);
+      if (marker.ok() && marker->delta == op.delta) {
+        ++present;
+      } else if (!marker.status().IsNotFound()) {
+        Violation("in-flight batch " + id + ": " + op.counter + "/" + op.key +
+                  (marker.ok() ? " holds another delta"
+                               : ": " + marker.status().ToString()));
+        return;
+      }
+    }
+    ++report_->in_flight_batches;
+    if (once == 0 || (present != 0 && present != once)) {
+      Violation("in-flight batch " + id + ": " + std::to_string(present) +
+                " of " + std::to_string(once) +
+                " once-increments applied (a batch is all or nothing)");
+      return;
+    }
+    Pass();
+    if (present == 0) return;
+    ++report_->in_flight_applied;
+    for (const Op& op : parsed) {
+      if (op.once) continue;
+      if (op.key.empty()) {
+        acked_plain_ += op.delta;
+      } else {
+        acked_keyed_plain_[op.key] += op.delta;
+        acked_keyed_plain_total_ += op.delta;
+      }
+    }
+  }
+
+  // Every key of keyed counter `name` in key order (ListKeys, paged).
+  bool AllKeys(Db* db, const char* name, std::vector<KeyValue>* out) {
+    ListKeysOptions page;
+    page.limit = kMaxListKeys;
+    for (;;) {
+      auto keys = db->ListKeys(name, page);
+      if (!keys.ok()) {
+        Violation(std::string(name) +
+                  ": list keys: " + keys.status().ToString());
+        return false;
+      }
+      out->insert(out->end(), keys->begin(), keys->end());
+      if (keys->size() < page.limit) return true;
+      page.start_after = keys->back().key;
+    }
+  }
+
+  // The keyed counters (issue 15), after CheckAcks: every key of "likes"
+  // equals its markers' delta sum, by ListKeys and by ReadKeys (one MultiGet
+  // per 1024 keys); every key of "pageviews" holds at least its
+  // acknowledged deltas and all keys together at most what the killed
+  // single calls could add; each roll-up (total and top keys) is one the
+  // counter passed through and exact after a RollupNow.
+  void CheckKeyed(Db* db, uint64_t likes_id, const MarkerSumMap& sums) {
+    std::vector<KeyValue> likes, views;
+    if (!AllKeys(db, kKeyedOnceCounter, &likes) ||
+        !AllKeys(db, kKeyedPlainCounter, &views)) {
+      return;
+    }
+    std::map<std::string, int64_t> want;  // marker sums of "likes"' keys
+    for (auto it = sums.lower_bound({likes_id, ""});
+         it != sums.end() && it->first.first == likes_id; ++it) {
+      want[it->first.second] = it->second;
+    }
+    std::map<std::string, int64_t> listed;
+    for (const KeyValue& kv : likes) listed[kv.key] = kv.value;
+    if (listed != want) {
+      auto l = listed.begin();
+      auto w = want.begin();
+      while (l != listed.end() && w != want.end() && *l == *w) ++l, ++w;
+      // The first key whose listing and markers disagree.
+      const std::string key =
+          w == want.end() || (l != listed.end() && l->first < w->first)
+              ? l->first
+              : w->first;
+      auto text = [&key](const std::map<std::string, int64_t>& m) {
+        auto it = m.find(key);
+        return it == m.end() ? std::string("nothing")
+                             : std::to_string(it->second);
+      };
+      Violation(std::string(kKeyedOnceCounter) + ": key " + key + " lists " +
+                text(listed) + ", its markers sum to " + text(want));
+      return;
+    }
+    report_->keys_checked += likes.size();
+    Pass();
+    for (size_t from = 0; from < likes.size(); from += kMaxReadKeys) {
+      std::vector<std::string_view> keys;
+      for (size_t i = from; i < likes.size() && keys.size() < kMaxReadKeys;
+           ++i) {
+        keys.push_back(likes[i].key);
+      }
+      auto values = db->ReadKeys(kKeyedOnceCounter, keys);
+      for (size_t i = 0; values.ok() && i < keys.size(); ++i) {
+        if ((*values)[i] != likes[from + i].value) {
+          values = Status::Corruption("key " + likes[from + i].key);
+        }
+      }
+      if (!values.ok()) {
+        Violation(
+            std::string(kKeyedOnceCounter) +
+            ": ReadKeys differs from ListKeys: " + values.status().ToString());
+        return;
+      }
+      Pass();
+    }
+    int64_t views_total = 0;
+    std::map<std::string, int64_t> viewed;
+    for (const KeyValue& kv : views) {
+      views_total += kv.value;
+      viewed[kv.key] = kv.value;
+    }
+    for (const auto& [key, acked] : acked_keyed_plain_) {
+      const auto it = viewed.find(key);
+      const int64_t value = it == viewed.end() ? 0 : it->second;
+      if (value < acked) {
+        Violation(std::string(kKeyedPlainCounter) + "/" + key + ": value " +
+                  std::to_string(value) + " below its acknowledged " +
+                  std::to_string(acked));
+        return;
+      }
+    }
+    report_->keys_checked += views.size();
+    const int64_t slack =
+        int64_t{cycle_ + 1} * kThreads * kMaxKeyedPlainPerCall;
+    if (views_total < acked_keyed_plain_total_ ||
+        views_total > acked_keyed_plain_total_ + slack) {
+      Violation(std::string(kKeyedPlainCounter) + ": total " +
+                std::to_string(views_total) + " of " +
+                std::to_string(views.size()) + " keys outside [" +
+                std::to_string(acked_keyed_plain_total_) + ", " +
+                std::to_string(acked_keyed_plain_total_ + slack) + "]");
+      return;
+    }
+    Pass();
+    CheckKeyedRollup(db, kKeyedOnceCounter, likes);
+    CheckKeyedRollup(db, kKeyedPlainCounter, views);
+  }
+
+  // `keys`: every key of keyed counter `name` now.
+  void CheckKeyedRollup(Db* db, const char* name,
+                        const std::vector<KeyValue>& keys) {
+    int64_t exact = 0;
+    for (const KeyValue& kv : keys) exact += kv.value;
+    auto cached = db->ReadCached(name);
+    if (!cached.ok() || cached->value < 0 || cached->value > exact) {
+      Violation(std::string(name) + ": cached total " +
+                (cached.ok() ? std::to_string(cached->value)
+                             : cached.status().ToString()) +
+                " outside [0, exact " + std::to_string(exact) + "]");
+      return;
+    }
+    Status r = db->RollupNow(name);
+    auto fresh = db->ReadCached(name);
+    auto top = db->TopKeys(name, 10);
+    TopKeysOptions now;
+    now.exact = true;
+    auto scan = db->TopKeys(name, 10, now);
+    if (!r.ok() || !fresh.ok() || fresh->value != exact || !top.ok() ||
+        !scan.ok() || top->total != exact || scan->total != exact ||
+        top->key_count != keys.size()) {
+      Violation(std::string(name) +
+                ": after a roll-up the cached total or top keys != exact");
+      return;
+    }
+    for (size_t i = 0; i < top->keys.size() || i < scan->keys.size(); ++i) {
+      if (i >= top->keys.size() || i >= scan->keys.size() ||
+          top->keys[i].key != scan->keys[i].key ||
+          top->keys[i].value != scan->keys[i].value) {
+        Violation(std::string(name) +
+                  ": top 10 of the roll-up != top 10 of a scan");
+        return;
+      }
+    }
+    Pass();
+  }
+
+  // Redelivers up to 16 once-increments this cycle acknowledged (named and
+  // keyed): each is a duplicate that changes nothing.
+  void CheckRedelivery(Db* db) {
+    std::shuffle(acked_once_.begin(), acked_once_.end(), rng_);
+    for (size_t i = 0; i < acked_once_.size() && i < 16; ++i) {
+      const AckedOnce& a = acked_once_[i];
+      const CounterRef ref(a.counter, a.key);
+      auto before = db->ReadExact(ref);
+      auto again = db->IncrementOnce(ref, a.event, a.delta);
+      auto after = db->ReadExact(ref);
+      if (!before.ok() || !again.ok() ||
+          again->outcome != Outcome::kDuplicate || !after.ok() ||
+          *after != *before) {
+        Violation("redelivered " + a.counter + "/" + a.key + "/" + a.event +
+                  ": " +
+                  (again.ok() ? OutcomeName(again->outcome)
+                              : again.status().ToString()) +
+                  ", value changed or unreadable");
+        return;
+      }
+      Pass();
+    }
+  }
+
   void CheckCycle(const std::string& path, const std::string& log) {
-    std::map<uint64_t, int64_t> marker_sums;
+    MarkerSumMap marker_sums;
     if (!MarkerSums(path, &marker_sums)) return;
     Pass();
     std::unique_ptr<Db> db;
@@ -199,10 +467,10 @@ class Checker {
       auto value = db->ReadExact(name);
       if (!value.ok()) {
         Violation(std::string(name) + ": " + value.status().ToString());
-      } else if (*value != marker_sums[info->id]) {
+      } else if (*value != marker_sums[{info->id, ""}]) {
         Violation(std::string(name) + ": value " + std::to_string(*value) +
                   " != marker delta sum " +
-                  std::to_string(marker_sums[info->id]));
+                  std::to_string(marker_sums[{info->id, ""}]));
       } else {
         Pass();
       }
@@ -230,6 +498,14 @@ class Checker {
       }
     }
     checked_to_ = CheckAcks(db.get(), log, checked_to_);
+    // A torn last line (SIGKILL can cut a write(2) that crosses a page) is
+    // a call never acknowledged: cut it off, or the next writer's first line
+    // would continue it.
+    std::error_code error;
+    if (std::filesystem::file_size(log, error) > checked_to_ && !error) {
+      std::filesystem::resize_file(log, checked_to_, error);
+    }
+    if (error) Violation("cut the torn ack log tail: " + error.message());
     auto views = db->ReadExact(kPlainCounter);
     if (views.ok()) {
       // Each killed call may have been written without being logged.
@@ -243,6 +519,11 @@ class Checker {
         Pass();
       }
     }
+    auto likes = db->DescribeCounter(kKeyedOnceCounter);
+    if (likes.ok() && db->DescribeCounter(kKeyedPlainCounter).ok()) {
+      CheckKeyed(db.get(), likes->id, marker_sums);
+    }
+    CheckRedelivery(db.get());
   }
 
   void FinalCheck(const std::string& path, const std::string& log) {
@@ -253,9 +534,14 @@ class Checker {
       return;
     }
     acked_plain_ = 0;
-    const uint64_t before = report_->acknowledged;
+    acked_keyed_plain_.clear();
+    acked_keyed_plain_total_ = 0;
+    const CrashReport before = *report_;
     CheckAcks(db.get(), log, 0);
-    report_->acknowledged = before;  // the same calls, checked again
+    // The same calls and batches, checked again.
+    report_->acknowledged = before.acknowledged;
+    report_->in_flight_batches = before.in_flight_batches;
+    report_->in_flight_applied = before.in_flight_applied;
   }
 
   void set_cycle(int cycle) { cycle_ = cycle; }
@@ -263,9 +549,18 @@ class Checker {
  private:
   const CrashConfig& config_;
   CrashReport* report_;
+  struct AckedOnce {
+    std::string counter, key, event;
+    int64_t delta;
+  };
+
   int cycle_ = 0;
   size_t checked_to_ = 0;
   int64_t acked_plain_ = 0;
+  std::map<std::string, int64_t> acked_keyed_plain_;  // "pageviews" keys
+  int64_t acked_keyed_plain_total_ = 0;
+  std::vector<AckedOnce> acked_once_;  // by the last CheckAcks
+  std::mt19937 rng_{static_cast<unsigned>(config_.seed)};
 };
 
 }  // namespace

@@ -13,7 +13,18 @@
 //     most that plus what the killed calls could have carried (nothing is
 //     counted twice);
 //   - each counter's roll-up lies between 0 and its exact value (deltas are
-//     positive), and equals it after a RollupNow.
+//     positive), and equals it after a RollupNow;
+//   - keyed counters (issue 15): every key of the once-only keyed counter
+//     equals its markers' delta sum (ListKeys and ReadKeys both), every key
+//     of the plain keyed counter holds at least its acknowledged deltas and
+//     all its keys together at most what the killed calls could add; their
+//     roll-ups (total, top 10) lie between 0 and exact and equal a scan
+//     after a RollupNow;
+//   - a batch across keys the kill caught in flight (its intent logged, its
+//     result not) is all or nothing: every once-increment of it has its
+//     marker (and then its plain deltas count as acknowledged) or none has;
+//   - redelivering once-increments acknowledged in the cycle (named and
+//     keyed) returns kDuplicate and changes nothing.
 // After the last cycle every acknowledged once-increment is checked again.
 // While the writer runs, a read-only Db beside it refreshes and runs Verify
 // in a loop (every refreshed point must be one point across families:
@@ -41,10 +52,13 @@ struct CrashConfig {
 
 struct CrashReport {
   int cycles = 0;
-  uint64_t checks = 0;           // invariant checks passed
-  uint64_t acknowledged = 0;     // acknowledged calls checked
-  uint64_t reader_points = 0;    // points a read-only reader verified live
-  int interrupted_imports = 0;   // import mode: kills inside an ImportCounter
+  uint64_t checks = 0;             // invariant checks passed
+  uint64_t acknowledged = 0;       // acknowledged calls checked
+  uint64_t reader_points = 0;      // points a read-only reader verified live
+  uint64_t keys_checked = 0;       // keyed counters' keys checked, all cycles
+  uint64_t in_flight_batches = 0;  // batches across keys caught by a kill
+  uint64_t in_flight_applied = 0;  // of those, the ones applied (wholly)
+  int interrupted_imports = 0;     // import mode: kills inside an ImportCounter
   std::vector<std::string> violations;  // empty when everything held
 };
 

@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -60,16 +61,26 @@ int main(int argc, char** argv) {
               config.sync ? "sync" : "no sync",
               static_cast<unsigned long long>(config.seed), dir.c_str());
   std::fflush(stdout);
+  const auto start = std::chrono::steady_clock::now();
   const tally::crash::CrashReport r =
       config.import ? tally::crash::RunImportCycles(config)
                     : tally::crash::RunCrashCycles(config);
-  std::printf("cycles run: %d, invariant checks passed: %llu, acknowledged "
-              "calls checked: %llu, read-only points verified beside the "
-              "writer: %llu, violations: %zu\n",
-              r.cycles, static_cast<unsigned long long>(r.checks),
-              static_cast<unsigned long long>(r.acknowledged),
-              static_cast<unsigned long long>(r.reader_points),
-              r.violations.size());
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  std::printf(
+      "cycles run: %d, invariant checks passed: %llu, acknowledged "
+      "calls checked: %llu, read-only points verified beside the "
+      "writer: %llu, keyed counters' keys checked: %llu, batches "
+      "across keys caught in flight: %llu (%llu applied), "
+      "violations: %zu, %.0f s\n",
+      r.cycles, static_cast<unsigned long long>(r.checks),
+      static_cast<unsigned long long>(r.acknowledged),
+      static_cast<unsigned long long>(r.reader_points),
+      static_cast<unsigned long long>(r.keys_checked),
+      static_cast<unsigned long long>(r.in_flight_batches),
+      static_cast<unsigned long long>(r.in_flight_applied), r.violations.size(),
+      seconds);
   for (const std::string& v : r.violations) {
     std::printf("VIOLATION %s\n", v.c_str());
   }

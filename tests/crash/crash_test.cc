@@ -32,6 +32,8 @@ crash::CrashReport RunQuick(bool sync, bool import, int cycles) {
   ::testing::Test::RecordProperty("cycles", report.cycles);
   ::testing::Test::RecordProperty("invariant_checks",
                                   static_cast<int>(report.checks));
+  ::testing::Test::RecordProperty("keys_checked",
+                                  static_cast<int>(report.keys_checked));
   return report;
 }
 
@@ -39,6 +41,7 @@ TEST(Crash, KilledWriterLosesAndDoublesNothing) {
   crash::CrashReport r = RunQuick(/*sync=*/false, /*import=*/false, 20);
   EXPECT_EQ(r.cycles, 20);
   EXPECT_GT(r.checks, r.acknowledged);
+  EXPECT_GT(r.keys_checked, 0u) << "the keyed counters were checked";
   EXPECT_GT(r.reader_points, 0u) << "the read-only reader verified";
   ::testing::Test::RecordProperty("reader_points",
                                   static_cast<int>(r.reader_points));
@@ -48,6 +51,7 @@ TEST(Crash, KilledSyncWriterLosesAndDoublesNothing) {
   crash::CrashReport r = RunQuick(/*sync=*/true, /*import=*/false, 20);
   EXPECT_EQ(r.cycles, 20);
   EXPECT_GT(r.checks, r.acknowledged);
+  EXPECT_GT(r.keys_checked, 0u) << "the keyed counters were checked";
   EXPECT_GT(r.reader_points, 0u) << "the read-only reader verified";
   ::testing::Test::RecordProperty("reader_points",
                                   static_cast<int>(r.reader_points));

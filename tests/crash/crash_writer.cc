@@ -6,16 +6,31 @@
 //   - plain increments, single and in batches, and batches mixing plain and
 //     once increments;
 //   - roll-ups: the background worker every 5 ms, and RollupNow calls.
-// Once-counters ("orders", "revenue", "hot") only ever get once-increments,
-// so their shard sum must equal their markers' delta sum; the plain counter
-// ("views") only gets plain ones.
+//   - keyed counters (issue 15): once-increments of "likes" keys (posts
+//     picked Zipf-ish, the event id names one of a few users, so hot posts
+//     see many redeliveries), plain increments of "pageviews" keys (in
+//     turn), and batches across keys: 8 "likes" keys, an "orders" event,
+//     6 "pageviews" keys and "views", all under one fresh event id.
+// Once-counters ("orders", "revenue", "hot", "likes") only ever get
+// once-increments, so their shard sum (each key's, for "likes") must equal
+// their markers' delta sum; the plain counters ("views", "pageviews") only
+// get plain ones.
 //
-// Every acknowledged result is appended to ACK_LOG (one write(2) per call;
+// Every acknowledged result is appended to ACK_LOG (one write(2) per call's
+// results;
 // with --sync the database syncs every commit and the log is fdatasync'ed
 // after each append):
 //   O <counter> <event id> <delta>   a once-increment applied or found
 //                                    already counted with this delta
+//   K <counter> <key> <event id> <delta>   the same, of a keyed counter
 //   P <delta>                        a plain increment of "views"
+//   Q <counter> <key> <delta>        a plain increment of a keyed counter
+//   A <batch id>                     the batch of that intent is applied
+// and before each batch across keys is applied, its intent (not fsynced: a
+// process kill keeps what write(2) wrote):
+//   B <batch id> <op>...             op: o|p:<counter>:<key>:<delta> (key
+//                                    empty for a named counter); every o
+//                                    op's event id is the batch id
 // It writes one byte to stdout every kReportEvery calls so the driver can
 // kill it at a random point of real progress without sleeping.
 //
@@ -32,7 +47,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -48,6 +65,8 @@
 
 namespace {
 
+using tally::crash::kKeyedOnceCounter;
+using tally::crash::kKeyedPlainCounter;
 using tally::crash::kOnceCounters;
 using tally::crash::kPlainCounter;
 
@@ -69,14 +88,15 @@ class AckLog {
       std::exit(2);
     }
   }
-  // One append per call: O_APPEND keeps concurrent lines whole.
-  void Append(const std::string& lines) {
+  // One append per call: O_APPEND keeps concurrent lines whole. An intent
+  // (`durable` false) is not synced: only a process kill must keep it.
+  void Append(const std::string& lines, bool durable = true) {
     if (lines.empty()) return;
     if (::write(fd_, lines.data(), lines.size()) !=
         static_cast<ssize_t>(lines.size())) {
       std::exit(3);
     }
-    if (sync_ && ::fdatasync(fd_) != 0) std::exit(3);
+    if (durable && sync_ && ::fdatasync(fd_) != 0) std::exit(3);
   }
 
  private:
@@ -98,6 +118,22 @@ std::string OnceLine(std::string_view counter, const std::string& id,
          "\n";
 }
 
+std::string KeyedOnceLine(std::string_view counter, std::string_view key,
+                          std::string_view id, int64_t delta) {
+  return "K " + std::string(counter) + " " + std::string(key) + " " +
+         std::string(id) + " " + std::to_string(delta) + "\n";
+}
+
+std::string PlainLine(int64_t delta) {
+  return "P " + std::to_string(delta) + "\n";
+}
+
+std::string KeyedPlainLine(std::string_view counter, std::string_view key,
+                           int64_t delta) {
+  return "Q " + std::string(counter) + " " + std::string(key) + " " +
+         std::to_string(delta) + "\n";
+}
+
 // The acknowledged lines of one Apply's results.
 std::string AckLines(const tally::Batch& batch,
                      const std::vector<tally::IncrementResult>& results) {
@@ -105,12 +141,33 @@ std::string AckLines(const tally::Batch& batch,
   for (size_t i = 0; i < results.size(); ++i) {
     const auto& op = batch.ops()[i];
     if (!op.once) {
-      out += "P " + std::to_string(op.delta) + "\n";
+      out += op.key.empty() ? PlainLine(op.delta)
+                            : KeyedPlainLine(op.counter, op.key, op.delta);
     } else if (results[i].outcome != tally::Outcome::kConflict) {
-      out += OnceLine(op.counter, op.event_id, op.delta);
+      out += op.key.empty()
+                 ? OnceLine(op.counter, op.event_id, op.delta)
+                 : KeyedOnceLine(op.counter, op.key, op.event_id, op.delta);
     }
   }
   return out;
+}
+
+// The intent line of a batch across keys (see the header comment).
+std::string IntentLine(const std::string& id, const tally::Batch& batch) {
+  std::string out = "B " + id;
+  for (const auto& op : batch.ops()) {
+    out += std::string(op.once ? " o:" : " p:") + op.counter + ":" + op.key +
+           ":" + std::to_string(op.delta);
+  }
+  return out + "\n";
+}
+
+// Post i of "likes" is picked with probability ~ 1/(i+1) (Zipf, s = 1): a
+// few celebrity posts take most likes, most posts are cold.
+std::string LikeKey(std::mt19937_64& rng) {
+  const double u = std::uniform_real_distribution<double>(0, 1)(rng);
+  const int i = static_cast<int>(std::pow(double{tally::crash::kLikeKeys}, u));
+  return "post-" + std::to_string(std::min(i, tally::crash::kLikeKeys) - 1);
 }
 
 void Work(tally::Db* db, AckLog* log, uint64_t seed) {
@@ -124,9 +181,59 @@ void Work(tally::Db* db, AckLog* log, uint64_t seed) {
     if (rng() % 50 == 0) delta += 100;
     return std::make_pair("evt-" + std::to_string(e), delta);
   };
+  uint64_t batches = 0;
+  int next_page = static_cast<int>(seed % tally::crash::kPageKeys);
+  auto page = [&next_page] {
+    next_page = (next_page + 1) % tally::crash::kPageKeys;
+    return "page-" + std::to_string(next_page);
+  };
   for (;;) {
-    const int kind = static_cast<int>(rng() % 10);
+    const int kind = static_cast<int>(rng() % 14);
     tally::Batch b;
+    if (kind >= 10) {  // keyed counters
+      std::string key = kind == 12 ? page() : LikeKey(rng);
+      // A like: once per (post, user). One call in 42 is a batch across
+      // keys instead: its fresh markers are what the checks' scans grow with.
+      if (kind <= 11 || (kind == 13 && rng() % 3 != 0)) {
+        const int user = static_cast<int>(rng() % tally::crash::kLikeUsers);
+        const std::string id = "user-" + std::to_string(user);
+        int64_t delta = user % 3 + 1;
+        if (rng() % 50 == 0) delta += 100;  // a conflict
+        auto r = db->IncrementOnce({kKeyedOnceCounter, key}, id, delta);
+        if (!r.ok()) Die("increment once keyed", r.status());
+        if (r->outcome != tally::Outcome::kConflict) {
+          log->Append(KeyedOnceLine(kKeyedOnceCounter, key, id, delta));
+        }
+      } else if (kind == 12) {  // a page view
+        const int64_t delta =
+            1 +
+            static_cast<int64_t>(rng() % tally::crash::kMaxKeyedPlainPerCall);
+        auto r = db->Increment({kKeyedPlainCounter, key}, delta);
+        if (!r.ok()) Die("increment keyed", r.status());
+        log->Append(KeyedPlainLine(kKeyedPlainCounter, key, delta));
+      } else {  // one batch across many keys of several counters
+        const std::string id =
+            "x" + std::to_string(seed) + "-" + std::to_string(batches++);
+        for (int i = 0; i < 8; ++i) {
+          // A post picked twice is a copy of the event inside the batch.
+          const std::string post = i == 0 ? key : LikeKey(rng);
+          b.AddOnce({kKeyedOnceCounter, post}, id,
+                    static_cast<int64_t>(post.size() % 3 + 1));
+        }
+        b.AddOnce("orders", id, 1);
+        for (int i = 0; i < 6; ++i) {
+          b.Add({kKeyedPlainCounter, page()},
+                1 + static_cast<int64_t>(rng() % 3));
+        }
+        b.Add(kPlainCounter, 1 + static_cast<int64_t>(rng() % 3));
+        log->Append(IntentLine(id, b), /*durable=*/false);
+        tally::Status s = db->Apply(b, &results);
+        if (!s.ok()) Die("apply across keys", s);
+        log->Append(AckLines(b, results) + "A " + id + "\n");
+      }
+      Report();
+      continue;
+    }
     if (kind <= 3) {  // a single once-increment
       auto [id, delta] = event();
       const char* counter = kOnceCounters[rng() % 3];
@@ -159,8 +266,10 @@ void Work(tally::Db* db, AckLog* log, uint64_t seed) {
         b.AddOnce(kOnceCounters[rng() % 3], id, delta);
       }
     } else if (kind == 7 && rng() % 8 == 0) {  // a roll-up now and then
-      tally::Status s =
-          db->RollupNow(rng() % 2 == 0 ? kOnceCounters[rng() % 3] : "");
+      const int which = static_cast<int>(rng() % 3);
+      tally::Status s = db->RollupNow(which == 0   ? kOnceCounters[rng() % 3]
+                                      : which == 1 ? kKeyedOnceCounter
+                                                   : "");
       if (!s.ok()) Die("rollup", s);
       Report();
       continue;
@@ -171,7 +280,7 @@ void Work(tally::Db* db, AckLog* log, uint64_t seed) {
                    : db->Increment(kPlainCounter, delta,
                                    {"device-" + std::to_string(rng() % 16)});
       if (!r.ok()) Die("increment", r.status());
-      log->Append("P " + std::to_string(delta) + "\n");
+      log->Append(PlainLine(delta));
       Report();
       continue;
     } else {  // plain and once in one batch
@@ -245,6 +354,14 @@ int main(int argc, char** argv) {
     if (!s.ok() && !s.IsAlreadyExists()) Die("create", s);
   }
   s = db->CreateCounter(kPlainCounter, {8});
+  if (!s.ok() && !s.IsAlreadyExists()) Die("create", s);
+  tally::CounterSpec keyed;
+  keyed.keyed = true;
+  keyed.shards = tally::crash::kKeyedOnceShards;
+  s = db->CreateCounter(kKeyedOnceCounter, keyed);
+  if (!s.ok() && !s.IsAlreadyExists()) Die("create", s);
+  keyed.shards = tally::crash::kKeyedPlainShards;
+  s = db->CreateCounter(kKeyedPlainCounter, keyed);
   if (!s.ok() && !s.IsAlreadyExists()) Die("create", s);
   AckLog log(argv[3], sync);
   const uint64_t seed = std::strtoull(argv[2], nullptr, 10);

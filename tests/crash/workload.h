@@ -1,5 +1,6 @@
 // What the crash writer and its checker agree on: the counters, the number
-// of writer threads and the largest plain delta one call can carry.
+// of writer threads, the largest plain delta one call can carry and the
+// keyed counters' key spaces.
 
 #ifndef TALLY_TESTS_CRASH_WORKLOAD_H_
 #define TALLY_TESTS_CRASH_WORKLOAD_H_
@@ -14,6 +15,22 @@ inline constexpr uint32_t kOnceShards[] = {10, 7, 1};
 inline const char* const kPlainCounter = "views";
 // A batch of 10 plain increments of at most 3 each.
 inline constexpr int64_t kMaxPlainPerCall = 30;
+
+// Keyed counters (issue 15). "likes" only ever gets once-increments (a
+// post's likes, the event id names the user), so each key's value must
+// equal its markers' delta sum; "pageviews" only gets plain ones.
+inline const char* const kKeyedOnceCounter = "likes";
+inline constexpr uint32_t kKeyedOnceShards = 4;
+inline constexpr int kLikeKeys = 5000;  // "post-0" .. "post-4999", Zipf-ish
+inline constexpr int kLikeUsers = 64;   // few: hot posts see redeliveries
+inline const char* const kKeyedPlainCounter = "pageviews";
+inline constexpr uint32_t kKeyedPlainShards = 3;
+inline constexpr int kPageKeys = 2000;  // "page-0" .. "page-1999", in turn
+// The largest delta of one single keyed plain increment. The plain parts of
+// a batch need no slack: every batch that carries them also carries
+// once-increments under a fresh event id, and its intent line lets the
+// checker tell whether it was applied (all of it) or not (none of it).
+inline constexpr int64_t kMaxKeyedPlainPerCall = 5;
 
 }  // namespace tally::crash
 
