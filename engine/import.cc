@@ -14,6 +14,7 @@
 #include "engine/format.h"
 #include "engine/shard_picker.h"
 #include "engine/validate.h"
+#include "engine/write_plan.h"
 #include "schema/records.h"
 #include "tally/limits.h"
 #include "util/rocks_status.h"
@@ -108,11 +109,7 @@ Status ValidateImport(const CounterImport& im) {
     s = ValidateEventId(m.event_id);
     if (s.ok()) s = ValidateDelta(m.delta);
     if (s.ok() && c.keyed) s = ValidateCounterKey(m.key);
-    if (s.ok() && !c.keyed && !m.key.empty()) {
-      s = Status::InvalidArgument("counter " + Quote(c.name) +
-                                  " is not keyed: key " + Quote(m.key) +
-                                  " given");
-    }
+    if (s.ok() && !c.keyed) s = CheckKeyed(c, m.key);
     if (!s.ok()) {
       return Status::InvalidArgument("marker " + std::to_string(i) + ": " +
                                      s.message());

@@ -284,6 +284,14 @@ Result<TopKeysResult> DbImpl::TopKeys(std::string_view counter, size_t n,
                                    " (kMaxTopKeys)");
   }
   TopKeysResult out;
+  // The stored list, cut to n, with its lag.
+  auto stored = [&](const CounterInfo& c) -> Status {
+    Status s = ReadTopList(c, &out);
+    if (!s.ok()) return s;
+    if (out.keys.size() > n) out.keys.resize(n);
+    out.lag_ms = std::max<int64_t>(0, clock_->NowMillis() - out.as_of_ms);
+    return Status::OK();
+  };
   std::string name;
   {
     Catalog::Reader catalog(catalog_.get());
@@ -297,12 +305,8 @@ Result<TopKeysResult> DbImpl::TopKeys(std::string_view counter, size_t n,
       return out;
     }
     name = c->name;
-    Status s = ReadTopList(*c, &out);
-    if (s.ok()) {
-      if (out.keys.size() > n) out.keys.resize(n);
-      out.lag_ms = std::max<int64_t>(0, clock_->NowMillis() - out.as_of_ms);
-      return out;
-    }
+    Status s = stored(*c);
+    if (s.ok()) return out;
     if (!s.IsNotFound()) return s;
     if (options_.read_only) {
       return Status::NotFound("counter " + Quote(c->name) +
@@ -316,10 +320,8 @@ Result<TopKeysResult> DbImpl::TopKeys(std::string_view counter, size_t n,
   Catalog::Reader catalog(catalog_.get());
   const Catalog::Entry* c = catalog.Find(name);
   if (c == nullptr) return CounterNotFound(name);
-  s = ReadTopList(*c, &out);
+  s = stored(*c);
   if (!s.ok()) return s;
-  if (out.keys.size() > n) out.keys.resize(n);
-  out.lag_ms = std::max<int64_t>(0, clock_->NowMillis() - out.as_of_ms);
   return out;
 }
 

@@ -106,7 +106,8 @@ class ShardTarget {
   size_t size_;
 };
 
-// A keyed counter's ops name a key, a named counter's none.
+}  // namespace
+
 Status CheckKeyed(const CounterInfo& c, std::string_view key) {
   if (c.keyed && key.empty()) {
     return Status::InvalidArgument("counter " + Quote(c.name) +
@@ -119,8 +120,6 @@ Status CheckKeyed(const CounterInfo& c, std::string_view key) {
   }
   return Status::OK();
 }
-
-}  // namespace
 
 WriteScratch& ThreadWriteScratch() {
   thread_local WriteScratch scratch;

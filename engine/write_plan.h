@@ -123,6 +123,10 @@ Status CheckArguments(const WriteOp& op);
 // a dedupe window must carry its event time.
 Status Resolve(const Catalog::Reader& catalog, const WriteOp& op, OpPlan* plan);
 
+// A keyed counter's ops name a key, a named counter's none: InvalidArgument
+// naming the counter otherwise.
+Status CheckKeyed(const CounterInfo& c, std::string_view key);
+
 // What a call may name of a keyed counter: one key, or (kKeyOrWhole) one
 // key or the whole counter (key empty).
 enum class KeyUse { kOneKey, kKeyOrWhole };
