@@ -18,6 +18,7 @@
 #include "engine/counter_range.h"
 #include "engine/db_impl.h"
 #include "engine/read_checks.h"
+#include "engine/snapshot_hold.h"
 #include "engine/top_keys.h"
 #include "engine/validate.h"
 #include "tally/limits.h"
@@ -30,26 +31,6 @@ Status NotKeyed(const CounterInfo& c, const char* call) {
   return Status::InvalidArgument(std::string(call) + ": counter " +
                                  Quote(c.name) + " is not keyed");
 }
-
-// Holds one snapshot for a read of many keys; released on scope exit. A
-// read-only (secondary) instance takes none: RocksDB refuses snapshots
-// there, and its view only moves at a Refresh, which waits for reads in
-// progress (docs/design.md, "Readers in other processes").
-class SnapshotHold {
- public:
-  SnapshotHold(rocksdb::DB* db, bool read_only)
-      : db_(db), s_(read_only ? nullptr : db->GetSnapshot()) {}
-  ~SnapshotHold() {
-    if (s_ != nullptr) db_->ReleaseSnapshot(s_);
-  }
-  SnapshotHold(const SnapshotHold&) = delete;
-  SnapshotHold& operator=(const SnapshotHold&) = delete;
-  const rocksdb::Snapshot* get() const { return s_; }
-
- private:
-  rocksdb::DB* db_;
-  const rocksdb::Snapshot* s_;
-};
 
 }  // namespace
 

@@ -18,9 +18,10 @@
 
 #include "engine/coding.h"
 #include "engine/db_impl.h"
+#include "engine/snapshot_hold.h"
 #include "engine/top_keys.h"
-#include "tally/limits.h"
 #include "engine/validate.h"
+#include "tally/limits.h"
 #include "util/rocks_status.h"
 
 namespace tally::engine {
@@ -105,14 +106,16 @@ Status DbImpl::RollupOne(const Catalog::Entry& c, bool force,
   if (!force && c.rolled_up_at.load(std::memory_order_relaxed) == applied) {
     return Status::OK();  // nothing changed since this process's last one
   }
-  const rocksdb::Snapshot* snapshot = db_->GetSnapshot();
-  rocksdb::ReadOptions ro;
-  ro.snapshot = snapshot;
   RollupRecord r;
-  r.sequence = snapshot->GetSequenceNumber();
-  r.as_of_ms = clock_->NowMillis();
-  Status s = SumShards(c, {}, ro, &r.value);
-  db_->ReleaseSnapshot(snapshot);
+  Status s;
+  {
+    const SnapshotHold snapshot(db_.get(), /*read_only=*/false);
+    rocksdb::ReadOptions ro;
+    ro.snapshot = snapshot.get();
+    r.sequence = snapshot.get()->GetSequenceNumber();
+    r.as_of_ms = clock_->NowMillis();
+    s = SumShards(c, {}, ro, &r.value);
+  }
   if (!s.ok()) return s;
   char key[kCounterIdBytes];
   char value[kRollupBytes];

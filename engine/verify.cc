@@ -15,6 +15,7 @@
 #include "engine/family_record.h"
 #include "engine/format.h"
 #include "engine/shard_picker.h"
+#include "engine/snapshot_hold.h"
 #include "engine/validate.h"
 #include "engine/writer_files.h"
 #include "schema/records.h"
@@ -357,16 +358,8 @@ Status DbImpl::Verify(VerifyReport* report) {
   rocksdb::ReadOptions ro;
   ro.total_order_seek = true;
   ro.verify_checksums = true;
-  const rocksdb::Snapshot* snapshot =
-      options_.read_only ? nullptr : db_->GetSnapshot();
-  ro.snapshot = snapshot;
-  struct Release {
-    rocksdb::DB* db;
-    const rocksdb::Snapshot* s;
-    ~Release() {
-      if (s != nullptr) db->ReleaseSnapshot(s);
-    }
-  } release{db_.get(), snapshot};
+  const SnapshotHold snapshot(db_.get(), options_.read_only);
+  ro.snapshot = snapshot.get();
 
   // Every block of every table file, also those no scan below reads
   // (filters, indexes, blocks of deleted keys).
