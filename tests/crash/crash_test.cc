@@ -8,20 +8,15 @@
 #include <random>
 
 #include "crash/crash_check.h"
+#include "testutil/sanitized.h"
 #include "testutil/testutil.h"
 
 namespace tally {
 namespace {
 
-// Kill cycles per test: fewer under the sanitizers, whose runs are 5-10x
-// slower and which look for memory errors and races rather than for more
-// kill points (the plain build runs the full count; tally_crash_driver the
-// long mode).
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-constexpr int kCycles = 10;
-#else
-constexpr int kCycles = 20;
-#endif
+// Kill cycles per test: fewer under the sanitizers (testutil/sanitized.h);
+// tally_crash_driver is the long mode.
+constexpr int kCycles = test::kSanitized ? 10 : 20;
 
 // Runs `cycles` cycles (of an import when `import`) and fails on any
 // violation.

@@ -12,6 +12,7 @@
 
 #include "tally/admin.h"
 #include "testutil/db_fixture.h"
+#include "testutil/sanitized.h"
 #include "testutil/testutil.h"
 
 namespace tally {
@@ -22,11 +23,7 @@ using test::OpenOrDie;
 // Points a loop test judges: fewer under the sanitizers, whose runs are
 // 5-10x slower (the plain build's counts are the ones the figures
 // come from).
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-constexpr int kPointScale = 5;
-#else
-constexpr int kPointScale = 1;
-#endif
+constexpr int kPointScale = test::kSanitized ? 5 : 1;
 
 Options SmallBuffers() {
   Options o;

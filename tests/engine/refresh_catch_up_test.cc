@@ -14,6 +14,7 @@
 #include "engine/test_hooks.h"
 #include "tally/admin.h"
 #include "testutil/db_fixture.h"
+#include "testutil/sanitized.h"
 #include "testutil/testutil.h"
 
 namespace tally {
@@ -22,11 +23,7 @@ namespace {
 using engine::RefreshCounts;
 using engine::RefreshCountsForTest;
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-constexpr int kScale = 5;
-#else
-constexpr int kScale = 1;
-#endif
+constexpr int kScale = test::kSanitized ? 5 : 1;
 
 Options SmallBuffers() {
   Options o;
