@@ -103,6 +103,7 @@ EngineStats DbImpl::OwnStats() const {
   out.duplicates = stats_.duplicates.load(std::memory_order_relaxed);
   out.conflicts = stats_.conflicts.load(std::memory_order_relaxed);
   out.outside_window = stats_.outside_window.load(std::memory_order_relaxed);
+  out.refused = stats_.refused.load(std::memory_order_relaxed);
   out.rejected = stats_.rejected.load(std::memory_order_relaxed);
   const int64_t now = clock_->NowMillis();
   {

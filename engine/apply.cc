@@ -52,6 +52,14 @@ struct Fold {
   size_t op;  // for error messages
 };
 
+// One distinct (strict counter, key) of a batch: the value its ops are
+// checked against, moved by each op applied.
+struct StrictKey {
+  const Catalog::Entry* counter = nullptr;
+  std::string_view key;  // views the op's
+  int64_t value = 0;
+};
+
 // Everything Apply decided, step by step.
 struct BatchPlan {
   std::vector<WriteOp> ops;
@@ -60,6 +68,8 @@ struct BatchPlan {
   std::vector<BatchMarker> markers;
   std::vector<uint32_t> stripes;  // of `markers`, for the MultiGuard
   std::vector<size_t> key_order;  // `markers` in key order
+  std::vector<size_t> strict_of;  // per op: its StrictKey (SIZE_MAX: none)
+  std::vector<StrictKey> strict;
   std::vector<Fold> folds;  // sorted by (counter id, key, bucket, shard)
   std::vector<const Catalog::Entry*> first_plain;  // flags this batch adds
   OutcomeCounts counted;
@@ -90,6 +100,8 @@ Status PlanOps(const Catalog::Reader& catalog, const Batch& batch,
   for (const Batch::Op& op : batch.ops()) bp->ops.push_back(WriteOp::Of(op));
   bp->plans.resize(n);
   bp->marker_of.assign(n, SIZE_MAX);
+  bp->strict_of.assign(n, SIZE_MAX);
+  std::unordered_map<std::string, size_t> strict_index;  // id + key
   const size_t once_ops = static_cast<size_t>(
       std::count_if(bp->ops.begin(), bp->ops.end(),
                     [](const WriteOp& op) { return op.once; }));
@@ -106,6 +118,17 @@ Status PlanOps(const Catalog::Reader& catalog, const Batch& batch,
     Status s = CheckArguments(op);
     if (s.ok()) s = Resolve(catalog, op, &p);
     if (!s.ok()) return BatchOpError(i, s);
+    if (p.counter->bounds.any()) {
+      std::string id_key(reinterpret_cast<const char*>(&p.counter->id),
+                         sizeof p.counter->id);
+      id_key.append(op.key);
+      auto [at, added] = strict_index.try_emplace(id_key, bp->strict.size());
+      if (added) {
+        bp->strict.push_back(StrictKey{p.counter, op.key, 0});
+        bp->stripes.push_back(locks.StripeOf(p.counter->id, p.lock_hash));
+      }
+      bp->strict_of[i] = at->second;
+    }
     if (!op.once) {
       if (op.affinity_key.empty()) {
         p.shard = batch_shard.try_emplace(p.counter->id, p.shard).first->second;
@@ -123,12 +146,38 @@ Status PlanOps(const Catalog::Reader& catalog, const Batch& batch,
     BatchMarker m;
     m.key = std::move(key);
     m.counter = p.counter;
-    m.stripe = locks.StripeOf(p.counter->id, p.event_hash);
+    m.stripe = locks.StripeOf(p.counter->id, p.lock_hash);
     bp->markers.push_back(std::move(m));
     marker_index.emplace(bp->markers.back().key, bp->marker_of[i]);
     bp->stripes.push_back(bp->markers.back().stripe);
   }
   assert(bp->markers.size() <= once_ops);
+  return Status::OK();
+}
+
+// 2b. The values of the batch's strict keys (the caller holds their
+// stripes): one MultiGet per strict counter.
+template <typename Read>
+Status LookUpStrict(BatchPlan* bp, const Read& read) {
+  std::vector<bool> done(bp->strict.size(), false);
+  std::vector<size_t> of;
+  std::vector<std::string_view> keys;
+  std::vector<int64_t> values;
+  for (size_t k = 0; k < bp->strict.size(); ++k) {
+    if (done[k]) continue;
+    const Catalog::Entry* c = bp->strict[k].counter;
+    of.clear();
+    keys.clear();
+    for (size_t j = k; j < bp->strict.size(); ++j) {
+      if (bp->strict[j].counter != c) continue;
+      of.push_back(j);
+      keys.push_back(bp->strict[j].key);
+      done[j] = true;
+    }
+    Status s = read(*c, keys, &values);
+    if (!s.ok()) return s;
+    for (size_t j = 0; j < of.size(); ++j) bp->strict[of[j]].value = values[j];
+  }
   return Status::OK();
 }
 
@@ -181,16 +230,29 @@ Status DecideOps(int64_t now, BatchPlan* bp,
     BatchMarker* m = op.once ? &bp->markers[bp->marker_of[i]] : nullptr;
     Status s = Decide(op, m != nullptr ? m->answer : FoundMarker{}, now, &p);
     if (!s.ok()) return BatchOpError(i, s);
-    (*results)[i] = IncrementResult{p.outcome, p.shard};
+    StrictKey* strict =
+        bp->strict_of[i] != SIZE_MAX ? &bp->strict[bp->strict_of[i]] : nullptr;
+    if (strict != nullptr && p.outcome == Outcome::kApplied) {
+      CheckBounds(p.counter->bounds, op, strict->value, &p);
+      if (p.outcome == Outcome::kRefused) {
+        return Status::OutOfRange(
+            "batch op " + std::to_string(i) + ": " +
+            RefusalReason(*p.counter, op, strict->value) +
+            "; nothing was written");
+      }
+      strict->value = p.value;
+    }
+    (*results)[i] = p.Result();
     bp->counted.Add(p.outcome);
     if (p.outcome != Outcome::kApplied) continue;
     if (m != nullptr) {
       assert(!m->stored && m->winner == SIZE_MAX);
       m->winner = i;
-      m->answer = FoundMarker{true, op.delta, p.shard};
+      m->answer = FoundMarker{true,    p.applied, p.shard, strict != nullptr,
+                              false,   op.delta,  p.value};
     }
     bp->folds.push_back(
-        Fold{p.counter, op.key, p.bucket, p.shard, op.delta, i});
+        Fold{p.counter, op.key, p.bucket, p.shard, p.applied, i});
   }
   std::sort(
       bp->folds.begin(), bp->folds.end(), [](const Fold& a, const Fold& b) {
@@ -285,6 +347,13 @@ Status DbImpl::ApplyInto(const Batch& batch,
   // (engine/once_in_flight.h).
   for (const BatchMarker& m : bp.markers) AwaitOnceWritten(m.key);
   s = LookUpMarkers(db_.get(), events_, &bp);
+  if (s.ok()) {
+    s = LookUpStrict(&bp, [this](const CounterInfo& c,
+                                 const std::vector<std::string_view>& keys,
+                                 std::vector<int64_t>* values) {
+      return ReadStrictValues(c, keys, values);
+    });
+  }
   if (!s.ok()) return s;
   const int64_t now = clock_->NowMillis();
   s = DecideOps(now, &bp, results);

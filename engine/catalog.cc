@@ -33,6 +33,8 @@ CounterInfo InfoOf(const schema::CounterRecord& rec) {
   info.retention_ms = rec.retention_ms;
   info.outbox = rec.outbox;
   info.keyed = rec.keyed;
+  info.bounds = CounterBounds{rec.has_min, rec.min_value, rec.has_max,
+                              rec.max_value};
   return info;
 }
 
@@ -51,6 +53,10 @@ schema::CounterRecord RecordOf(const CounterInfo& info) {
   rec.retention_ms = info.retention_ms;
   rec.outbox = info.outbox;
   rec.keyed = info.keyed;
+  rec.has_min = info.bounds.has_min;
+  rec.min_value = info.bounds.min;
+  rec.has_max = info.bounds.has_max;
+  rec.max_value = info.bounds.max;
   return rec;
 }
 
@@ -216,6 +222,7 @@ CounterInfo NewInfo(std::string_view name, uint64_t id, const CounterSpec& spec,
   info.retention_ms = spec.retention_ms;
   info.outbox = spec.outbox;
   info.keyed = spec.keyed;
+  info.bounds = spec.bounds;
   return info;
 }
 
@@ -250,6 +257,9 @@ Status Catalog::CommitCounter(const CounterInfo& info,
   }
   if (info.keyed) {
     next.format_version = std::max(next.format_version, kFormatKeyed);
+  }
+  if (info.bounds.any()) {
+    next.format_version = std::max(next.format_version, kFormatStrict);
   }
   std::string header_value, counter_value;
   schema::EncodeHeader(next, &header_value);

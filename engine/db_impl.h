@@ -6,6 +6,7 @@
 //   write_path.cc   single increments (Increment, IncrementOnce, async)
 //   once_async.cc   IncrementOnceAsync (queued copies: once_in_flight.h)
 //   apply.cc        batches (Apply), planned by engine/write_plan.h
+//   strict.cc       strict counters: the read-check-write of one key
 //   read_path.cc    exact and range reads, histograms, marker counts
 //   marker_reads.cc GetMarker, ListMarkers
 //   keyed_reads.cc  ReadKeys, ListKeys, TopKeys, DeleteKey (keyed counters)
@@ -166,6 +167,7 @@ class DbImpl final : public Db, private BackendOps {
     std::atomic<uint64_t> duplicates{0};
     std::atomic<uint64_t> conflicts{0};
     std::atomic<uint64_t> outside_window{0};
+    std::atomic<uint64_t> refused{0};
     std::atomic<uint64_t> rejected{0};
   };
 
@@ -219,6 +221,25 @@ class DbImpl final : public Db, private BackendOps {
                                           const FoundMarker& marker,
                                           int64_t now, OpPlan* plan,
                                           WriteScratch* scratch);
+  // Commits a decided op from `scratch`: an applied one, and a strict
+  // once-op's new refusal (its marker only, unless `marker` answered it);
+  // counts the outcome.
+  Result<IncrementResult> CommitDecided(const WriteOp& op,
+                                        const FoundMarker& marker,
+                                        int64_t now, OpPlan* plan,
+                                        WriteScratch* scratch);
+  // ---- strict counters (strict.cc) ----
+  // A strict counter's single op: under its key's stripe, the event's
+  // marker (once-ops), then the key's value, checked and written.
+  Result<IncrementResult> WriteStrict(const WriteOp& op, OpPlan* plan,
+                                      WriteScratch* scratch);
+  // The value of strict counter `c`'s key `key` (empty: the named
+  // counter), 0 where none is stored; and of many keys in one MultiGet.
+  Status ReadStrictValue(const CounterInfo& c, std::string_view key,
+                         int64_t* value);
+  Status ReadStrictValues(const CounterInfo& c,
+                          const std::vector<std::string_view>& keys,
+                          std::vector<int64_t>* values);
   // Adds an applied single op's writes to `wb`: its merge, the counter's
   // plain-increment flag when it is its first (*first_plain), a once-op's
   // marker at `marker_key`, and its outbox entry when `outbox` is given

@@ -25,12 +25,16 @@ namespace tally::engine {
 // Format 4: keyed counters (CounterMeta.keyed, shard and marker keys that
 // carry a key, outbox entries with a key, the rollups top list), raised by
 // the creation of the first keyed counter.
-inline constexpr uint32_t kFormatVersion = 4;
+// Format 5: strict counters (CounterMeta bounds, markers holding the
+// event's answer), raised by the creation of the first strict counter: an
+// older tally would write past the bounds.
+inline constexpr uint32_t kFormatVersion = 5;
 inline constexpr uint32_t kBaseFormatVersion = 1;
 inline constexpr uint32_t kFormatWindows = 2;
 inline constexpr uint32_t kFormatOutboxIdentity = 3;
 inline constexpr uint32_t kTimeMarkFormatVersion = 3;
 inline constexpr uint32_t kFormatKeyed = 4;
+inline constexpr uint32_t kFormatStrict = 5;
 // CounterMeta.schema_version written for new counters.
 inline constexpr uint32_t kCounterSchemaVersion = 1;
 

@@ -44,6 +44,13 @@ Status ValidateShardValues(const CounterInfo& c, const std::string& what,
                                   " has time buckets; importing bucketed "
                                   "shard values is not supported");
     }
+    // A strict counter's one shard is its value: within its bounds.
+    if ((c.bounds.has_min && values[i] < c.bounds.min) ||
+        (c.bounds.has_max && values[i] > c.bounds.max)) {
+      return Status::InvalidArgument(
+          what + ": value " + std::to_string(values[i]) +
+          " is outside the strict counter's bounds");
+    }
   }
   return Status::OK();
 }
@@ -136,6 +143,18 @@ Status ValidateImport(const CounterImport& im) {
           std::to_string(c.dedupe_window_ms) +
           " ms (an expiry is > 0 exactly when the window is)");
     }
+    if (m.strict != c.bounds.any() ||
+        (m.strict && m.refused && m.delta != 0)) {
+      return Status::InvalidArgument(
+          "marker " + Quote(m.event_id) +
+          (m.strict != c.bounds.any()
+               ? (m.strict ? " holds a strict answer, but counter " +
+                                 Quote(c.name) + " has no bounds"
+                           : " holds no strict answer, but counter " +
+                                 Quote(c.name) + " is strict")
+               : std::string(" was refused but counts delta ") +
+                     std::to_string(m.delta)));
+    }
     if (!seen.emplace(m.key, m.event_id).second) {
       return Status::InvalidArgument(
           "marker " + Quote(m.event_id) +
@@ -213,8 +232,10 @@ Status DbImpl::ImportCounter(const CounterImport& im) {
         if (!fs.ok()) return fs;
       }
       EncodeMarkerKeyOf(KeyPrefix(*id, m.key), m.event_id, &marker_key);
+      const schema::StrictAnswer answer{m.refused, m.asked, m.value};
       schema::EncodeMarker(m.event_id, *id, m.shard, m.delta, m.created_at_ms,
-                           &value, m.expires_at_ms, m.pinned);
+                           &value, m.expires_at_ms, m.pinned,
+                           m.strict ? &answer : nullptr);
       rocksdb::Status rs = wb.Put(events_, marker_key, value);
       if (!rs.ok()) return FromRocks(rs, "import markers");
       ++ops;

@@ -34,6 +34,10 @@ Status DecodeMarkerAt(std::string_view key, std::string_view value,
   out->created_at_ms = m.created_at_ms;
   out->expires_at_ms = m.expires_at_ms;
   out->pinned = m.pinned;
+  out->strict = m.strict;
+  out->refused = m.answer.refused;
+  out->asked = m.answer.asked;
+  out->value = m.answer.value;
   return Status::OK();
 }
 

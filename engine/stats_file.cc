@@ -44,6 +44,8 @@ enum Field : size_t {
   kGroupMembers,
   kGroupLargest,
   kPendingOperands,
+  kFieldCount1,  // the fields every version-1 record has
+  kRefused = kFieldCount1,  // appended: strict counters' refusals
   kFieldCount,
 };
 constexpr size_t kRecordBytes = kFieldCount * 8;
@@ -131,6 +133,7 @@ std::string EncodeStatsFile(const EngineStats& s,
   f[kGroupMembers] = s.group_members;
   f[kGroupLargest] = s.group_largest;
   f[kPendingOperands] = s.pending_operands;
+  f[kRefused] = s.refused;
   std::string out(kStatsFileMagic, kMagicBytes);
   PutU32(kStatsFileVersion, &out);
   PutU32(static_cast<uint32_t>(kRecordBytes), &out);
@@ -171,14 +174,17 @@ bool DecodeStatsFile(std::string_view bytes, EngineStats* s,
            (version > kStatsFileVersion ? " (upgrade tally)" : "");
     return false;
   }
-  // A later writer of the same version may append fields: read ours.
-  if (length < kRecordBytes) {
+  // A later writer of the same version may append fields: read ours; an
+  // earlier one's record ends before the appended ones (they read 0).
+  if (length < kFieldCount1 * 8) {
     *why = "a record of " + std::to_string(length) + " bytes, version 1 has " +
-           std::to_string(kRecordBytes);
+           std::to_string(kFieldCount1 * 8);
     return false;
   }
   const std::string_view record = bytes.substr(kHeaderBytes, length);
-  auto get = [record](Field f) { return GetU64(record.substr(f * 8, 8)); };
+  auto get = [record](Field f) {
+    return f * 8 + 8 <= record.size() ? GetU64(record.substr(f * 8, 8)) : 0;
+  };
   *s = EngineStats();
   s->origin.closed = (get(kFlags) & kClosedFlag) != 0;
   writer->pid = get(kPid);
@@ -199,6 +205,7 @@ bool DecodeStatsFile(std::string_view bytes, EngineStats* s,
   s->group_members = get(kGroupMembers);
   s->group_largest = get(kGroupLargest);
   s->pending_operands = get(kPendingOperands);
+  s->refused = get(kRefused);
   return true;
 }
 

@@ -42,6 +42,11 @@ Status CheckResult(const OutboxEntry& e, const std::string& hub_id,
       return Status::Corruption(
           "the hub holds event " + hub_id + " of " + CounterOf(e) +
           " with another delta than the edge's " + std::to_string(e.delta));
+    case Outcome::kRefused:
+      return Status::OutOfRange(
+          "the hub's strict counter refused event " + hub_id + " of " +
+          CounterOf(e) + " (delta " + std::to_string(e.delta) +
+          ") at a bound earlier; not acknowledged");
     case Outcome::kOutsideWindow:
       break;
   }

@@ -153,6 +153,33 @@ Status ValidateSpec(const CounterSpec& spec) {
         "retention " + std::to_string(spec.retention_ms) +
         " ms needs a bucketed counter (bucket minute, hour or day)");
   }
+  return ValidateBounds(spec);
+}
+
+Status ValidateBounds(const CounterSpec& spec) {
+  const CounterBounds& b = spec.bounds;
+  if (!b.any()) return Status::OK();
+  if (b.has_min && b.min > 0) {
+    return Status::InvalidArgument("minimum " + std::to_string(b.min) +
+                                   " is above 0, where a counter starts");
+  }
+  if (b.has_max && b.max < 0) {
+    return Status::InvalidArgument("maximum " + std::to_string(b.max) +
+                                   " is below 0, where a counter starts");
+  }
+  if (spec.shards != 1) {
+    return Status::InvalidArgument(
+        "a strict counter (with a minimum or maximum) is never sharded: "
+        "shard count " + std::to_string(spec.shards) + " must be 1");
+  }
+  if (spec.bucket != BucketWidth::kNone) {
+    return Status::NotSupported(
+        "a strict counter with time buckets (a quota) is not supported yet");
+  }
+  if (spec.outbox) {
+    return Status::NotSupported(
+        "a strict counter with an outbox is not supported yet");
+  }
   return Status::OK();
 }
 
@@ -176,6 +203,7 @@ CounterSpec SpecOf(const CounterInfo& info) {
   spec.retention_ms = info.retention_ms;
   spec.outbox = info.outbox;
   spec.keyed = info.keyed;
+  spec.bounds = info.bounds;
   return spec;
 }
 

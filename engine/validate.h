@@ -30,6 +30,9 @@ Status ValidateAffinityKey(std::string_view key);
 Status ValidateCounterKey(std::string_view key);
 Status ValidateDelta(int64_t delta);
 Status ValidateSpec(const CounterSpec& spec);
+// The strict-counter part of ValidateSpec: bounds around 0, one shard, no
+// buckets or outbox yet.
+Status ValidateBounds(const CounterSpec& spec);
 // The group commit fields of Options (group_commit_*).
 Status ValidateGroupCommit(const Options& options);
 // Every numeric field of Options against its range in tally/limits.h, in

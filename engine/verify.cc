@@ -244,6 +244,16 @@ class FamilyChecks {
       return;
     }
     sums->shards.Add(rec.shard_value);
+    // A strict counter's one shard is its (key's) value.
+    const CounterBounds& b = c.bounds;
+    if ((b.has_min && rec.shard_value < b.min) ||
+        (b.has_max && rec.shard_value > b.max)) {
+      findings_->Add(where + ": value " + DecimalString(rec.shard_value) +
+                     " is outside the strict counter's bounds " +
+                     (b.has_min ? std::to_string(b.min) : std::string()) +
+                     ".." +
+                     (b.has_max ? std::to_string(b.max) : std::string()));
+    }
   }
 
   void Marker(const FamilyRecord& rec, const std::string& where,
@@ -260,6 +270,15 @@ class FamilyChecks {
                      std::to_string(m.expires_at_ms) +
                      ", which does not match the counter's dedupe window " +
                      std::to_string(c.dedupe_window_ms) + " ms");
+    }
+    if (m.strict != c.bounds.any()) {
+      findings_->Add(where + (m.strict ? ": a strict marker, but the counter "
+                                         "has no bounds"
+                                       : ": a sharded marker, but the counter "
+                                         "is strict"));
+    } else if (m.strict && m.answer.refused && m.delta != 0) {
+      findings_->Add(where + ": a refused event's marker counts delta " +
+                     std::to_string(m.delta));
     }
     sums->markers += m.delta;
   }

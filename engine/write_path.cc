@@ -46,6 +46,7 @@ void DbImpl::CountOutcomes(const OutcomeCounts& n) {
   stats_.duplicates.fetch_add(n.duplicates, std::memory_order_relaxed);
   stats_.conflicts.fetch_add(n.conflicts, std::memory_order_relaxed);
   stats_.outside_window.fetch_add(n.outside_window, std::memory_order_relaxed);
+  stats_.refused.fetch_add(n.refused, std::memory_order_relaxed);
 }
 
 void DbImpl::Applied(const Catalog::Entry& c, bool first_plain, uint64_t n) {
@@ -91,7 +92,7 @@ Status DbImpl::AddApplied(const WriteOp& op, const OpPlan& plan, int64_t now,
   }
   if (s.ok() && rs.ok()) {
     rs = AddShardMerge(wb, shards_, c, op.key, plan.bucket, plan.shard,
-                       op.delta);
+                       plan.applied);
   }
   *first_plain = !op.once && !c.plain_recorded.load(std::memory_order_acquire);
   if (s.ok() && rs.ok() && *first_plain) {
@@ -120,7 +121,23 @@ Result<IncrementResult> DbImpl::DecideAndCommit(const WriteOp& op,
                                                 WriteScratch* scratch) {
   Status s = Decide(op, marker, now, plan);
   if (!s.ok()) return s;
-  const IncrementResult result{plan->outcome, plan->shard};
+  return CommitDecided(op, marker, now, plan, scratch);
+}
+
+Result<IncrementResult> DbImpl::CommitDecided(const WriteOp& op,
+                                              const FoundMarker& marker,
+                                              int64_t now, OpPlan* plan,
+                                              WriteScratch* scratch) {
+  Status s;
+  const IncrementResult result = plan->Result();
+  if (result.outcome == Outcome::kRefused && op.once && !marker.found) {
+    // A strict counter's new refusal: remembered for the event.
+    s = FromRocks(AddMarker(&scratch->batch, events_, scratch->marker_key, op,
+                            *plan, now, &scratch->value),
+                  "increment once");
+    if (s.ok()) s = commit_->Commit(&scratch->batch);
+    if (!s.ok()) return s;
+  }
   if (result.outcome == Outcome::kApplied) {
     const Catalog::Entry& c = *plan->counter;
     OutboxRun outbox(this);
@@ -150,6 +167,7 @@ Result<IncrementResult> DbImpl::WriteOne(const WriteOp& op) {
   if (!s.ok()) return s;
   const Catalog::Entry& c = *plan.counter;
   WriteScratch& scratch = ThreadWriteScratch();
+  if (c.bounds.any()) return WriteStrict(op, &plan, &scratch);
   if (!op.once) {
     const int64_t now = PlainNeedsClock(c) ? clock_->NowMillis() : 0;
     return DecideAndCommit(op, FoundMarker{}, now, &plan, &scratch);
@@ -194,6 +212,13 @@ Result<IncrementResult> DbImpl::IncrementOnce(CounterRef counter,
 Status DbImpl::PlanAsync(const Catalog::Reader& catalog, const WriteOp& op,
                          OpPlan* plan) const {
   Status s = PlanSingle(catalog, op, plan);
+  if (s.ok() && plan->counter->bounds.any()) {
+    s = Status::NotSupported(
+        "counter " + Quote(plan->counter->name) + " is strict: " +
+        (op.once ? "IncrementOnceAsync" : "IncrementAsync") +
+        " cannot check its bounds (the check needs the value the previous "
+        "write left), use " + (op.once ? "IncrementOnce" : "Increment"));
+  }
   if (s.ok() && plan->counter->outbox) {
     s = Status::NotSupported(
         "counter " + Quote(plan->counter->name) + " has an outbox; " +
@@ -221,7 +246,7 @@ Result<IncrementResult> DbImpl::StartAsync(const WriteOp& op,
                    &scratch, &start->first_plain);
   }
   if (!s.ok()) return s;
-  const IncrementResult applied{plan.outcome, plan.shard};
+  const IncrementResult applied = plan.Result();
   if (!commit_->durable()) {
     // Written at once, as Increment writes, inside the shared hold.
     s = commit_->Commit(&start->batch);

@@ -141,6 +141,9 @@ void OutcomeCounts::Add(Outcome o) {
     case Outcome::kOutsideWindow:
       ++outside_window;
       return;
+    case Outcome::kRefused:
+      ++refused;
+      return;
   }
   assert(false && "an Outcome without a count");
 }
@@ -167,6 +170,7 @@ Status Resolve(const Catalog::Reader& catalog, const WriteOp& op,
   Status s = CheckKeyed(c, op.key);
   if (!s.ok()) return s;
   if (op.once) plan->event_hash = StableHash(op.event_id);
+  plan->lock_hash = c.bounds.any() ? StableHash(op.key) : plan->event_hash;
   s = ChooseShard(c, op, plan->event_hash, &plan->shard);
   if (s.ok() && op.once) s = RequireEventTime(c, op.event_time_ms);
   assert(!s.ok() || plan->shard < c.shards);
@@ -196,8 +200,17 @@ Status Decide(const WriteOp& op, const FoundMarker& marker, int64_t now,
   const CounterInfo& c = *plan->counter;
   if (marker.found) {
     plan->shard = marker.shard;
-    plan->outcome =
-        marker.delta == op.delta ? Outcome::kDuplicate : Outcome::kConflict;
+    const int64_t asked = marker.strict ? marker.asked : marker.delta;
+    if (asked != op.delta) {
+      plan->outcome = Outcome::kConflict;
+    } else if (marker.refused) {
+      plan->outcome = Outcome::kRefused;
+      plan->value = marker.value;
+    } else {
+      plan->outcome = Outcome::kDuplicate;
+      plan->applied = marker.delta;
+      plan->value = marker.value;
+    }
     return Status::OK();
   }
   Status s = BucketOf(c, op.event_time_ms, now, &plan->bucket);
@@ -206,18 +219,78 @@ Status Decide(const WriteOp& op, const FoundMarker& marker, int64_t now,
       op.once && OutsideWindow(c, op.event_time_ms, now, &plan->expires_at)
           ? Outcome::kOutsideWindow
           : Outcome::kApplied;
+  plan->applied = plan->outcome == Outcome::kApplied ? op.delta : 0;
   assert(plan->shard < c.shards);
   return Status::OK();
 }
 
+namespace {
+
+// A strict counter's range: its bounds, within int64 (INT64_MIN is the
+// overflowed state, never a value).
+__int128 Low(const CounterBounds& b) {
+  return b.has_min ? b.min : std::numeric_limits<int64_t>::min() + 1;
+}
+__int128 High(const CounterBounds& b) {
+  return b.has_max ? b.max : std::numeric_limits<int64_t>::max();
+}
+
+}  // namespace
+
+void CheckBounds(const CounterBounds& b, const WriteOp& op, int64_t current,
+                 OpPlan* plan) {
+  assert(b.any() && plan->outcome == Outcome::kApplied);
+  const __int128 lo = Low(b), hi = High(b);
+  const __int128 next = static_cast<__int128>(current) + op.delta;
+  if (next >= lo && next <= hi) {
+    plan->applied = op.delta;
+    plan->value = static_cast<int64_t>(next);
+    return;
+  }
+  // What fits: up to the bound the delta goes toward, never past the delta
+  // nor the other way (a value already outside its bounds only moves in).
+  const __int128 fit = (next < lo ? lo : hi) - current;
+  const bool fits = op.saturate && fit != 0 && (fit > 0) == (op.delta > 0) &&
+                    (fit > 0 ? fit < op.delta : fit > op.delta);
+  plan->outcome = fits ? Outcome::kApplied : Outcome::kRefused;
+  plan->applied = fits ? static_cast<int64_t>(fit) : 0;
+  plan->value = current + plan->applied;
+}
+
+std::string RefusalReason(const CounterInfo& c, const WriteOp& op,
+                          int64_t current) {
+  const __int128 next = static_cast<__int128>(current) + op.delta;
+  const bool below = next < Low(c.bounds);
+  std::string bound;
+  if (below) {
+    bound = c.bounds.has_min ? "its minimum " + std::to_string(c.bounds.min)
+                             : std::string("int64");
+  } else {
+    bound = c.bounds.has_max ? "its maximum " + std::to_string(c.bounds.max)
+                             : std::string("int64");
+  }
+  return "counter " + Quote(c.name) +
+         (op.key.empty() ? std::string() : " key " + Quote(op.key)) +
+         " holds " + std::to_string(current) + ": delta " +
+         std::to_string(op.delta) + " would take it " +
+         (below ? "below " : "above ") + bound;
+}
+
 Status ReadMarker(const CounterInfo& c, std::string_view key,
                   std::string_view value, FoundMarker* marker) {
-  Status s = schema::DecodeMarkerDelta(value, &marker->delta, &marker->shard);
+  schema::MarkerAnswer a;
+  Status s = schema::DecodeMarkerAnswer(value, &a);
+  if (s.ok() && a.strict != c.bounds.any()) {
+    s = Status::Corruption(a.strict ? "a strict marker of a sharded counter"
+                                    : "a sharded marker of a strict counter");
+  }
   if (!s.ok()) {
     return Status::Corruption("marker " + HexKey(key) + " of counter " +
                               Quote(c.name) + ": " + s.message());
   }
-  marker->found = true;
+  *marker = FoundMarker{true,           a.delta,        a.shard,
+                        a.strict,       a.answer.refused, a.answer.asked,
+                        a.answer.value};
   return Status::OK();
 }
 
@@ -244,15 +317,21 @@ rocksdb::Status AddMarker(rocksdb::WriteBatch* wb,
                           std::string_view key, const WriteOp& op,
                           const OpPlan& plan, int64_t now,
                           std::string* scratch) {
-  assert(op.once && plan.outcome == Outcome::kApplied);
-  schema::EncodeMarker(op.event_id, plan.counter->id, plan.shard, op.delta, now,
-                       scratch, plan.expires_at, !op.affinity_key.empty());
+  const bool strict = plan.counter->bounds.any();
+  assert(op.once && (plan.outcome == Outcome::kApplied ||
+                     (strict && plan.outcome == Outcome::kRefused)));
+  const schema::StrictAnswer answer{plan.outcome == Outcome::kRefused,
+                                    op.delta, plan.value};
+  schema::EncodeMarker(op.event_id, plan.counter->id, plan.shard,
+                       plan.applied, now, scratch, plan.expires_at,
+                       !op.affinity_key.empty(), strict ? &answer : nullptr);
 #ifndef NDEBUG
   // Written here, read back by every later copy of the event: the pair
   // must agree.
   FoundMarker back;
   assert(ReadMarker(*plan.counter, key, *scratch, &back).ok());
-  assert(back.delta == op.delta && back.shard == plan.shard);
+  assert(back.delta == plan.applied && back.shard == plan.shard);
+  assert(!strict || (back.asked == op.delta && back.value == plan.value));
 #endif
   return wb->Put(events, AsSlice(key), AsSlice(*scratch));
 }

@@ -58,20 +58,21 @@ struct WriteOp {
   int64_t delta = 0;
   int64_t event_time_ms = kEventTimeNow;
   bool once = false;
+  bool saturate = false;  // strict counters: apply what fits
 
   static WriteOp Plain(CounterRef counter, int64_t delta,
                        const IncrementOptions& options) {
-    return {counter.counter,      counter.key, {},   options.affinity_key,
-            delta, options.event_time_ms, false};
+    return {counter.counter,       counter.key, {},    options.affinity_key,
+            delta, options.event_time_ms, false, options.saturate};
   }
   static WriteOp Once(CounterRef counter, std::string_view event_id,
                       int64_t delta, const OnceOptions& options) {
     return {counter.counter, counter.key, event_id, options.affinity_key,
-            delta, options.event_time_ms, true};
+            delta, options.event_time_ms, true, options.saturate};
   }
   static WriteOp Of(const Batch::Op& op) {
     return {op.counter, op.key,           op.event_id, op.affinity_key,
-            op.delta,   op.event_time_ms, op.once};
+            op.delta,   op.event_time_ms, op.once,     op.saturate};
   }
 };
 
@@ -79,19 +80,37 @@ struct WriteOp {
 struct OpPlan {
   const Catalog::Entry* counter = nullptr;  // set by Resolve
   uint64_t event_hash = 0;                  // once-ops: StableHash(event_id)
+  // The hash of the lock stripe the op takes (EventLocks): a strict
+  // counter's ops take their key's (every op of one key, once or not, is
+  // checked and written under it); a sharded counter's once-ops their
+  // event id's; a sharded counter's plain ops take none.
+  uint64_t lock_hash = 0;
   // Where the op goes; for an op a marker answered, where its event went.
   uint32_t shard = 0;
   int64_t bucket = kNoBucket;  // set by Decide for an applied op
   int64_t expires_at = 0;      // an applied once-op's marker expiry (0: never)
   Outcome outcome = Outcome::kApplied;  // set by Decide
+  // Set by Decide and CheckBounds: the delta counted (IncrementResult::
+  // applied) and a strict counter's value (IncrementResult::value).
+  int64_t applied = 0;
+  int64_t value = 0;
+
+  IncrementResult Result() const {
+    return IncrementResult{outcome, shard, value, applied};
+  }
 };
 
 // An event's marker as its lookup found it. In a batch, an earlier copy
 // of the event that was applied counts as found (its delta and shard).
 struct FoundMarker {
   bool found = false;
-  int64_t delta = 0;
+  int64_t delta = 0;  // what was counted
   uint32_t shard = 0;
+  // A strict counter's marker: the answer every copy gets again.
+  bool strict = false;
+  bool refused = false;
+  int64_t asked = 0;  // the delta the event asked for
+  int64_t value = 0;
 };
 
 // Outcomes of the ops of one successful call, for EngineStats.
@@ -100,6 +119,7 @@ struct OutcomeCounts {
   uint64_t duplicates = 0;
   uint64_t conflicts = 0;
   uint64_t outside_window = 0;
+  uint64_t refused = 0;
   void Add(Outcome o);
 };
 
@@ -141,12 +161,26 @@ Status FindCounterRef(const Catalog::Reader& catalog, CounterRef ref,
 bool PlainNeedsClock(const CounterInfo& c);
 
 // 3. The outcome of `op` by `marker` (once-ops) and `now`: a found marker
-// answers kDuplicate or kConflict with its shard, whatever the time; else
+// answers kDuplicate or kConflict with its shard, whatever the time (a
+// strict counter's kRefused too, as its first delivery was); else
 // the bucket holding the event time must be within retention
 // (InvalidArgument), and a once-op older than its window is
 // kOutsideWindow; else kApplied, with the new marker's expiry.
 Status Decide(const WriteOp& op, const FoundMarker& marker, int64_t now,
               OpPlan* plan);
+
+// 3b. Strict counters, for an op Decide found kApplied: the op against the
+// value `current` its key holds now (the earlier ops of a batch included).
+// Within the bounds (and int64): kApplied, value = current + delta. Past
+// one: with op.saturate, what fits in the delta's direction (kRefused when
+// nothing does); else kRefused, value = current, nothing applied.
+void CheckBounds(const CounterBounds& bounds, const WriteOp& op,
+                 int64_t current, OpPlan* plan);
+
+// Why a strict op was refused, for a batch's OutOfRange: the key, the
+// bound it would cross, the value and the delta.
+std::string RefusalReason(const CounterInfo& c, const WriteOp& op,
+                          int64_t current);
 
 // An increment's event time: the one given, else `now`.
 inline int64_t EventTimeOr(int64_t event_time_ms, int64_t now) {
@@ -166,7 +200,8 @@ rocksdb::Status AddShardMerge(rocksdb::WriteBatch* wb,
                               int64_t bucket, uint32_t shard, int64_t delta);
 // The marker key of a once-op against its counter. Replaces *out.
 void MarkerKeyOf(const CounterInfo& c, const WriteOp& op, std::string* out);
-// The new marker of an applied once-op, at `key`.
+// The new marker of a once-op, at `key`: of an applied op; for a strict
+// counter also of a refused one (its answer is remembered).
 rocksdb::Status AddMarker(rocksdb::WriteBatch* wb,
                           rocksdb::ColumnFamilyHandle* events,
                           std::string_view key, const WriteOp& op,

@@ -80,20 +80,26 @@ void EncodeCounter(const CounterRecord& rec, std::string* out) {
                                 static_cast<ShardPolicy>(rec.policy),
                                 rec.schema_version, rec.created_at_ms,
                                 rec.flags, rec.dedupe_window_ms, rec.bucket,
-                                rec.retention_ms, rec.outbox, rec.keyed);
+                                rec.retention_ms, rec.outbox, rec.keyed,
+                                rec.has_min, rec.min_value, rec.has_max,
+                                rec.max_value);
   fbb.Finish(root, kCounterId);
   Finish(fbb, out);
 }
 
 void EncodeMarker(std::string_view event_id, uint64_t counter_id,
                   uint32_t shard, int64_t delta, int64_t created_at_ms,
-                  std::string* out, int64_t expires_at_ms, bool pinned) {
+                  std::string* out, int64_t expires_at_ms, bool pinned,
+                  const StrictAnswer* strict) {
   thread_local flatbuffers::FlatBufferBuilder fbb(512);
   fbb.Clear();
   auto id = fbb.CreateString(event_id.data(), event_id.size());
+  const StrictAnswer none;
+  const StrictAnswer& a = strict != nullptr ? *strict : none;
   auto root =
       CreateEventMarker(fbb, id, counter_id, shard, delta, created_at_ms,
-                        expires_at_ms, pinned);
+                        expires_at_ms, pinned, strict != nullptr, a.refused,
+                        a.asked, a.value);
   fbb.Finish(root, kMarkerId);
   Finish(fbb, out);
 }
@@ -145,6 +151,10 @@ Status DecodeCounter(std::string_view bytes, CounterRecord* rec) {
   rec->retention_ms = m->retention_ms();
   rec->outbox = m->outbox();
   rec->keyed = m->keyed();
+  rec->has_min = m->has_min();
+  rec->min_value = m->min_value();
+  rec->has_max = m->has_max();
+  rec->max_value = m->max_value();
   return Status::OK();
 }
 
@@ -158,6 +168,8 @@ Status DecodeMarker(std::string_view bytes, MarkerRecord* rec) {
   rec->created_at_ms = m->created_at_ms();
   rec->expires_at_ms = m->expires_at_ms();
   rec->pinned = m->pinned();
+  rec->strict = m->strict();
+  rec->answer = StrictAnswer{m->refused(), m->asked(), m->value()};
   return Status::OK();
 }
 
@@ -178,12 +190,13 @@ Status DecodeOutbox(std::string_view bytes, OutboxRecord* rec) {
   return Status::OK();
 }
 
-Status DecodeMarkerDelta(std::string_view bytes, int64_t* delta,
-                         uint32_t* shard) {
+Status DecodeMarkerAnswer(std::string_view bytes, MarkerAnswer* out) {
   const EventMarker* m = VerifiedMarker(bytes);
   if (m == nullptr) return Status::Corruption(Describe("event marker", bytes));
-  *delta = m->delta();
-  if (shard != nullptr) *shard = m->shard();
+  out->delta = m->delta();
+  out->shard = m->shard();
+  out->strict = m->strict();
+  out->answer = StrictAnswer{m->refused(), m->asked(), m->value()};
   return Status::OK();
 }
 

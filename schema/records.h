@@ -37,6 +37,17 @@ struct CounterRecord {
   int64_t retention_ms = 0;      // format 2; 0: buckets kept forever
   bool outbox = false;           // format 2
   bool keyed = false;            // format 4
+  bool has_min = false;          // format 5: a strict counter's bounds
+  int64_t min_value = 0;
+  bool has_max = false;
+  int64_t max_value = 0;
+};
+
+// Format 5: what a strict counter's marker remembers of the event's answer.
+struct StrictAnswer {
+  bool refused = false;
+  int64_t asked = 0;  // the delta the event asked for
+  int64_t value = 0;  // the value it left, or the value that refused it
 };
 
 struct MarkerRecord {
@@ -47,6 +58,16 @@ struct MarkerRecord {
   int64_t created_at_ms = 0;
   int64_t expires_at_ms = 0;  // format 2; 0: never
   bool pinned = false;        // format 2: shard from an affinity key
+  bool strict = false;        // format 5: `answer` is set
+  StrictAnswer answer;
+};
+
+// What a duplicate check needs of a marker (DecodeMarkerAnswer).
+struct MarkerAnswer {
+  int64_t delta = 0;
+  uint32_t shard = 0;
+  bool strict = false;
+  StrictAnswer answer;  // when strict
 };
 
 struct OutboxRecord {
@@ -82,7 +103,7 @@ void EncodeCounter(const CounterRecord& rec, std::string* out);
 void EncodeMarker(std::string_view event_id, uint64_t counter_id,
                   uint32_t shard, int64_t delta, int64_t created_at_ms,
                   std::string* out, int64_t expires_at_ms = 0,
-                  bool pinned = false);
+                  bool pinned = false, const StrictAnswer* strict = nullptr);
 // Hot path too (one per increment of an outbox counter): reuses a
 // thread-local builder.
 void EncodeOutbox(const OutboxFields& fields, std::string* out);
@@ -91,10 +112,9 @@ Status DecodeHeader(std::string_view bytes, HeaderRecord* rec);
 Status DecodeCounter(std::string_view bytes, CounterRecord* rec);
 Status DecodeMarker(std::string_view bytes, MarkerRecord* rec);
 Status DecodeOutbox(std::string_view bytes, OutboxRecord* rec);
-// Verifies a marker and returns only its delta and, when `shard` is given,
-// its shard: what a duplicate check needs, without copying the event id.
-Status DecodeMarkerDelta(std::string_view bytes, int64_t* delta,
-                         uint32_t* shard = nullptr);
+// Verifies a marker and returns only what a duplicate check needs (delta,
+// shard, a strict counter's answer), without copying the event id.
+Status DecodeMarkerAnswer(std::string_view bytes, MarkerAnswer* out);
 // Verifies a marker and returns only its expiry (0: never): what the
 // expired-marker compaction filter needs.
 Status DecodeMarkerExpiry(std::string_view bytes, int64_t* expires_at_ms);

@@ -70,6 +70,7 @@ const char* OutcomeName(Outcome outcome) {
     case Outcome::kDuplicate: return "duplicate";
     case Outcome::kConflict: return "conflict";
     case Outcome::kOutsideWindow: return "outside_window";
+    case Outcome::kRefused: return "refused";
   }
   return "unknown";
 }

@@ -34,6 +34,7 @@ class Batch {
     int64_t delta = 0;
     bool once = false;
     int64_t event_time_ms = kEventTimeNow;  // see IncrementOptions, OnceOptions
+    bool saturate = false;                  // see IncrementOptions, OnceOptions
   };
 
   // A plain increment, with the options Db::Increment takes.
@@ -41,7 +42,7 @@ class Batch {
            const IncrementOptions& options = {}) {
     ops_.push_back(Op{std::string(counter.counter), std::string(counter.key),
                       std::string(), std::string(options.affinity_key), delta,
-                      false, options.event_time_ms});
+                      false, options.event_time_ms, options.saturate});
   }
   // A once-increment, with the options Db::IncrementOnce takes: counted at
   // most once per (counter, event_id).
@@ -50,7 +51,7 @@ class Batch {
                const OnceOptions& options = {}) {
     ops_.push_back(Op{std::string(counter.counter), std::string(counter.key),
                       std::string(event_id), std::string(options.affinity_key),
-                      delta, true, options.event_time_ms});
+                      delta, true, options.event_time_ms, options.saturate});
   }
 
   size_t size() const { return ops_.size(); }

@@ -162,6 +162,13 @@ class Db {
   // Plain increments without an affinity key under the random policy all go
   // to one shard per (batch, counter), chosen at random: the batch then
   // folds into one merge per counter.
+  // Strict counters (CounterSpec::bounds): ops of one key are checked one
+  // after another against the value the earlier ones leave; an op that
+  // would cross a bound (not saturating) refuses the whole batch with
+  // OutOfRange naming its index, the key, the bound and the value, and
+  // nothing is written (no refusal is remembered: the batch is not an
+  // event). A copy of an event a single call refused earlier is answered
+  // kRefused and does not refuse the batch (its answer was given before).
   virtual Status Apply(const Batch& batch,
                        std::vector<IncrementResult>* results) = 0;
 

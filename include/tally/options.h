@@ -251,6 +251,11 @@ struct IncrementOptions {
   // counter counts it in that time's bucket. kEventTimeNow (default): now.
   // Ignored by counters without buckets (after its range is checked).
   int64_t event_time_ms = kEventTimeNow;
+  // Strict counters (CounterSpec::bounds): an increment that would cross a
+  // bound applies what fits instead of being refused (IncrementResult::
+  // applied says how much; kRefused only when nothing fits). Ignored by
+  // other counters.
+  bool saturate = false;
 };
 
 // Per-call choices of a once-increment. A plain value.
@@ -268,6 +273,9 @@ struct OnceOptions {
   // in its own hub shard). A redelivery's outcome and reported shard come
   // from the marker, with or without the key (a key given is still checked).
   std::string_view affinity_key;
+  // As IncrementOptions::saturate; what was applied is remembered for the
+  // event like the rest of its answer.
+  bool saturate = false;
 };
 
 }  // namespace tally

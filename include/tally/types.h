@@ -55,6 +55,25 @@ inline constexpr int64_t BucketWidthMs(BucketWidth width) {
   return 0;
 }
 
+// The bounds of a strict counter (CounterSpec::bounds): its value, and
+// each key's value of a keyed one, never goes below `min` (when has_min)
+// nor above `max` (when has_max). min <= 0 <= max (a counter starts at 0)
+// and min <= max. docs/design.md, "Strict counters".
+struct CounterBounds {
+  bool has_min = false;
+  int64_t min = 0;
+  bool has_max = false;
+  int64_t max = 0;
+
+  // Whether any bound is set: the counter is strict.
+  bool any() const { return has_min || has_max; }
+  static CounterBounds AtLeast(int64_t lo) { return {true, lo, false, 0}; }
+  static CounterBounds AtMost(int64_t hi) { return {false, 0, true, hi}; }
+  static CounterBounds Between(int64_t lo, int64_t hi) {
+    return {true, lo, true, hi};
+  }
+};
+
 // What CreateCounter needs.
 struct CounterSpec {
   uint32_t shards = 1;  // 1..kMaxShards
@@ -79,6 +98,15 @@ struct CounterSpec {
   // and outbox apply to each key as to a named counter. docs/design.md,
   // "Keyed counters".
   bool keyed = false;
+  // A strict counter (stock, seats, a quota): an increment that would take
+  // the value past a bound is refused (Outcome::kRefused) and changes
+  // nothing, or applies what fits (IncrementOptions::saturate). Never
+  // sharded (shards must be 1): each write reads, checks and writes its
+  // key's one value under a lock stripe of that key. Not with time
+  // buckets or an outbox yet (NotSupported); Db::IncrementAsync and
+  // IncrementOnceAsync refuse it (NotSupported): a check needs the value
+  // the previous write left. No bound set (default): a sharded counter.
+  CounterBounds bounds{};
 };
 
 // A counter, or one key of a keyed counter, as write and read calls name
@@ -115,6 +143,7 @@ struct CounterInfo {
   int64_t retention_ms = 0;
   bool outbox = false;
   bool keyed = false;  // as in CounterSpec
+  CounterBounds bounds{};  // as in CounterSpec
 };
 
 // One key of a keyed counter and its value (Db::ReadKeys, ListKeys, TopKeys).
@@ -177,6 +206,11 @@ enum class Outcome : uint8_t {
                        // window: not counted (its marker may be gone, so
                        // the engine cannot tell a new event from a
                        // redelivery); nothing changed
+  kRefused = 4,  // a strict counter: the increment would take the value past
+                 // a bound (IncrementResult::value is the value that
+                 // refused it); nothing changed. A once-increment's refusal
+                 // is remembered: every copy of the event is answered
+                 // kRefused with the same value, however the value moved.
 };
 
 const char* OutcomeName(Outcome outcome);
@@ -184,6 +218,14 @@ const char* OutcomeName(Outcome outcome);
 struct IncrementResult {
   Outcome outcome = Outcome::kApplied;
   uint32_t shard = 0;  // the shard the increment went (or had gone) to
+  // Strict counters only (CounterSpec::bounds; 0 for the others):
+  // kApplied: the value the increment left; kDuplicate: the value the
+  // event's first delivery left; kRefused: the value that refused it (the
+  // first delivery's, for a copy). kConflict, kOutsideWindow: 0.
+  int64_t value = 0;
+  // The delta counted: the op's for kApplied (less when saturated), the
+  // first delivery's for kDuplicate; 0 for the other outcomes.
+  int64_t applied = 0;
 };
 
 // One idempotency marker, as Db::ListMarkers and Db::GetMarker return it.
@@ -199,6 +241,14 @@ struct MarkerInfo {
   // from the hash of the event id.
   bool pinned = false;
   std::string key{};  // the counter key it counted in (keyed counters only)
+  // Strict counters' markers (format 5): the event's answer, which every
+  // copy gets. `delta` is then what was counted (0 when refused) and
+  // `asked` the delta the event asked for (a copy with another is
+  // kConflict); `value` is IncrementResult::value.
+  bool strict = false;
+  bool refused = false;
+  int64_t asked = 0;
+  int64_t value = 0;
 };
 
 // One key of an exported keyed counter: the key and its shard values.
@@ -340,6 +390,9 @@ struct EngineStats {
   uint64_t duplicates = 0;  // once-increments found already counted
   uint64_t conflicts = 0;   // once-increments refused for a delta mismatch
   uint64_t outside_window = 0;  // once-increments older than their window
+  // Strict counters' ops refused at a bound (Outcome::kRefused, copies
+  // included; a batch a bound refused counts in `rejected`).
+  uint64_t refused = 0;
   // Write calls (Increment, IncrementOnce, IncrementAsync, Apply: one per
   // call, whatever its ops) refused for what they asked, having written
   // nothing: InvalidArgument or OutOfRange (a bad argument, a batch over

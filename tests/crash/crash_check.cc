@@ -165,6 +165,10 @@ class Checker {
         ++report_->acknowledged;
         continue;
       }
+      if (kind == "S" || kind == "N") {
+        CheckStrictAck(db, kind, &fields, line);
+        continue;
+      }
       if (kind == "B" || kind == "A") {
         std::string id, ops;
         fields >> id;
@@ -208,6 +212,72 @@ class Checker {
     }
     for (const auto& [id, ops] : intents) ResolveInFlight(db, id, ops);
     return offset;
+  }
+
+  // A strict once-increment's acknowledged answer ("S"), asked again: the
+  // event is answered as it was (kDuplicate with the value it left for an
+  // applied one, kRefused with the value that refused it), whatever the
+  // value is now. A take batched with its order and refused ("N") left no
+  // marker in either counter.
+  void CheckStrictAck(Db* db, const std::string& kind,
+                      std::istringstream* fields, const std::string& line) {
+    std::string key, event, outcome;
+    int64_t delta = 0, value = 0;
+    *fields >> key >> event;
+    if (kind == "S") *fields >> delta >> outcome >> value;
+    if (fields->fail()) {
+      Violation("ack log: malformed line '" + line + "'");
+      return;
+    }
+    ++report_->acknowledged;
+    const std::string what = std::string(kStrictCounter) + "/" + key + "/" +
+                             event;
+    if (kind == "N") {
+      const bool stock = db->GetMarker({kStrictCounter, key}, event)
+                             .status()
+                             .IsNotFound();
+      const bool order = db->GetMarker("orders", event).status().IsNotFound();
+      if (!stock || !order) {
+        Violation("refused batch " + what + " left a marker");
+      } else {
+        Pass();
+      }
+      return;
+    }
+    auto again = db->IncrementOnce({kStrictCounter, key}, event, delta);
+    const char* want = outcome == OutcomeName(Outcome::kRefused)
+                           ? OutcomeName(Outcome::kRefused)
+                           : OutcomeName(Outcome::kDuplicate);
+    if (!again.ok() || OutcomeName(again->outcome) != std::string(want) ||
+        again->value != value) {
+      Violation("acknowledged " + what + " (" + outcome + ", value " +
+                std::to_string(value) + ") answered " +
+                (again.ok() ? std::string(OutcomeName(again->outcome)) +
+                                  ", value " + std::to_string(again->value)
+                            : again.status().ToString()));
+    } else {
+      Pass();
+    }
+  }
+
+  // The strict counter: every key's value is at least 0 and equals its
+  // markers' delta sum (takes and restocks are all once-increments; a
+  // refused take's marker counts 0): the takes accepted are exactly the
+  // stock consumed.
+  void CheckStrict(Db* db, uint64_t stock_id, const MarkerSumMap& sums) {
+    std::vector<KeyValue> keys;
+    if (!AllKeys(db, kStrictCounter, &keys)) return;
+    for (const KeyValue& kv : keys) {
+      auto found = sums.find({stock_id, kv.key});
+      const int64_t markers = found == sums.end() ? 0 : found->second;
+      if (kv.value < 0 || kv.value != markers) {
+        Violation(std::string(kStrictCounter) + " key " + kv.key + ": value " +
+                  std::to_string(kv.value) + ", marker delta sum " +
+                  std::to_string(markers));
+        return;
+      }
+      Pass();
+    }
   }
 
   // A batch across keys the kill caught before it was acknowledged: all of
@@ -523,6 +593,8 @@ class Checker {
     if (likes.ok() && db->DescribeCounter(kKeyedPlainCounter).ok()) {
       CheckKeyed(db.get(), likes->id, marker_sums);
     }
+    auto stock = db->DescribeCounter(kStrictCounter);
+    if (stock.ok()) CheckStrict(db.get(), stock->id, marker_sums);
     CheckRedelivery(db.get());
   }
 

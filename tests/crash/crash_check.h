@@ -24,7 +24,12 @@
 //     result not) is all or nothing: every once-increment of it has its
 //     marker (and then its plain deltas count as acknowledged) or none has;
 //   - redelivering once-increments acknowledged in the cycle (named and
-//     keyed) returns kDuplicate and changes nothing.
+//     keyed) returns kDuplicate and changes nothing;
+//   - the strict counter (issue 16): every key's value is >= 0 and equals
+//     its markers' delta sum (accepted takes are exactly the stock
+//     consumed); every acknowledged strict once-increment asked again gets
+//     its first answer (refusals included, with the same value); a take
+//     batched with its order and refused left no marker in either.
 // After the last cycle every acknowledged once-increment is checked again.
 // While the writer runs, a read-only Db beside it refreshes and runs Verify
 // in a loop (every refreshed point must be one point across families:

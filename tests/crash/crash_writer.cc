@@ -6,6 +6,10 @@
 //   - plain increments, single and in batches, and batches mixing plain and
 //     once increments;
 //   - roll-ups: the background worker every 5 ms, and RollupNow calls.
+//   - the strict counter "stock" (issue 16): takes of 1 unit, each
+//     delivered twice at once (the copy must get the first answer,
+//     refusals included), restocks, and takes batched with their order
+//     (refused whole when the stock is out);
 //   - keyed counters (issue 15): once-increments of "likes" keys (posts
 //     picked Zipf-ish, the event id names one of a few users, so hot posts
 //     see many redeliveries), plain increments of "pageviews" keys (in
@@ -26,6 +30,10 @@
 //   P <delta>                        a plain increment of "views"
 //   Q <counter> <key> <delta>        a plain increment of a keyed counter
 //   A <batch id>                     the batch of that intent is applied
+//   S <key> <event id> <delta> <outcome> <value>   a strict once-increment
+//                                    of "stock" and its answer
+//   N <key> <event id>               a take batched with its order, refused
+//                                    whole at the bound
 // and before each batch across keys is applied, its intent (not fsynced: a
 // process kill keeps what write(2) wrote):
 //   B <batch id> <op>...             op: o|p:<counter>:<key>:<delta> (key
@@ -124,6 +132,23 @@ std::string KeyedOnceLine(std::string_view counter, std::string_view key,
          std::string(id) + " " + std::to_string(delta) + "\n";
 }
 
+std::string StrictLine(std::string_view key, std::string_view id,
+                       int64_t delta, const tally::IncrementResult& r) {
+  return "S " + std::string(key) + " " + std::string(id) + " " +
+         std::to_string(delta) + " " + tally::OutcomeName(r.outcome) + " " +
+         std::to_string(r.value) + "\n";
+}
+
+// The answer a copy of a strict once-increment must get, after the first
+// delivery got `first`.
+bool SameAnswer(const tally::IncrementResult& first,
+                const tally::IncrementResult& copy) {
+  const tally::Outcome want = first.outcome == tally::Outcome::kApplied
+                                  ? tally::Outcome::kDuplicate
+                                  : first.outcome;
+  return copy.outcome == want && copy.value == first.value;
+}
+
 std::string PlainLine(int64_t delta) {
   return "P " + std::to_string(delta) + "\n";
 }
@@ -162,6 +187,48 @@ std::string IntentLine(const std::string& id, const tally::Batch& batch) {
   return out + "\n";
 }
 
+// One op on the strict counter (see the header comment).
+void StrictOp(tally::Db* db, AckLog* log, std::mt19937_64& rng, uint64_t seed,
+              uint64_t n) {
+  using tally::crash::kStrictCounter;
+  const std::string sku =
+      "sku-" + std::to_string(rng() % tally::crash::kStockKeys);
+  const int pick = static_cast<int>(rng() % 8);
+  const bool restock = pick < 2;
+  const std::string id = std::string(restock ? "restock-" : "take-") +
+                         std::to_string(seed) + "-" + std::to_string(n);
+  if (pick == 7) {  // a take and its order, in one write
+    tally::Batch b;
+    std::vector<tally::IncrementResult> results;
+    b.AddOnce({kStrictCounter, sku}, id, -1);
+    b.AddOnce("orders", id, 1);
+    tally::Status s = db->Apply(b, &results);
+    if (s.IsOutOfRange()) {
+      log->Append("N " + sku + " " + id + "\n");
+    } else if (!s.ok()) {
+      Die("apply strict", s);
+    } else {
+      log->Append(AckLines(b, results));
+    }
+    return;
+  }
+  const int64_t delta = restock ? 1 + static_cast<int64_t>(rng() % 3) : -1;
+  auto first = db->IncrementOnce({kStrictCounter, sku}, id, delta);
+  if (!first.ok()) Die("strict once", first.status());
+  auto copy = db->IncrementOnce({kStrictCounter, sku}, id, delta);
+  if (!copy.ok()) Die("strict copy", copy.status());
+  if (!SameAnswer(*first, *copy) || first->value < 0) {
+    std::fprintf(stderr, "crash_writer: strict %s/%s: %s value %lld, then %s "
+                 "value %lld\n", sku.c_str(), id.c_str(),
+                 tally::OutcomeName(first->outcome),
+                 static_cast<long long>(first->value),
+                 tally::OutcomeName(copy->outcome),
+                 static_cast<long long>(copy->value));
+    std::exit(4);
+  }
+  log->Append(StrictLine(sku, id, delta, *first));
+}
+
 // Post i of "likes" is picked with probability ~ 1/(i+1) (Zipf, s = 1): a
 // few celebrity posts take most likes, most posts are cold.
 std::string LikeKey(std::mt19937_64& rng) {
@@ -181,15 +248,20 @@ void Work(tally::Db* db, AckLog* log, uint64_t seed) {
     if (rng() % 50 == 0) delta += 100;
     return std::make_pair("evt-" + std::to_string(e), delta);
   };
-  uint64_t batches = 0;
+  uint64_t batches = 0, strict_ops = 0;
   int next_page = static_cast<int>(seed % tally::crash::kPageKeys);
   auto page = [&next_page] {
     next_page = (next_page + 1) % tally::crash::kPageKeys;
     return "page-" + std::to_string(next_page);
   };
   for (;;) {
-    const int kind = static_cast<int>(rng() % 14);
+    const int kind = static_cast<int>(rng() % 15);
     tally::Batch b;
+    if (kind == 14) {
+      StrictOp(db, log, rng, seed, strict_ops++);
+      Report();
+      continue;
+    }
     if (kind >= 10) {  // keyed counters
       std::string key = kind == 12 ? page() : LikeKey(rng);
       // A like: once per (post, user). One call in 42 is a batch across
@@ -362,6 +434,11 @@ int main(int argc, char** argv) {
   if (!s.ok() && !s.IsAlreadyExists()) Die("create", s);
   keyed.shards = tally::crash::kKeyedPlainShards;
   s = db->CreateCounter(kKeyedPlainCounter, keyed);
+  if (!s.ok() && !s.IsAlreadyExists()) Die("create", s);
+  tally::CounterSpec stock;
+  stock.keyed = true;
+  stock.bounds = tally::CounterBounds::AtLeast(0);
+  s = db->CreateCounter(tally::crash::kStrictCounter, stock);
   if (!s.ok() && !s.IsAlreadyExists()) Die("create", s);
   AckLog log(argv[3], sync);
   const uint64_t seed = std::strtoull(argv[2], nullptr, 10);

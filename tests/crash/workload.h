@@ -32,6 +32,13 @@ inline constexpr int kPageKeys = 2000;  // "page-0" .. "page-1999", in turn
 // checker tell whether it was applied (all of it) or not (none of it).
 inline constexpr int64_t kMaxKeyedPlainPerCall = 5;
 
+// The strict counter (issue 16): stock per item, min 0, only ever changed
+// by once-increments (takes of 1, restocks of 1..3), so each key's value
+// must equal its markers' delta sum (a refused take's marker counts 0) and
+// never be below 0.
+inline const char* const kStrictCounter = "stock";
+inline constexpr int kStockKeys = 8;  // "sku-0" .. "sku-7": often empty
+
 }  // namespace tally::crash
 
 #endif  // TALLY_TESTS_CRASH_WORKLOAD_H_

@@ -59,7 +59,8 @@ class StatsFileDamage : public test::DbTest {
     writer.reset();  // publishes its last figures
     file_ = path() + "/TALLY-STATS";
     good_ = ReadAll(file_);
-    ASSERT_EQ(good_.size(), 16u + 144u + 8u) << "format version 1's size";
+    // Version 1's 144 bytes, and `refused` appended (issue 16).
+    ASSERT_EQ(good_.size(), 16u + 152u + 8u) << "format version 1's size";
     Options ro = ClockOptions();
     ro.read_only = true;
     reader_ = Open(ro);
@@ -108,9 +109,9 @@ TEST_F(StatsFileDamage, Garbage) {
 
 TEST_F(StatsFileDamage, TornTail) {
   ExpectDamaged(good_.substr(0, good_.size() - 1),
-                "167 bytes where its header says 168 (torn or truncated)");
+                "175 bytes where its header says 176 (torn or truncated)");
   ExpectDamaged(good_.substr(0, 30),
-                "30 bytes where its header says 168 (torn or truncated)");
+                "30 bytes where its header says 176 (torn or truncated)");
 }
 
 TEST_F(StatsFileDamage, FlippedByte) {
@@ -143,10 +144,20 @@ TEST_F(StatsFileDamage, ShortRecord) {
 TEST_F(StatsFileDamage, AppendedFieldsOfALaterWriterAreSkipped) {
   std::string longer = good_.substr(0, good_.size() - 8) +
                        std::string(16, '\x7f') + std::string(8, '\0');
-  PutLe(144 + 16, 4, &longer, 12);
+  PutLe(152 + 16, 4, &longer, 12);
   const EngineStats s = SeenWith(Resealed(longer));
   EXPECT_EQ(s.origin.source, StatsSource::kWriter) << s.origin.problem;
   EXPECT_EQ(s.applied, 3u);
+}
+
+TEST_F(StatsFileDamage, AnEarlierWritersRecordReadsItsFieldsAndZeroForTheRest) {
+  // A writer of before issue 16: 144 bytes, no `refused`.
+  std::string earlier = good_.substr(0, 16 + 144) + std::string(8, '\0');
+  PutLe(144, 4, &earlier, 12);
+  const EngineStats s = SeenWith(Resealed(earlier));
+  EXPECT_EQ(s.origin.source, StatsSource::kWriter) << s.origin.problem;
+  EXPECT_EQ(s.applied, 3u);
+  EXPECT_EQ(s.refused, 0u);
 }
 
 // Liveness comes from the pid and its start time: the file's writer was

@@ -5,8 +5,8 @@
 //    reads out of bounds (ASAN) or hits undefined behaviour (UBSAN);
 //  - the answer does not depend on the buffer's alignment (RocksDB hands
 //    out values at any address; records.cc copies misaligned ones);
-//  - DecodeMarkerDelta accepts exactly what DecodeMarker accepts, with the
-//    same delta;
+//  - DecodeMarkerAnswer accepts exactly what DecodeMarker accepts, with the
+//    same delta, shard and strict answer;
 //  - whatever decodes re-encodes and decodes to the same record;
 //  - records built from fuzzer-chosen fields encode and decode unchanged.
 
@@ -34,13 +34,18 @@ bool Same(const HeaderRecord& a, const HeaderRecord& b) {
 bool Same(const CounterRecord& a, const CounterRecord& b) {
   return a.id == b.id && a.name == b.name && a.shard_count == b.shard_count &&
          a.policy == b.policy && a.schema_version == b.schema_version &&
-         a.created_at_ms == b.created_at_ms && a.flags == b.flags;
+         a.created_at_ms == b.created_at_ms && a.flags == b.flags &&
+         a.has_min == b.has_min && a.min_value == b.min_value &&
+         a.has_max == b.has_max && a.max_value == b.max_value;
 }
 
 bool Same(const MarkerRecord& a, const MarkerRecord& b) {
   return a.event_id == b.event_id && a.counter_id == b.counter_id &&
          a.shard == b.shard && a.delta == b.delta &&
-         a.created_at_ms == b.created_at_ms;
+         a.created_at_ms == b.created_at_ms &&
+         a.expires_at_ms == b.expires_at_ms && a.pinned == b.pinned &&
+         a.strict == b.strict && a.answer.refused == b.answer.refused &&
+         a.answer.asked == b.answer.asked && a.answer.value == b.answer.value;
 }
 
 // The input at an address that is not 8-aligned (libFuzzer's own buffer is
@@ -99,9 +104,9 @@ void CheckMarker(const Placed& in) {
   const Status sa = DecodeMarker(in.aligned, &a);
   const Status sb = DecodeMarker(in.misaligned, &b);
   FUZZ_CHECK(sa.ok() == sb.ok());
-  int64_t delta_a = 0, delta_b = 0;
-  const Status da = DecodeMarkerDelta(in.aligned, &delta_a);
-  const Status db = DecodeMarkerDelta(in.misaligned, &delta_b);
+  MarkerAnswer ans_a, ans_b;
+  const Status da = DecodeMarkerAnswer(in.aligned, &ans_a);
+  const Status db = DecodeMarkerAnswer(in.misaligned, &ans_b);
   FUZZ_CHECK(da.ok() == sa.ok() && db.ok() == sa.ok());
   if (!sa.ok()) {
     FUZZ_CHECK(sa.IsCorruption() && sb.IsCorruption());
@@ -109,10 +114,17 @@ void CheckMarker(const Placed& in) {
     return;
   }
   FUZZ_CHECK(Same(a, b));
-  FUZZ_CHECK(delta_a == a.delta && delta_b == a.delta);
+  for (const MarkerAnswer* ans : {&ans_a, &ans_b}) {
+    FUZZ_CHECK(ans->delta == a.delta && ans->shard == a.shard &&
+               ans->strict == a.strict &&
+               ans->answer.refused == a.answer.refused &&
+               ans->answer.asked == a.answer.asked &&
+               ans->answer.value == a.answer.value);
+  }
   std::string again;
   EncodeMarker(a.event_id, a.counter_id, a.shard, a.delta, a.created_at_ms,
-               &again);
+               &again, a.expires_at_ms, a.pinned,
+               a.strict ? &a.answer : nullptr);
   MarkerRecord c;
   FUZZ_CHECK(DecodeMarker(again, &c).ok());
   FUZZ_CHECK(Same(a, c));
@@ -135,11 +147,21 @@ void CheckEncoders(const uint8_t* data, size_t size) {
   m.schema_version = fdp.ConsumeIntegral<uint32_t>();
   m.created_at_ms = fdp.ConsumeIntegral<int64_t>();
   m.flags = fdp.ConsumeIntegral<uint32_t>();
+  m.has_min = fdp.ConsumeBool();
+  m.min_value = fdp.ConsumeIntegral<int64_t>();
+  m.has_max = fdp.ConsumeBool();
+  m.max_value = fdp.ConsumeIntegral<int64_t>();
   MarkerRecord e;
   e.counter_id = fdp.ConsumeIntegral<uint64_t>();
   e.shard = fdp.ConsumeIntegral<uint32_t>();
   e.delta = fdp.ConsumeIntegral<int64_t>();
   e.created_at_ms = fdp.ConsumeIntegral<int64_t>();
+  e.strict = fdp.ConsumeBool();
+  if (e.strict) {
+    e.answer.refused = fdp.ConsumeBool();
+    e.answer.asked = fdp.ConsumeIntegral<int64_t>();
+    e.answer.value = fdp.ConsumeIntegral<int64_t>();
+  }
   e.event_id = fdp.ConsumeRemainingBytesAsString();
 
   std::string bytes;
@@ -152,7 +174,7 @@ void CheckEncoders(const uint8_t* data, size_t size) {
   FUZZ_CHECK(DecodeCounter(Placed(bytes).misaligned, &m2).ok());
   FUZZ_CHECK(Same(m, m2));
   EncodeMarker(e.event_id, e.counter_id, e.shard, e.delta, e.created_at_ms,
-               &bytes);
+               &bytes, 0, false, e.strict ? &e.answer : nullptr);
   MarkerRecord e2;
   FUZZ_CHECK(DecodeMarker(Placed(bytes).misaligned, &e2).ok());
   FUZZ_CHECK(Same(e, e2));

@@ -25,9 +25,24 @@ TEST(Records, RoundTrip) {
   EXPECT_EQ(m.counter_id, 7u);
   EXPECT_EQ(m.shard, 3u);
   EXPECT_EQ(m.delta, -5);
-  int64_t d;
-  ASSERT_TRUE(DecodeMarkerDelta(bytes, &d).ok());
-  EXPECT_EQ(d, -5);
+  EXPECT_FALSE(m.strict);
+  MarkerAnswer a;
+  ASSERT_TRUE(DecodeMarkerAnswer(bytes, &a).ok());
+  EXPECT_EQ(a.delta, -5);
+  EXPECT_EQ(a.shard, 3u);
+  EXPECT_FALSE(a.strict);
+
+  // A strict counter's marker keeps the event's answer.
+  const StrictAnswer refused{true, -2, 0};
+  EncodeMarker("take-1", 7, 0, 0, 99, &bytes, 0, false, &refused);
+  ASSERT_TRUE(DecodeMarker(bytes, &m).ok());
+  EXPECT_TRUE(m.strict);
+  EXPECT_TRUE(m.answer.refused);
+  EXPECT_EQ(m.answer.asked, -2);
+  EXPECT_EQ(m.delta, 0);
+  ASSERT_TRUE(DecodeMarkerAnswer(bytes, &a).ok());
+  EXPECT_TRUE(a.strict && a.answer.refused);
+  EXPECT_EQ(a.answer.asked, -2);
 
   HeaderRecord h{1, 42, 5, "abcd"};
   EncodeHeader(h, &bytes);

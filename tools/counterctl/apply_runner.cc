@@ -153,7 +153,9 @@ class Worker {
             begin + 1, end);
         return false;
       }
-      for (const tally::IncrementResult& r : results_) Count(r.outcome);
+      for (size_t k = 0; k < results_.size(); ++k) {
+        Count(results_[k], batch_lines_[k]);
+      }
       return true;
     }
     if (!IsLineError(s)) {
@@ -174,7 +176,7 @@ class Worker {
                     ref, op.delta,
                     tally::IncrementOptions{op.affinity_key, op.event_time_ms});
       if (r.ok()) {
-        Count(r->outcome);
+        Count(*r, batch_lines_[k]);
       } else if (IsLineError(r.status())) {
         Reject(batch_lines_[k], "refused: " + r.status().ToString());
       } else {
@@ -185,8 +187,9 @@ class Worker {
     return true;
   }
 
-  void Count(tally::Outcome outcome) {
-    switch (outcome) {
+  // `line`: the input line of the op (1-based).
+  void Count(const tally::IncrementResult& r, size_t line) {
+    switch (r.outcome) {
       case tally::Outcome::kApplied:
         ++local_.applied;
         break;
@@ -198,6 +201,12 @@ class Worker {
         break;
       case tally::Outcome::kOutsideWindow:
         ++local_.outside_window;
+        break;
+      case tally::Outcome::kRefused:
+        // A strict counter's bound: nothing was counted for the line.
+        Reject(line, "refused: the strict counter holds " +
+                         std::to_string(r.value) +
+                         " and the delta would take it past a bound");
         break;
     }
   }

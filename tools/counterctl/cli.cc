@@ -107,6 +107,14 @@ Command AddCreate(CLI::App* root, AllArgs* a) {
   sub->add_flag("--keyed", a->create.keyed,
                 "A keyed counter: one counter of this spec per key, each "
                 "key made by its first increment (incr --key)");
+  sub->add_option("--min", a->create.min,
+                  "A strict counter: never below this (<= 0); an increment "
+                  "that would go below is refused. Needs --shards 1")
+      ->type_name("N");
+  sub->add_option("--max", a->create.max,
+                  "A strict counter: never above this (>= 0); an increment "
+                  "that would go above is refused. Needs --shards 1")
+      ->type_name("N");
   return {sub, [a] { return RunCreate(a->global, a->create); }};
 }
 

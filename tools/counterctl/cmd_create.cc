@@ -1,10 +1,13 @@
 // create NAME --shards N [--policy random|affinity] [--dedupe-window DUR]
 //        [--bucket minute|hour|day] [--retention DUR] [--outbox] [--keyed]
+//        [--min N] [--max N]
 
 #include <iostream>
 #include <limits>
 #include <memory>
 #include <optional>
+#include <string>
+#include <tuple>
 
 #include "commands.h"
 #include "tally/types.h"
@@ -34,6 +37,21 @@ int RunCreate(const GlobalArgs& global, const CreateArgs& args) {
                       "500ms, or 0");
   }
   tally::CounterSpec spec;
+  // Bounds: the syntax here, the rules (around 0, one shard) the engine's.
+  for (auto [flag, text, has, bound] :
+       {std::make_tuple("--min", &args.min, &spec.bounds.has_min,
+                        &spec.bounds.min),
+        std::make_tuple("--max", &args.max, &spec.bounds.has_max,
+                        &spec.bounds.max)}) {
+    if (text->empty()) continue;
+    std::optional<int64_t> v = ParseInt64(*text);
+    if (!v) {
+      return UsageError(std::string(flag) + " " + Printable(*text) +
+                        ": expected an integer that fits int64");
+    }
+    *has = true;
+    *bound = *v;
+  }
   spec.dedupe_window_ms = *window;
   spec.retention_ms = *retention;
   spec.outbox = args.outbox;
@@ -54,7 +72,10 @@ int RunCreate(const GlobalArgs& global, const CreateArgs& args) {
   s = db->CreateCounter(args.name, spec);
   if (!s.ok()) return Fail(s);
   std::cout << "created " << args.name << " (" << spec.shards << " shards"
-            << (spec.keyed ? ", keyed" : "") << ")\n";
+            << (spec.keyed ? ", keyed" : "");
+  if (spec.bounds.has_min) std::cout << ", min " << spec.bounds.min;
+  if (spec.bounds.has_max) std::cout << ", max " << spec.bounds.max;
+  std::cout << ")\n";
   return kExitOk;
 }
 

@@ -43,7 +43,15 @@ int RunDescribe(const GlobalArgs& global, const ReadArgs& args) {
             << "dedupe_window_ms: " << info->dedupe_window_ms << "\n"
             << "bucket: " << tally::BucketWidthName(info->bucket) << "\n"
             << "retention_ms: " << info->retention_ms << "\n"
-            << "keyed: " << (info->keyed ? "true" : "false") << "\n";
+            << "keyed: " << (info->keyed ? "true" : "false") << "\n"
+            << "min: "
+            << (info->bounds.has_min ? std::to_string(info->bounds.min)
+                                     : std::string("none"))
+            << "\n"
+            << "max: "
+            << (info->bounds.has_max ? std::to_string(info->bounds.max)
+                                     : std::string("none"))
+            << "\n";
   return kExitOk;
 }
 

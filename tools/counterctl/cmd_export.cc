@@ -125,6 +125,12 @@ int ExportValues(tally::Db* db, std::ostream& out, tally::CounterRef ref,
       marker["created_at_ms"] = m.created_at_ms;
       if (m.expires_at_ms != 0) marker["expires_at_ms"] = m.expires_at_ms;
       if (m.pinned) marker["pinned"] = true;
+      if (m.strict) {  // a strict counter's answer (format 5)
+        marker["strict"] = true;
+        if (m.refused) marker["refused"] = true;
+        marker["asked"] = m.asked;
+        marker["value"] = m.value;
+      }
       if (!WriteRecord(out, marker)) return kExitError;
       ++totals->markers;
       marker_sum += m.delta;
@@ -191,6 +197,8 @@ int ExportTo(tally::Db* db, std::ostream& out, bool show_progress,
     }
     if (c.outbox) counter["outbox"] = true;
     if (c.keyed) counter["keyed"] = true;
+    if (c.bounds.has_min) counter["min"] = c.bounds.min;
+    if (c.bounds.has_max) counter["max"] = c.bounds.max;
     if (!WriteRecord(out, counter)) return kExitError;
     ++totals->counters;
     const bool judged = (c.flags & tally::kCounterFlagPlainIncrements) == 0 &&

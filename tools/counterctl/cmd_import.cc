@@ -204,7 +204,7 @@ bool AddRecord(const Json& rec, Plan* plan, std::string* error) {
   if (type == "counter") {
     if (!OnlyKeys(rec,
                   {"type", "name", "shards", "policy", "created_at_ms", "flags",
-                   "dedupe_window_ms", "outbox", "keyed"},
+                   "dedupe_window_ms", "outbox", "keyed", "min", "max"},
                   error)) {
       return false;
     }
@@ -218,9 +218,13 @@ bool AddRecord(const Json& rec, Plan* plan, std::string* error) {
         !GetOptionalInt(rec, "dedupe_window_ms",
                         &c.import.info.dedupe_window_ms, error) ||
         !GetOptionalBool(rec, "outbox", &c.import.info.outbox, error) ||
-        !GetOptionalBool(rec, "keyed", &c.import.info.keyed, error)) {
+        !GetOptionalBool(rec, "keyed", &c.import.info.keyed, error) ||
+        !GetOptionalInt(rec, "min", &c.import.info.bounds.min, error) ||
+        !GetOptionalInt(rec, "max", &c.import.info.bounds.max, error)) {
       return false;
     }
+    c.import.info.bounds.has_min = rec.contains("min");
+    c.import.info.bounds.has_max = rec.contains("max");
     if ((c.import.info.flags & ~tally::kCounterFlagPlainIncrements) != 0) {
       *error = "\"flags\" " + std::to_string(c.import.info.flags) +
                " sets reserved bits (only bit 0, plain increments, is defined)";
@@ -304,13 +308,18 @@ bool AddRecord(const Json& rec, Plan* plan, std::string* error) {
   m.key = key;
   if (!OnlyKeys(rec,
                 {"type", "counter", "key", "event_id", "shard", "delta",
-                 "created_at_ms", "expires_at_ms", "pinned"},
+                 "created_at_ms", "expires_at_ms", "pinned", "strict",
+                 "refused", "asked", "value"},
                 error) ||
       !GetString(rec, "event_id", &m.event_id, error) ||
       !GetInt(rec, "delta", &m.delta, error) ||
       !GetInt(rec, "created_at_ms", &m.created_at_ms, error) ||
       !GetOptionalInt(rec, "expires_at_ms", &m.expires_at_ms, error) ||
-      !GetOptionalBool(rec, "pinned", &m.pinned, error)) {
+      !GetOptionalBool(rec, "pinned", &m.pinned, error) ||
+      !GetOptionalBool(rec, "strict", &m.strict, error) ||
+      !GetOptionalBool(rec, "refused", &m.refused, error) ||
+      !GetOptionalInt(rec, "asked", &m.asked, error) ||
+      !GetOptionalInt(rec, "value", &m.value, error)) {
     return false;
   }
   if (!AcceptedInt64("delta", m.delta, error)) return false;

@@ -1,7 +1,8 @@
 // incr NAME [--key K] [--by D] [--event-id ID] [--affinity KEY] [--time T]:
 // one increment, plain or once, of a counter or (--key) of one key of a
 // keyed counter; prints its outcome and shard ("applied shard=3",
-// "outside_window shard=1").
+// "outside_window shard=1"), and for a strict counter the value the
+// increment left or that refused it ("refused shard=0 value=0").
 
 #include <iostream>
 #include <memory>
@@ -56,8 +57,10 @@ int RunIncr(const GlobalArgs& global, const IncrArgs& args) {
                 RefOf(args.name, args.key), *delta,
                 tally::IncrementOptions{args.affinity_key, event_time});
   if (!result.ok()) return Fail(result.status());
-  std::cout << tally::OutcomeName(result->outcome) << " shard=" << result->shard
-            << "\n";
+  std::cout << tally::OutcomeName(result->outcome) << " shard=" << result->shard;
+  tally::Result<tally::CounterInfo> info = db->DescribeCounter(args.name);
+  if (info.ok() && info->bounds.any()) std::cout << " value=" << result->value;
+  std::cout << "\n";
   return kExitOk;
 }
 

@@ -26,6 +26,8 @@ struct CreateArgs {
   std::string bucket = "none";      // none, minute, hour or day
   std::string retention = "0";      // a duration
   bool keyed = false;               // CounterSpec::keyed
+  std::string min;                  // CounterSpec::bounds; empty: no bound
+  std::string max;
 };
 int RunCreate(const GlobalArgs& global, const CreateArgs& args);
 

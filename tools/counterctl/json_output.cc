@@ -31,6 +31,9 @@ Json CounterJson(const tally::CounterInfo& info) {
   j["bucket"] = tally::BucketWidthName(info.bucket);
   j["retention_ms"] = info.retention_ms;
   j["keyed"] = info.keyed;
+  // A strict counter's bounds: null when not set.
+  j["min"] = info.bounds.has_min ? Json(info.bounds.min) : Json(nullptr);
+  j["max"] = info.bounds.has_max ? Json(info.bounds.max) : Json(nullptr);
   return j;
 }
 

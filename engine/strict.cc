@@ -1,0 +1,110 @@
+// Strict counters (CounterSpec::bounds): the read-check-write of one key.
+//
+// A strict counter is never sharded: each key holds one value (shard 0),
+// and every op of one key, plain or once, is checked and written under the
+// key's lock stripe (EventLocks, by OpPlan::lock_hash): the stripe holder
+// reads the value the previous holder committed (a Commit returns once the
+// write is in the memtable), checks the op against the bounds and commits
+// before it lets go, so no two ops of one key ever decide on the same
+// value. Plain increments of sharded counters take no stripe at all, and
+// their once-increments take their event's (a stripe may be shared with a
+// strict key's by hash: a wait, never a wrong answer).
+//
+// Cost of one strict op over a sharded one: the stripe mutex and one Get
+// of the value (in the memtable or the block cache for a hot key), no
+// allocation; a once-op's marker Get as for any once-op. Apply reads all
+// its strict keys in one MultiGet (apply.cc).
+
+#include <rocksdb/db.h>
+
+#include <cassert>
+
+#include "engine/coding.h"
+#include "engine/db_impl.h"
+#include "engine/read_checks.h"
+#include "util/rocks_status.h"
+
+namespace tally::engine {
+namespace {
+
+// A strict key's stored value: one shard, within int64.
+Status StrictValue(const CounterInfo& c, const rocksdb::Slice& key,
+                   const rocksdb::Slice& value, int64_t* out) {
+  ShardSum v;
+  Status s = CheckShardValue(c, key.ToStringView(), value.ToStringView(), 0, &v);
+  if (!s.ok()) return s;
+  ExactSum sum;
+  sum.Add(v);
+  return NarrowSum(c, sum, out);
+}
+
+}  // namespace
+
+Status DbImpl::ReadStrictValue(const CounterInfo& c, std::string_view key,
+                               int64_t* value) {
+  assert(c.bounds.any() && c.shards == 1 && c.bucket == BucketWidth::kNone);
+  *value = 0;
+  char at[kMaxShardKeyBytes];
+  const rocksdb::Slice k(
+      at, EncodeShardKeyOf(KeyPrefix(c.id, key), kNoBucket, 0, at));
+  rocksdb::PinnableSlice found;
+  rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), shards_, k, &found);
+  if (rs.IsNotFound()) return Status::OK();
+  if (!rs.ok()) return FromRocks(rs, "read strict value");
+  return StrictValue(c, k, found, value);
+}
+
+Status DbImpl::ReadStrictValues(const CounterInfo& c,
+                                const std::vector<std::string_view>& keys,
+                                std::vector<int64_t>* values) {
+  assert(c.bounds.any() && c.shards == 1 && c.bucket == BucketWidth::kNone);
+  const size_t n = keys.size();
+  values->assign(n, 0);
+  if (n == 0) return Status::OK();
+  std::vector<char> bytes(n * kMaxShardKeyBytes);
+  std::vector<rocksdb::Slice> slices(n);
+  for (size_t i = 0; i < n; ++i) {
+    char* at = bytes.data() + i * kMaxShardKeyBytes;
+    slices[i] = rocksdb::Slice(
+        at, EncodeShardKeyOf(KeyPrefix(c.id, keys[i]), kNoBucket, 0, at));
+  }
+  std::vector<rocksdb::PinnableSlice> found(n);
+  std::vector<rocksdb::Status> statuses(n);
+  db_->MultiGet(rocksdb::ReadOptions(), shards_, n, slices.data(), found.data(),
+                statuses.data(), /*sorted_input=*/false);
+  for (size_t i = 0; i < n; ++i) {
+    if (statuses[i].IsNotFound()) continue;
+    if (!statuses[i].ok()) return FromRocks(statuses[i], "read strict value");
+    Status s = StrictValue(c, slices[i], found[i], &(*values)[i]);
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+Result<IncrementResult> DbImpl::WriteStrict(const WriteOp& op, OpPlan* plan,
+                                            WriteScratch* scratch) {
+  const Catalog::Entry& c = *plan->counter;
+  assert(c.bounds.any() && plan->shard == 0);
+  EventLocks::Guard guard(&event_locks_,
+                          event_locks_.StripeOf(c.id, plan->lock_hash));
+  // IncrementOnceAsync refuses strict counters: no copy is in flight.
+  FoundMarker marker;
+  if (op.once) {
+    MarkerKeyOf(c, op, &scratch->marker_key);
+    Status s = LookUpMarker(c, scratch->marker_key, &marker);
+    if (!s.ok()) return s;
+  }
+  // As in WriteOne: the clock is read after the marker lookup.
+  const int64_t now = marker.found ? 0 : clock_->NowMillis();
+  Status s = Decide(op, marker, now, plan);
+  if (!s.ok()) return s;
+  if (plan->outcome == Outcome::kApplied) {
+    int64_t value = 0;
+    s = ReadStrictValue(c, op.key, &value);
+    if (!s.ok()) return s;
+    CheckBounds(c.bounds, op, value, plan);
+  }
+  return CommitDecided(op, marker, now, plan, scratch);
+}
+
+}  // namespace tally::engine
