@@ -699,6 +699,39 @@ const std::vector<ApiRow>& Rows() {
          return OpenAt(o, e->tmp.Sub("new"));
        },
        nullptr},
+      // ---- strict counters ----
+      {"API-65", "CreateCounter(\"s\", {shards = 4, bounds = AtLeast(0)})",
+       Code::kInvalidArgument,
+       "a strict counter (with a minimum or maximum) is never sharded: shard "
+       "count 4 must be 1",
+       false,
+       [](Env* e) {
+         CounterSpec spec;
+         spec.shards = 4;
+         spec.bounds = CounterBounds::AtLeast(0);
+         return e->db->CreateCounter("s", spec);
+       },
+       nullptr},
+      {"API-66", "CreateCounter(\"s\", {bounds = AtLeast(1)})",
+       Code::kInvalidArgument, "minimum 1 is above 0, where a counter starts",
+       false,
+       [](Env* e) {
+         CounterSpec spec;
+         spec.bounds = CounterBounds::AtLeast(1);
+         return e->db->CreateCounter("s", spec);
+       },
+       nullptr},
+      {"API-67", "CreateCounter(\"s\", {bucket = kDay, bounds = AtMost(100)})",
+       Code::kNotSupported,
+       "a strict counter with time buckets (a quota) is not supported yet",
+       false,
+       [](Env* e) {
+         CounterSpec spec;
+         spec.bucket = BucketWidth::kDay;
+         spec.bounds = CounterBounds::AtMost(100);
+         return e->db->CreateCounter("s", spec);
+       },
+       nullptr},
   };
   return rows;
 }

@@ -178,6 +178,16 @@ void WriteEveryRecord(const std::string& path, std::string* db_id,
     ASSERT_OK(db->CreateCounter("likes", likes));
     ASSERT_OK(db->IncrementOnce({"likes", "p1"}, "u1", 2));
     ASSERT_OK(db->RollupNow("likes"));
+    // id 6: a keyed strict counter (min 0): key "s1" restocked by 1 (event
+    // "r1"), taken (event "t1"), then a take refused (event "t2").
+    CounterSpec stock;
+    stock.keyed = true;
+    stock.bounds = CounterBounds::AtLeast(0);
+    ASSERT_OK(db->CreateCounter("stock", stock));
+    ASSERT_OK(db->IncrementOnce({"stock", "s1"}, "r1", 1));
+    ASSERT_OK(db->IncrementOnce({"stock", "s1"}, "t1", -1));
+    ASSERT_EQ(db->IncrementOnce({"stock", "s1"}, "t2", -1)->outcome,
+              Outcome::kRefused);
     Result<std::string> id = tally::DatabaseId(*db);
     ASSERT_OK(id);
     *db_id = *id;
