@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "engine/coding.h"
 #include "engine/counter_range.h"
 #include "engine/db_impl.h"
+#include "engine/hash.h"
 #include "engine/read_checks.h"
 #include "engine/snapshot_hold.h"
 #include "engine/top_keys.h"
@@ -334,6 +336,13 @@ Status DbImpl::DeleteKey(std::string_view counter, std::string_view key) {
   const Catalog::Entry* c = catalog.Find(counter);
   if (c == nullptr) return CounterNotFound(counter);
   if (!c->keyed) return NotKeyed(*c, "DeleteKey");
+  // A strict key's ops read, check and write under its stripe: the delete
+  // takes it too, or an op that read the value before it would write its
+  // delta onto the emptied key (a take of 1 would leave -1).
+  std::optional<EventLocks::Guard> strict;
+  if (c->bounds.any()) {
+    strict.emplace(&event_locks_, event_locks_.StripeOf(c->id, StableHash(key)));
+  }
   const CounterRange range(KeyPrefix(c->id, key));
   rocksdb::WriteBatch wb;
   rocksdb::Status rs = wb.DeleteRange(shards_, range.begin(), range.end());

@@ -448,6 +448,44 @@ TEST_P(Strict, TakesDeliveredTwiceCountOnceAndAnswerTheSame) {
   EXPECT_TRUE(report.ok()) << report.problems.front();
 }
 
+// DeleteKey of a strict key takes the key's stripe: a take that read the
+// value before the delete must not land its -1 on the emptied key.
+TEST_P(Strict, DeletingAKeyNeverLeavesItBelowItsMinimum) {
+  const int kRounds = test::kSanitized ? 300 : 3'000;
+  auto db = Open();
+  ASSERT_OK(db->CreateCounter("stock", Stock(/*keyed=*/true)));
+  std::atomic<bool> done{false};
+  std::atomic<int> failures{0}, below{0};
+  std::thread deleter([&] {
+    while (!done.load()) {
+      if (!db->DeleteKey("stock", "sku").ok()) ++failures;
+    }
+  });
+  std::thread reader([&] {
+    while (!done.load()) {
+      Result<int64_t> v = db->ReadExact({"stock", "sku"});
+      if (!v.ok()) {
+        ++failures;
+      } else if (*v < 0) {
+        ++below;
+      }
+    }
+  });
+  for (int i = 0; i < kRounds; ++i) {
+    if (!db->Increment({"stock", "sku"}, 1).ok()) ++failures;
+    Result<IncrementResult> r = db->Increment({"stock", "sku"}, -1);
+    if (!r.ok() || r->value < 0) ++failures;
+  }
+  done.store(true);
+  deleter.join();
+  reader.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(below.load(), 0);
+  Result<int64_t> v = db->ReadExact({"stock", "sku"});
+  ASSERT_OK(v);
+  EXPECT_GE(*v, 0);
+}
+
 TALLY_WRITE_MODES(Strict);
 
 }  // namespace
