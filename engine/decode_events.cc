@@ -43,6 +43,11 @@ std::string RenderEvents(WriteKind write, const FamilyRecord& rec,
   if (rec.marker.expires_at_ms != 0) {
     out->fields.push_back(TimeField("expires_at", rec.marker.expires_at_ms));
   }
+  if (rec.marker.strict) {  // a strict counter's answer (format 5)
+    out->fields.push_back(UintField("refused", rec.marker.answer.refused));
+    out->fields.push_back(IntField("asked", rec.marker.answer.asked));
+    out->fields.push_back(IntField("value", rec.marker.answer.value));
+  }
   return "";
 }
 
