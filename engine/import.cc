@@ -45,8 +45,7 @@ Status ValidateShardValues(const CounterInfo& c, const std::string& what,
                                   "shard values is not supported");
     }
     // A strict counter's one shard is its value: within its bounds.
-    if ((c.bounds.has_min && values[i] < c.bounds.min) ||
-        (c.bounds.has_max && values[i] > c.bounds.max)) {
+    if (!WithinBounds(c.bounds, values[i])) {
       return Status::InvalidArgument(
           what + ": value " + std::to_string(values[i]) +
           " is outside the strict counter's bounds");

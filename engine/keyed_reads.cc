@@ -18,11 +18,11 @@
 #include "engine/coding.h"
 #include "engine/counter_range.h"
 #include "engine/db_impl.h"
-#include "engine/hash.h"
 #include "engine/read_checks.h"
 #include "engine/snapshot_hold.h"
 #include "engine/top_keys.h"
 #include "engine/validate.h"
+#include "engine/write_plan.h"
 #include "tally/limits.h"
 #include "util/rocks_status.h"
 
@@ -341,7 +341,8 @@ Status DbImpl::DeleteKey(std::string_view counter, std::string_view key) {
   // delta onto the emptied key (a take of 1 would leave -1).
   std::optional<EventLocks::Guard> strict;
   if (c->bounds.any()) {
-    strict.emplace(&event_locks_, event_locks_.StripeOf(c->id, StableHash(key)));
+    strict.emplace(&event_locks_,
+                   event_locks_.StripeOf(c->id, StrictKeyLockHash(key)));
   }
   const CounterRange range(KeyPrefix(c->id, key));
   rocksdb::WriteBatch wb;

@@ -33,6 +33,12 @@ Status ValidateSpec(const CounterSpec& spec);
 // The strict-counter part of ValidateSpec: bounds around 0, one shard, no
 // buckets or outbox yet.
 Status ValidateBounds(const CounterSpec& spec);
+// Whether `v` lies within the bounds that are set (true when none is): the
+// one test of a strict counter's value, for the write path's check, Verify
+// and import.
+inline bool WithinBounds(const CounterBounds& b, __int128 v) {
+  return (!b.has_min || v >= b.min) && (!b.has_max || v <= b.max);
+}
 // The group commit fields of Options (group_commit_*).
 Status ValidateGroupCommit(const Options& options);
 // Every numeric field of Options against its range in tally/limits.h, in

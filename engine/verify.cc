@@ -246,8 +246,7 @@ class FamilyChecks {
     sums->shards.Add(rec.shard_value);
     // A strict counter's one shard is its (key's) value.
     const CounterBounds& b = c.bounds;
-    if ((b.has_min && rec.shard_value < b.min) ||
-        (b.has_max && rec.shard_value > b.max)) {
+    if (!WithinBounds(b, rec.shard_value)) {
       findings_->Add(where + ": value " + DecimalString(rec.shard_value) +
                      " is outside the strict counter's bounds " +
                      (b.has_min ? std::to_string(b.min) : std::string()) +

@@ -121,6 +121,8 @@ Status CheckKeyed(const CounterInfo& c, std::string_view key) {
   return Status::OK();
 }
 
+uint64_t StrictKeyLockHash(std::string_view key) { return StableHash(key); }
+
 WriteScratch& ThreadWriteScratch() {
   thread_local WriteScratch scratch;
   scratch.batch.Clear();
@@ -170,7 +172,7 @@ Status Resolve(const Catalog::Reader& catalog, const WriteOp& op,
   Status s = CheckKeyed(c, op.key);
   if (!s.ok()) return s;
   if (op.once) plan->event_hash = StableHash(op.event_id);
-  plan->lock_hash = c.bounds.any() ? StableHash(op.key) : plan->event_hash;
+  plan->lock_hash = c.bounds.any() ? StrictKeyLockHash(op.key) : plan->event_hash;
   s = ChooseShard(c, op, plan->event_hash, &plan->shard);
   if (s.ok() && op.once) s = RequireEventTime(c, op.event_time_ms);
   assert(!s.ok() || plan->shard < c.shards);

@@ -76,6 +76,11 @@ struct WriteOp {
   }
 };
 
+// The lock-stripe hash of a strict counter's key (with its counter id,
+// EventLocks::StripeOf): every op of the key takes it, and so does
+// DeleteKey of it.
+uint64_t StrictKeyLockHash(std::string_view key);
+
 // What the planner decided for one op.
 struct OpPlan {
   const Catalog::Entry* counter = nullptr;  // set by Resolve
@@ -84,7 +89,7 @@ struct OpPlan {
   // counter's ops take their key's (every op of one key, once or not, is
   // checked and written under it); a sharded counter's once-ops their
   // event id's; a sharded counter's plain ops take none.
-  uint64_t lock_hash = 0;
+  uint64_t lock_hash = 0;  // strict: StrictKeyLockHash(key)
   // Where the op goes; for an op a marker answered, where its event went.
   uint32_t shard = 0;
   int64_t bucket = kNoBucket;  // set by Decide for an applied op
