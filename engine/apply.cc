@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "engine/coding.h"
@@ -52,11 +53,13 @@ struct Fold {
   size_t op;  // for error messages
 };
 
-// One distinct (strict counter, key) of a batch: the value its ops are
-// checked against, moved by each op applied.
+// One distinct (strict counter, key, bucket) of a batch: the value its
+// ops are checked against, moved by each op applied. A quota's ops of one
+// key may fall in different windows (their event times), each its own value.
 struct StrictKey {
   const Catalog::Entry* counter = nullptr;
   std::string_view key;  // views the op's
+  int64_t bucket = kNoBucket;
   int64_t value = 0;
 };
 
@@ -69,6 +72,9 @@ struct BatchPlan {
   std::vector<uint32_t> stripes;  // of `markers`, for the MultiGuard
   std::vector<size_t> key_order;  // `markers` in key order
   std::vector<size_t> strict_of;  // per op: its StrictKey (SIZE_MAX: none)
+  // Per op of a sliding quota: its previous window's StrictKey (SIZE_MAX:
+  // none, also before 1970's second bucket).
+  std::vector<size_t> previous_of;
   std::vector<StrictKey> strict;
   std::vector<Fold> folds;  // sorted by (counter id, key, bucket, shard)
   std::vector<const Catalog::Entry*> first_plain;  // flags this batch adds
@@ -101,7 +107,7 @@ Status PlanOps(const Catalog::Reader& catalog, const Batch& batch,
   bp->plans.resize(n);
   bp->marker_of.assign(n, SIZE_MAX);
   bp->strict_of.assign(n, SIZE_MAX);
-  std::unordered_map<std::string, size_t> strict_index;  // id + key
+  std::unordered_set<std::string> strict_keys;  // id + key: one stripe each
   const size_t once_ops = static_cast<size_t>(
       std::count_if(bp->ops.begin(), bp->ops.end(),
                     [](const WriteOp& op) { return op.once; }));
@@ -122,12 +128,9 @@ Status PlanOps(const Catalog::Reader& catalog, const Batch& batch,
       std::string id_key(reinterpret_cast<const char*>(&p.counter->id),
                          sizeof p.counter->id);
       id_key.append(op.key);
-      auto [at, added] = strict_index.try_emplace(id_key, bp->strict.size());
-      if (added) {
-        bp->strict.push_back(StrictKey{p.counter, op.key, 0});
+      if (strict_keys.insert(std::move(id_key)).second) {
         bp->stripes.push_back(locks.StripeOf(p.counter->id, p.lock_hash));
       }
-      bp->strict_of[i] = at->second;
     }
     if (!op.once) {
       if (op.affinity_key.empty()) {
@@ -155,13 +158,43 @@ Status PlanOps(const Catalog::Reader& catalog, const Batch& batch,
   return Status::OK();
 }
 
-// 2b. The values of the batch's strict keys (the caller holds their
+// 2b. The batch's distinct strict (counter, key, bucket)s, the bucket by
+// each op's event time or `now` (as Decide will find it), and a sliding
+// quota's previous windows (an earlier op of the batch may have moved one).
+void IndexStrict(int64_t now, BatchPlan* bp) {
+  std::unordered_map<std::string, size_t> index;  // id + bucket + key
+  auto slot = [&](const Catalog::Entry* c, std::string_view key,
+                  int64_t bucket) {
+    std::string id_key(reinterpret_cast<const char*>(&c->id), sizeof c->id);
+    id_key.append(reinterpret_cast<const char*>(&bucket), sizeof bucket);
+    id_key.append(key);
+    auto [at, added] = index.try_emplace(std::move(id_key), bp->strict.size());
+    if (added) bp->strict.push_back(StrictKey{c, key, bucket, 0});
+    return at->second;
+  };
+  bp->previous_of.assign(bp->ops.size(), SIZE_MAX);
+  for (size_t i = 0; i < bp->ops.size(); ++i) {
+    const Catalog::Entry* c = bp->plans[i].counter;
+    if (!c->bounds.any()) continue;
+    const WriteOp& op = bp->ops[i];
+    const int64_t width = BucketWidthMs(c->bucket);
+    const int64_t bucket =
+        width == 0 ? kNoBucket
+                   : BucketStart(EventTimeOr(op.event_time_ms, now), width);
+    bp->strict_of[i] = slot(c, op.key, bucket);
+    if (c->sliding && bucket >= width) {
+      bp->previous_of[i] = slot(c, op.key, bucket - width);
+    }
+  }
+}
+
+// 2c. The values of the batch's strict keys (the caller holds their
 // stripes): one MultiGet per strict counter.
 template <typename Read>
 Status LookUpStrict(BatchPlan* bp, const Read& read) {
   std::vector<bool> done(bp->strict.size(), false);
   std::vector<size_t> of;
-  std::vector<std::string_view> keys;
+  std::vector<StrictSlot> keys;
   std::vector<int64_t> values;
   for (size_t k = 0; k < bp->strict.size(); ++k) {
     if (done[k]) continue;
@@ -171,7 +204,7 @@ Status LookUpStrict(BatchPlan* bp, const Read& read) {
     for (size_t j = k; j < bp->strict.size(); ++j) {
       if (bp->strict[j].counter != c) continue;
       of.push_back(j);
-      keys.push_back(bp->strict[j].key);
+      keys.push_back({bp->strict[j].key, bp->strict[j].bucket});
       done[j] = true;
     }
     Status s = read(*c, keys, &values);
@@ -233,11 +266,19 @@ Status DecideOps(int64_t now, BatchPlan* bp,
     StrictKey* strict =
         bp->strict_of[i] != SIZE_MAX ? &bp->strict[bp->strict_of[i]] : nullptr;
     if (strict != nullptr && p.outcome == Outcome::kApplied) {
-      CheckBounds(p.counter->bounds, op, strict->value, &p);
+      assert(p.bucket == strict->bucket);
+      PreviousWindow previous;
+      if (p.counter->sliding) {
+        previous.elapsed = EventTimeOr(op.event_time_ms, now) - p.bucket;
+        const size_t at = bp->previous_of[i];
+        previous.used = at == SIZE_MAX ? 0 : bp->strict[at].value;
+      }
+      const PreviousWindow* prev = p.counter->sliding ? &previous : nullptr;
+      CheckBounds(op, strict->value, prev, &p);
       if (p.outcome == Outcome::kRefused) {
         return Status::OutOfRange(
             "batch op " + std::to_string(i) + ": " +
-            RefusalReason(*p.counter, op, strict->value) +
+            RefusalReason(*p.counter, op, strict->value, prev) +
             "; nothing was written");
       }
       strict->value = p.value;
@@ -248,8 +289,9 @@ Status DecideOps(int64_t now, BatchPlan* bp,
     if (m != nullptr) {
       assert(!m->stored && m->winner == SIZE_MAX);
       m->winner = i;
-      m->answer = FoundMarker{true,    p.applied, p.shard, strict != nullptr,
-                              false,   op.delta,  p.value};
+      m->answer = FoundMarker{true,  p.applied, p.shard,       strict != nullptr,
+                              false, op.delta,  p.value,       p.window_ends,
+                              p.window_ends != 0 ? p.remaining : 0};
     }
     bp->folds.push_back(
         Fold{p.counter, op.key, p.bucket, p.shard, p.applied, i});
@@ -347,15 +389,15 @@ Status DbImpl::ApplyInto(const Batch& batch,
   // (engine/once_in_flight.h).
   for (const BatchMarker& m : bp.markers) AwaitOnceWritten(m.key);
   s = LookUpMarkers(db_.get(), events_, &bp);
-  if (s.ok()) {
-    s = LookUpStrict(&bp, [this](const CounterInfo& c,
-                                 const std::vector<std::string_view>& keys,
-                                 std::vector<int64_t>* values) {
-      return ReadStrictValues(c, keys, values);
-    });
-  }
   if (!s.ok()) return s;
   const int64_t now = clock_->NowMillis();
+  IndexStrict(now, &bp);
+  s = LookUpStrict(&bp, [this](const CounterInfo& c,
+                               const std::vector<StrictSlot>& slots,
+                               std::vector<int64_t>* values) {
+    return ReadStrictValues(c, slots, values);
+  });
+  if (!s.ok()) return s;
   s = DecideOps(now, &bp, results);
   if (!s.ok() || bp.folds.empty()) {
     if (s.ok()) CountOutcomes(bp.counted);  // nothing to write

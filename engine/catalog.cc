@@ -33,6 +33,7 @@ CounterInfo InfoOf(const schema::CounterRecord& rec) {
   info.retention_ms = rec.retention_ms;
   info.outbox = rec.outbox;
   info.keyed = rec.keyed;
+  info.sliding = rec.sliding;
   info.bounds = CounterBounds{rec.has_min, rec.min_value, rec.has_max,
                               rec.max_value};
   return info;
@@ -53,6 +54,7 @@ schema::CounterRecord RecordOf(const CounterInfo& info) {
   rec.retention_ms = info.retention_ms;
   rec.outbox = info.outbox;
   rec.keyed = info.keyed;
+  rec.sliding = info.sliding;
   rec.has_min = info.bounds.has_min;
   rec.min_value = info.bounds.min;
   rec.has_max = info.bounds.has_max;
@@ -222,6 +224,7 @@ CounterInfo NewInfo(std::string_view name, uint64_t id, const CounterSpec& spec,
   info.retention_ms = spec.retention_ms;
   info.outbox = spec.outbox;
   info.keyed = spec.keyed;
+  info.sliding = spec.sliding;
   info.bounds = spec.bounds;
   return info;
 }
@@ -260,6 +263,9 @@ Status Catalog::CommitCounter(const CounterInfo& info,
   }
   if (info.bounds.any()) {
     next.format_version = std::max(next.format_version, kFormatStrict);
+  }
+  if (info.bounds.any() && info.bucket != BucketWidth::kNone) {
+    next.format_version = std::max(next.format_version, kFormatQuota);
   }
   std::string header_value, counter_value;
   schema::EncodeHeader(next, &header_value);

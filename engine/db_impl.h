@@ -91,6 +91,8 @@ class DbImpl final : public Db, private BackendOps {
                             const ReadOptions& options) override;
   Result<std::vector<int64_t>> ShardCounts(CounterRef counter,
                                            const ReadOptions& options) override;
+  Result<QuotaState> ReadQuota(CounterRef counter,
+                               const ReadOptions& options) override;
   Result<int64_t> ReadRange(CounterRef counter, int64_t from_ms,
                             int64_t to_ms, const ReadOptions& options) override;
   Result<uint64_t> CountMarkers(CounterRef counter) override;
@@ -234,12 +236,19 @@ class DbImpl final : public Db, private BackendOps {
   Result<IncrementResult> WriteStrict(const WriteOp& op, OpPlan* plan,
                                       WriteScratch* scratch);
   // The value of strict counter `c`'s key `key` (empty: the named
-  // counter), 0 where none is stored; and of many keys in one MultiGet.
+  // counter) in `bucket` (a quota's window; kNoBucket without buckets), 0
+  // where none is stored; and of many (key, bucket) slots in one MultiGet.
   Status ReadStrictValue(const CounterInfo& c, std::string_view key,
-                         int64_t* value);
+                         int64_t bucket, int64_t* value);
   Status ReadStrictValues(const CounterInfo& c,
-                          const std::vector<std::string_view>& keys,
-                          std::vector<int64_t>* values);
+                          const std::vector<StrictSlot>& slots,
+                          std::vector<int64_t>* values,
+                          const rocksdb::ReadOptions& ro = {});
+  // A sliding quota's op: the previous window's use (0 before 1970's
+  // second bucket) and how far into `bucket` (the op's) it falls.
+  Status ReadPreviousWindow(const CounterInfo& c, const WriteOp& op,
+                            int64_t now, int64_t bucket,
+                            PreviousWindow* previous);
   // Adds an applied single op's writes to `wb`: its merge, the counter's
   // plain-increment flag when it is its first (*first_plain), a once-op's
   // marker at `marker_key`, and its outbox entry when `outbox` is given

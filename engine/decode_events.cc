@@ -47,6 +47,10 @@ std::string RenderEvents(WriteKind write, const FamilyRecord& rec,
     out->fields.push_back(UintField("refused", rec.marker.answer.refused));
     out->fields.push_back(IntField("asked", rec.marker.answer.asked));
     out->fields.push_back(IntField("value", rec.marker.answer.value));
+    if (rec.marker.answer.window_ends_ms != 0) {  // a quota's (format 6)
+      out->fields.push_back(
+          TimeField("window_ends", rec.marker.answer.window_ends_ms));
+    }
   }
   return "";
 }

@@ -28,13 +28,17 @@ namespace tally::engine {
 // Format 5: strict counters (CounterMeta bounds, markers holding the
 // event's answer), raised by the creation of the first strict counter: an
 // older tally would write past the bounds.
-inline constexpr uint32_t kFormatVersion = 5;
+// Format 6: quotas (a strict counter with time buckets, whose markers hold
+// their window's end), raised by the creation of the first one: a format-5
+// tally would check a quota's bounds against the wrong value.
+inline constexpr uint32_t kFormatVersion = 6;
 inline constexpr uint32_t kBaseFormatVersion = 1;
 inline constexpr uint32_t kFormatWindows = 2;
 inline constexpr uint32_t kFormatOutboxIdentity = 3;
 inline constexpr uint32_t kTimeMarkFormatVersion = 3;
 inline constexpr uint32_t kFormatKeyed = 4;
 inline constexpr uint32_t kFormatStrict = 5;
+inline constexpr uint32_t kFormatQuota = 6;
 // CounterMeta.schema_version written for new counters.
 inline constexpr uint32_t kCounterSchemaVersion = 1;
 

@@ -154,6 +154,13 @@ Status ValidateImport(const CounterImport& im) {
                : std::string(" was refused but counts delta ") +
                      std::to_string(m.delta)));
     }
+    const bool quota = c.bounds.any() && c.bucket != BucketWidth::kNone;
+    if (m.window_ends_ms != 0 && !quota) {
+      return Status::InvalidArgument(
+          "marker " + Quote(m.event_id) + " has a window end (" +
+          std::to_string(m.window_ends_ms) + " ms), but counter " +
+          Quote(c.name) + " is not a quota (bounds and time buckets)");
+    }
     if (!seen.emplace(m.key, m.event_id).second) {
       return Status::InvalidArgument(
           "marker " + Quote(m.event_id) +
@@ -231,7 +238,8 @@ Status DbImpl::ImportCounter(const CounterImport& im) {
         if (!fs.ok()) return fs;
       }
       EncodeMarkerKeyOf(KeyPrefix(*id, m.key), m.event_id, &marker_key);
-      const schema::StrictAnswer answer{m.refused, m.asked, m.value};
+      const schema::StrictAnswer answer{m.refused, m.asked, m.value,
+                                        m.window_ends_ms};
       schema::EncodeMarker(m.event_id, *id, m.shard, m.delta, m.created_at_ms,
                            &value, m.expires_at_ms, m.pinned,
                            m.strict ? &answer : nullptr);

@@ -38,6 +38,7 @@ Status DecodeMarkerAt(std::string_view key, std::string_view value,
   out->refused = m.answer.refused;
   out->asked = m.answer.asked;
   out->value = m.answer.value;
+  out->window_ends_ms = m.answer.window_ends_ms;
   return Status::OK();
 }
 

@@ -1,6 +1,7 @@
 // Strict counters (CounterSpec::bounds): the read-check-write of one key.
 //
-// A strict counter is never sharded: each key holds one value (shard 0),
+// A strict counter is never sharded: each key holds one value (shard 0;
+// a quota, with time buckets, one per window: the bounds hold per bucket),
 // and every op of one key, plain or once, is checked and written under the
 // key's lock stripe (EventLocks, by OpPlan::lock_hash): the stripe holder
 // reads the value the previous holder committed (a Commit returns once the
@@ -22,6 +23,7 @@
 #include "engine/coding.h"
 #include "engine/db_impl.h"
 #include "engine/read_checks.h"
+#include "engine/validate.h"
 #include "util/rocks_status.h"
 
 namespace tally::engine {
@@ -41,12 +43,13 @@ Status StrictValue(const CounterInfo& c, const rocksdb::Slice& key,
 }  // namespace
 
 Status DbImpl::ReadStrictValue(const CounterInfo& c, std::string_view key,
-                               int64_t* value) {
-  assert(c.bounds.any() && c.shards == 1 && c.bucket == BucketWidth::kNone);
+                               int64_t bucket, int64_t* value) {
+  assert(c.bounds.any() && c.shards == 1);
+  assert((bucket == kNoBucket) == (c.bucket == BucketWidth::kNone));
   *value = 0;
   char at[kMaxShardKeyBytes];
   const rocksdb::Slice k(
-      at, EncodeShardKeyOf(KeyPrefix(c.id, key), kNoBucket, 0, at));
+      at, EncodeShardKeyOf(KeyPrefix(c.id, key), bucket, 0, at));
   rocksdb::PinnableSlice found;
   rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), shards_, k, &found);
   if (rs.IsNotFound()) return Status::OK();
@@ -55,23 +58,27 @@ Status DbImpl::ReadStrictValue(const CounterInfo& c, std::string_view key,
 }
 
 Status DbImpl::ReadStrictValues(const CounterInfo& c,
-                                const std::vector<std::string_view>& keys,
-                                std::vector<int64_t>* values) {
-  assert(c.bounds.any() && c.shards == 1 && c.bucket == BucketWidth::kNone);
-  const size_t n = keys.size();
+                                const std::vector<StrictSlot>& slots,
+                                std::vector<int64_t>* values,
+                                const rocksdb::ReadOptions& ro) {
+  assert(c.bounds.any() && c.shards == 1);
+  const size_t n = slots.size();
   values->assign(n, 0);
   if (n == 0) return Status::OK();
   std::vector<char> bytes(n * kMaxShardKeyBytes);
   std::vector<rocksdb::Slice> slices(n);
   for (size_t i = 0; i < n; ++i) {
     char* at = bytes.data() + i * kMaxShardKeyBytes;
+    assert((slots[i].bucket == kNoBucket) == (c.bucket == BucketWidth::kNone));
     slices[i] = rocksdb::Slice(
-        at, EncodeShardKeyOf(KeyPrefix(c.id, keys[i]), kNoBucket, 0, at));
+        at, EncodeShardKeyOf(KeyPrefix(c.id, slots[i].key), slots[i].bucket, 0,
+                             at));
   }
   std::vector<rocksdb::PinnableSlice> found(n);
   std::vector<rocksdb::Status> statuses(n);
-  db_->MultiGet(rocksdb::ReadOptions(), shards_, n, slices.data(), found.data(),
-                statuses.data(), /*sorted_input=*/false);
+  // One MultiGet: one consistent view of every slot.
+  db_->MultiGet(ro, shards_, n, slices.data(), found.data(), statuses.data(),
+                /*sorted_input=*/false);
   for (size_t i = 0; i < n; ++i) {
     if (statuses[i].IsNotFound()) continue;
     if (!statuses[i].ok()) return FromRocks(statuses[i], "read strict value");
@@ -79,6 +86,18 @@ Status DbImpl::ReadStrictValues(const CounterInfo& c,
     if (!s.ok()) return s;
   }
   return Status::OK();
+}
+
+Status DbImpl::ReadPreviousWindow(const CounterInfo& c, const WriteOp& op,
+                                  int64_t now, int64_t bucket,
+                                  PreviousWindow* previous) {
+  assert(c.sliding);
+  const int64_t width = BucketWidthMs(c.bucket);
+  previous->elapsed = EventTimeOr(op.event_time_ms, now) - bucket;
+  assert(previous->elapsed >= 0 && previous->elapsed < width);
+  previous->used = 0;
+  if (bucket < width) return Status::OK();  // 1970's first bucket
+  return ReadStrictValue(c, op.key, bucket - width, &previous->used);
 }
 
 Result<IncrementResult> DbImpl::WriteStrict(const WriteOp& op, OpPlan* plan,
@@ -100,11 +119,49 @@ Result<IncrementResult> DbImpl::WriteStrict(const WriteOp& op, OpPlan* plan,
   if (!s.ok()) return s;
   if (plan->outcome == Outcome::kApplied) {
     int64_t value = 0;
-    s = ReadStrictValue(c, op.key, &value);
+    s = ReadStrictValue(c, op.key, plan->bucket, &value);
     if (!s.ok()) return s;
-    CheckBounds(c.bounds, op, value, plan);
+    PreviousWindow previous;
+    if (c.sliding) {
+      s = ReadPreviousWindow(c, op, now, plan->bucket, &previous);
+      if (!s.ok()) return s;
+    }
+    CheckBounds(op, value, c.sliding ? &previous : nullptr, plan);
   }
   return CommitDecided(op, marker, now, plan, scratch);
+}
+
+Result<QuotaState> DbImpl::ReadQuota(CounterRef counter,
+                                     const ReadOptions& options) {
+  Status s = CheckReads(kReadValues, "ReadQuota");
+  if (!s.ok()) return s;
+  Catalog::Reader catalog(catalog_.get());
+  const Catalog::Entry* c = nullptr;
+  s = FindCounterRef(catalog, counter, KeyUse::kOneKey, &c);
+  if (!s.ok()) return s;
+  const int64_t width = BucketWidthMs(c->bucket);
+  if (!c->bounds.any() || width == 0) {
+    return Status::InvalidArgument(
+        "counter " + Quote(c->name) +
+        " is not a quota (a strict counter with time buckets)");
+  }
+  const int64_t now = clock_->NowMillis();
+  QuotaState q;
+  q.window_start_ms = BucketStart(now, width);
+  q.window_ends_ms = q.window_start_ms + width;
+  std::vector<StrictSlot> slots{{counter.key, q.window_start_ms}};
+  const bool previous = c->sliding && q.window_start_ms >= width;
+  if (previous) slots.push_back({counter.key, q.window_start_ms - width});
+  std::vector<int64_t> values;
+  rocksdb::ReadOptions ro;
+  ro.verify_checksums = options.verify_checksums;
+  s = ReadStrictValues(*c, slots, &values, ro);
+  if (!s.ok()) return s;
+  q.used = values[0];
+  q.previous_used = previous ? values[1] : 0;
+  const PreviousWindow window{q.previous_used, now - q.window_start_ms};
+  q.remaining = RoomNow(*c, q.used, c->sliding ? &window : nullptr);
+  return q;
 }
 
 }  // namespace tally::engine

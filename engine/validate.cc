@@ -158,6 +158,21 @@ Status ValidateSpec(const CounterSpec& spec) {
 
 Status ValidateBounds(const CounterSpec& spec) {
   const CounterBounds& b = spec.bounds;
+  if (spec.sliding) {
+    const int64_t width = BucketWidthMs(spec.bucket);
+    if (width == 0 || !b.has_max || !b.has_min || b.min != 0) {
+      return Status::InvalidArgument(
+          "a sliding window is a quota's: it needs time buckets, minimum 0 "
+          "and a maximum");
+    }
+    if (spec.retention_ms != 0 && spec.retention_ms < width) {
+      return Status::InvalidArgument(
+          "a sliding quota reads the previous window: retention " +
+          std::to_string(spec.retention_ms) +
+          " ms must be 0 (forever) or at least the bucket width " +
+          std::to_string(width) + " ms");
+    }
+  }
   if (!b.any()) return Status::OK();
   if (b.has_min && b.min > 0) {
     return Status::InvalidArgument("minimum " + std::to_string(b.min) +
@@ -171,10 +186,6 @@ Status ValidateBounds(const CounterSpec& spec) {
     return Status::InvalidArgument(
         "a strict counter (with a minimum or maximum) is never sharded: "
         "shard count " + std::to_string(spec.shards) + " must be 1");
-  }
-  if (spec.bucket != BucketWidth::kNone) {
-    return Status::NotSupported(
-        "a strict counter with time buckets (a quota) is not supported yet");
   }
   if (spec.outbox) {
     return Status::NotSupported(
@@ -203,6 +214,7 @@ CounterSpec SpecOf(const CounterInfo& info) {
   spec.retention_ms = info.retention_ms;
   spec.outbox = info.outbox;
   spec.keyed = info.keyed;
+  spec.sliding = info.sliding;
   spec.bounds = info.bounds;
   return spec;
 }

@@ -195,6 +195,30 @@ bool PlainNeedsClock(const CounterInfo& c) {
   return c.bucket != BucketWidth::kNone || c.outbox;
 }
 
+namespace {
+
+// A strict counter's range: its bounds, within int64 (INT64_MIN is the
+// overflowed state, never a value).
+__int128 Low(const CounterBounds& b) {
+  return b.has_min ? b.min : std::numeric_limits<int64_t>::min() + 1;
+}
+__int128 High(const CounterBounds& b) {
+  return b.has_max ? b.max : std::numeric_limits<int64_t>::max();
+}
+
+// IncrementResult::remaining: the room from `value` to the bound an op of
+// `asked` moves toward, clamped to 0..INT64_MAX.
+int64_t Remaining(const CounterBounds& b, int64_t asked, int64_t value) {
+  const bool up = asked > 0 || (asked == 0 && b.has_max);
+  const __int128 room = up ? High(b) - value : value - Low(b);
+  if (room < 0) return 0;
+  return room > std::numeric_limits<int64_t>::max()
+             ? std::numeric_limits<int64_t>::max()
+             : static_cast<int64_t>(room);
+}
+
+}  // namespace
+
 Status Decide(const WriteOp& op, const FoundMarker& marker, int64_t now,
               OpPlan* plan) {
   assert(plan->counter != nullptr);
@@ -205,13 +229,19 @@ Status Decide(const WriteOp& op, const FoundMarker& marker, int64_t now,
     const int64_t asked = marker.strict ? marker.asked : marker.delta;
     if (asked != op.delta) {
       plan->outcome = Outcome::kConflict;
-    } else if (marker.refused) {
-      plan->outcome = Outcome::kRefused;
-      plan->value = marker.value;
     } else {
-      plan->outcome = Outcome::kDuplicate;
-      plan->applied = marker.delta;
+      plan->outcome = marker.refused ? Outcome::kRefused : Outcome::kDuplicate;
+      plan->applied = marker.delta;  // 0 when refused
       plan->value = marker.value;
+      plan->window_ends = marker.window_ends;
+      // A quota's marker holds its room (a sliding one's moved with the
+      // previous window); for other strict counters it follows from the
+      // value.
+      if (marker.window_ends != 0) {
+        plan->remaining = marker.remaining;
+      } else if (marker.strict) {
+        plan->remaining = Remaining(c.bounds, marker.asked, marker.value);
+      }
     }
     return Status::OK();
   }
@@ -228,25 +258,48 @@ Status Decide(const WriteOp& op, const FoundMarker& marker, int64_t now,
 
 namespace {
 
-// A strict counter's range: its bounds, within int64 (INT64_MIN is the
-// overflowed state, never a value).
-__int128 Low(const CounterBounds& b) {
-  return b.has_min ? b.min : std::numeric_limits<int64_t>::min() + 1;
-}
-__int128 High(const CounterBounds& b) {
-  return b.has_max ? b.max : std::numeric_limits<int64_t>::max();
+// The bounds an op of `c` is held to: the counter's, with a sliding
+// quota's maximum lowered by the previous window's weighted use for an
+// increment. The largest value v with used * (width - elapsed) + v * width
+// <= max * width: floor((max * width - used * (width - elapsed)) / width).
+CounterBounds BoundsFor(const CounterInfo& c, int64_t delta,
+                        const PreviousWindow* previous) {
+  CounterBounds b = c.bounds;
+  if (previous == nullptr || delta <= 0) return b;
+  assert(c.sliding && b.has_max);
+  const int64_t width = BucketWidthMs(c.bucket);
+  assert(previous->elapsed >= 0 && previous->elapsed < width);
+  const __int128 num = static_cast<__int128>(b.max) * width -
+                       static_cast<__int128>(previous->used) *
+                           (width - previous->elapsed);
+  const __int128 floor = num >= 0 ? num / width : -((-num + width - 1) / width);
+  // >= -used >= -INT64_MAX (the previous use is a value within int64).
+  b.max = static_cast<int64_t>(floor);
+  return b;
 }
 
 }  // namespace
 
-void CheckBounds(const CounterBounds& b, const WriteOp& op, int64_t current,
-                 OpPlan* plan) {
+int64_t RoomNow(const CounterInfo& c, int64_t used,
+                const PreviousWindow* previous) {
+  return Remaining(BoundsFor(c, 1, previous), 1, used);
+}
+
+void CheckBounds(const WriteOp& op, int64_t current,
+                 const PreviousWindow* previous, OpPlan* plan) {
+  const CounterInfo& c = *plan->counter;
+  const CounterBounds b = BoundsFor(c, op.delta, previous);
   assert(b.any() && plan->outcome == Outcome::kApplied);
+  assert((previous != nullptr) == c.sliding);
+  assert((plan->bucket == kNoBucket) == (c.bucket == BucketWidth::kNone));
+  plan->window_ends =
+      plan->bucket == kNoBucket ? 0 : plan->bucket + BucketWidthMs(c.bucket);
   const __int128 lo = Low(b), hi = High(b);
   const __int128 next = static_cast<__int128>(current) + op.delta;
   if (next >= lo && next <= hi) {
     plan->applied = op.delta;
     plan->value = static_cast<int64_t>(next);
+    plan->remaining = Remaining(b, op.delta, plan->value);
     return;
   }
   // What fits: up to the bound the delta goes toward, never past the delta
@@ -257,19 +310,26 @@ void CheckBounds(const CounterBounds& b, const WriteOp& op, int64_t current,
   plan->outcome = fits ? Outcome::kApplied : Outcome::kRefused;
   plan->applied = fits ? static_cast<int64_t>(fit) : 0;
   plan->value = current + plan->applied;
+  plan->remaining = Remaining(b, op.delta, plan->value);
 }
 
 std::string RefusalReason(const CounterInfo& c, const WriteOp& op,
-                          int64_t current) {
+                          int64_t current, const PreviousWindow* previous) {
+  const CounterBounds b = BoundsFor(c, op.delta, previous);
   const __int128 next = static_cast<__int128>(current) + op.delta;
-  const bool below = next < Low(c.bounds);
+  const bool below = next < Low(b);
   std::string bound;
   if (below) {
-    bound = c.bounds.has_min ? "its minimum " + std::to_string(c.bounds.min)
-                             : std::string("int64");
+    bound = b.has_min ? "its minimum " + std::to_string(b.min)
+                      : std::string("int64");
+  } else if (b.max != c.bounds.max) {
+    bound = "its maximum " + std::to_string(c.bounds.max) +
+            " over the sliding window (" + std::to_string(b.max) +
+            " in this window now, after the previous window's " +
+            std::to_string(previous->used) + ")";
   } else {
-    bound = c.bounds.has_max ? "its maximum " + std::to_string(c.bounds.max)
-                             : std::string("int64");
+    bound = b.has_max ? "its maximum " + std::to_string(b.max)
+                      : std::string("int64");
   }
   return "counter " + Quote(c.name) +
          (op.key.empty() ? std::string() : " key " + Quote(op.key)) +
@@ -290,9 +350,10 @@ Status ReadMarker(const CounterInfo& c, std::string_view key,
     return Status::Corruption("marker " + HexKey(key) + " of counter " +
                               Quote(c.name) + ": " + s.message());
   }
-  *marker = FoundMarker{true,           a.delta,        a.shard,
+  *marker = FoundMarker{true,           a.delta,          a.shard,
                         a.strict,       a.answer.refused, a.answer.asked,
-                        a.answer.value};
+                        a.answer.value, a.answer.window_ends_ms,
+                        a.answer.remaining};
   return Status::OK();
 }
 
@@ -322,8 +383,9 @@ rocksdb::Status AddMarker(rocksdb::WriteBatch* wb,
   const bool strict = plan.counter->bounds.any();
   assert(op.once && (plan.outcome == Outcome::kApplied ||
                      (strict && plan.outcome == Outcome::kRefused)));
-  const schema::StrictAnswer answer{plan.outcome == Outcome::kRefused,
-                                    op.delta, plan.value};
+  const schema::StrictAnswer answer{
+      plan.outcome == Outcome::kRefused, op.delta, plan.value,
+      plan.window_ends, plan.window_ends != 0 ? plan.remaining : 0};
   schema::EncodeMarker(op.event_id, plan.counter->id, plan.shard,
                        plan.applied, now, scratch, plan.expires_at,
                        !op.affinity_key.empty(), strict ? &answer : nullptr);
@@ -333,7 +395,9 @@ rocksdb::Status AddMarker(rocksdb::WriteBatch* wb,
   FoundMarker back;
   assert(ReadMarker(*plan.counter, key, *scratch, &back).ok());
   assert(back.delta == plan.applied && back.shard == plan.shard);
-  assert(!strict || (back.asked == op.delta && back.value == plan.value));
+  assert(!strict || (back.asked == op.delta && back.value == plan.value &&
+                     back.window_ends == plan.window_ends &&
+                     (plan.window_ends == 0 || back.remaining == plan.remaining)));
 #endif
   return wb->Put(events, AsSlice(key), AsSlice(*scratch));
 }

@@ -81,6 +81,13 @@ struct WriteOp {
 // DeleteKey of it.
 uint64_t StrictKeyLockHash(std::string_view key);
 
+// Where a strict counter's value lives: a key (empty: the named counter)
+// and, for a quota, its window's bucket (kNoBucket without buckets).
+struct StrictSlot {
+  std::string_view key;
+  int64_t bucket = kNoBucket;
+};
+
 // What the planner decided for one op.
 struct OpPlan {
   const Catalog::Entry* counter = nullptr;  // set by Resolve
@@ -96,12 +103,16 @@ struct OpPlan {
   int64_t expires_at = 0;      // an applied once-op's marker expiry (0: never)
   Outcome outcome = Outcome::kApplied;  // set by Decide
   // Set by Decide and CheckBounds: the delta counted (IncrementResult::
-  // applied) and a strict counter's value (IncrementResult::value).
+  // applied) and a strict counter's answer (IncrementResult::value,
+  // remaining and window_ends_ms).
   int64_t applied = 0;
   int64_t value = 0;
+  int64_t remaining = 0;
+  int64_t window_ends = 0;
 
   IncrementResult Result() const {
-    return IncrementResult{outcome, shard, value, applied};
+    return IncrementResult{outcome, shard,     value,
+                           applied, remaining, window_ends};
   }
 };
 
@@ -116,6 +127,8 @@ struct FoundMarker {
   bool refused = false;
   int64_t asked = 0;  // the delta the event asked for
   int64_t value = 0;
+  int64_t window_ends = 0;  // a quota's: its window's end
+  int64_t remaining = 0;    // a quota's: the room it was answered
 };
 
 // Outcomes of the ops of one successful call, for EngineStats.
@@ -175,17 +188,31 @@ Status Decide(const WriteOp& op, const FoundMarker& marker, int64_t now,
               OpPlan* plan);
 
 // 3b. Strict counters, for an op Decide found kApplied: the op against the
-// value `current` its key holds now (the earlier ops of a batch included).
-// Within the bounds (and int64): kApplied, value = current + delta. Past
-// one: with op.saturate, what fits in the delta's direction (kRefused when
-// nothing does); else kRefused, value = current, nothing applied.
-void CheckBounds(const CounterBounds& bounds, const WriteOp& op,
-                 int64_t current, OpPlan* plan);
+// value `current` its key holds now (in the op's bucket for a quota; the
+// earlier ops of a batch included). Within the bounds (and int64):
+// kApplied, value = current + delta. Past one: with op.saturate, what fits
+// in the delta's direction (kRefused when nothing does); else kRefused,
+// value = current, nothing applied. Then the answer's remaining room and
+// window end (IncrementResult).
+// A sliding quota's op also needs the previous window: `previous` (else
+// null) holds its use and how far into its own window the op falls, and an
+// increment is held to max - floor(used * (width - elapsed) / width),
+// rounded so that the estimate stays within the maximum.
+struct PreviousWindow {
+  int64_t used = 0;
+  int64_t elapsed = 0;  // 0..width-1
+};
+void CheckBounds(const WriteOp& op, int64_t current,
+                 const PreviousWindow* previous, OpPlan* plan);
+// What an increment of a strict counter whose value (a quota's window's
+// use) is `used` may still take now (QuotaState::remaining).
+int64_t RoomNow(const CounterInfo& c, int64_t used,
+                const PreviousWindow* previous);
 
 // Why a strict op was refused, for a batch's OutOfRange: the key, the
 // bound it would cross, the value and the delta.
 std::string RefusalReason(const CounterInfo& c, const WriteOp& op,
-                          int64_t current);
+                          int64_t current, const PreviousWindow* previous);
 
 // An increment's event time: the one given, else `now`.
 inline int64_t EventTimeOr(int64_t event_time_ms, int64_t now) {

@@ -82,7 +82,7 @@ void EncodeCounter(const CounterRecord& rec, std::string* out) {
                                 rec.flags, rec.dedupe_window_ms, rec.bucket,
                                 rec.retention_ms, rec.outbox, rec.keyed,
                                 rec.has_min, rec.min_value, rec.has_max,
-                                rec.max_value);
+                                rec.max_value, rec.sliding);
   fbb.Finish(root, kCounterId);
   Finish(fbb, out);
 }
@@ -99,7 +99,7 @@ void EncodeMarker(std::string_view event_id, uint64_t counter_id,
   auto root =
       CreateEventMarker(fbb, id, counter_id, shard, delta, created_at_ms,
                         expires_at_ms, pinned, strict != nullptr, a.refused,
-                        a.asked, a.value);
+                        a.asked, a.value, a.window_ends_ms, a.remaining);
   fbb.Finish(root, kMarkerId);
   Finish(fbb, out);
 }
@@ -155,6 +155,7 @@ Status DecodeCounter(std::string_view bytes, CounterRecord* rec) {
   rec->min_value = m->min_value();
   rec->has_max = m->has_max();
   rec->max_value = m->max_value();
+  rec->sliding = m->sliding();
   return Status::OK();
 }
 
@@ -169,7 +170,8 @@ Status DecodeMarker(std::string_view bytes, MarkerRecord* rec) {
   rec->expires_at_ms = m->expires_at_ms();
   rec->pinned = m->pinned();
   rec->strict = m->strict();
-  rec->answer = StrictAnswer{m->refused(), m->asked(), m->value()};
+  rec->answer = StrictAnswer{m->refused(), m->asked(), m->value(),
+                             m->window_ends_ms(), m->remaining()};
   return Status::OK();
 }
 
@@ -196,7 +198,8 @@ Status DecodeMarkerAnswer(std::string_view bytes, MarkerAnswer* out) {
   out->delta = m->delta();
   out->shard = m->shard();
   out->strict = m->strict();
-  out->answer = StrictAnswer{m->refused(), m->asked(), m->value()};
+  out->answer = StrictAnswer{m->refused(), m->asked(), m->value(),
+                             m->window_ends_ms(), m->remaining()};
   return Status::OK();
 }
 

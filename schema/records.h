@@ -41,6 +41,7 @@ struct CounterRecord {
   int64_t min_value = 0;
   bool has_max = false;
   int64_t max_value = 0;
+  bool sliding = false;          // format 6: a sliding-window quota
 };
 
 // Format 5: what a strict counter's marker remembers of the event's answer.
@@ -48,6 +49,8 @@ struct StrictAnswer {
   bool refused = false;
   int64_t asked = 0;  // the delta the event asked for
   int64_t value = 0;  // the value it left, or the value that refused it
+  int64_t window_ends_ms = 0;  // format 6: a quota's window end; else 0
+  int64_t remaining = 0;       // format 6: a quota's answered room; else 0
 };
 
 struct MarkerRecord {

@@ -163,7 +163,8 @@ class Db {
   // to one shard per (batch, counter), chosen at random: the batch then
   // folds into one merge per counter.
   // Strict counters (CounterSpec::bounds): ops of one key are checked one
-  // after another against the value the earlier ones leave; an op that
+  // after another against the value the earlier ones leave (a quota's: in
+  // each op's own window, by its event time or now); an op that
   // would cross a bound (not saturating) refuses the whole batch with
   // OutOfRange naming its index, the key, the bound and the value, and
   // nothing is written (no refusal is remembered: the batch is not an
@@ -200,6 +201,14 @@ class Db {
   // outside int64.
   virtual Result<std::vector<int64_t>> ShardCounts(
       CounterRef counter, const ReadOptions& options = {}) = 0;
+
+  // A quota's window now (a strict counter with time buckets; one key of a
+  // keyed one): its use, what an increment may still take, and when it
+  // ends, by the engine's clock (Options::clock, never stepping back), from
+  // one consistent view. Works on read-only databases. InvalidArgument for
+  // a counter that is not a quota; NotFound; Corruption as ReadExact.
+  virtual Result<QuotaState> ReadQuota(CounterRef counter,
+                                       const ReadOptions& options = {}) = 0;
 
   // ---- keyed counters (CounterSpec::keyed) ----
   // The values of `keys` (1..kMaxReadKeys of them) of one keyed counter,

@@ -102,11 +102,23 @@ struct CounterSpec {
   // the value past a bound is refused (Outcome::kRefused) and changes
   // nothing, or applies what fits (IncrementOptions::saturate). Never
   // sharded (shards must be 1): each write reads, checks and writes its
-  // key's one value under a lock stripe of that key. Not with time
-  // buckets or an outbox yet (NotSupported); Db::IncrementAsync and
-  // IncrementOnceAsync refuse it (NotSupported): a check needs the value
-  // the previous write left. No bound set (default): a sharded counter.
+  // key's one value under a lock stripe of that key. With time buckets it
+  // is a fixed-window quota: the bounds hold for each bucket (window) of
+  // each key on its own, and a write's answer says when its window ends
+  // (IncrementResult::window_ends_ms). Not with an outbox yet
+  // (NotSupported); Db::IncrementAsync and IncrementOnceAsync refuse it
+  // (NotSupported): a check needs the value the previous write left. No
+  // bound set (default): a sharded counter.
   CounterBounds bounds{};
+  // A sliding-window quota (needs time buckets, minimum 0 and a maximum;
+  // retention 0 or at least one bucket): an increment is checked not
+  // against its bucket alone but against the weighted two-window estimate
+  // of the last bucket-width of time, previous * (width - elapsed) / width
+  // + current, where elapsed is how far into its bucket the increment
+  // falls (docs/design.md, "Quotas", says how far the estimate can be
+  // off).
+  // Decrements (refunds) are checked against the bucket alone.
+  bool sliding = false;
 };
 
 // A counter, or one key of a keyed counter, as write and read calls name
@@ -144,6 +156,19 @@ struct CounterInfo {
   bool outbox = false;
   bool keyed = false;  // as in CounterSpec
   CounterBounds bounds{};  // as in CounterSpec
+  bool sliding = false;    // as in CounterSpec
+};
+
+// A quota's window now (Db::ReadQuota): one counter's, or one key's.
+struct QuotaState {
+  int64_t used = 0;       // this window's value
+  // What an increment may still take now (IncrementResult::remaining of an
+  // increment made now); a sliding quota's counts the previous window's
+  // weighted use.
+  int64_t remaining = 0;
+  int64_t window_start_ms = 0;  // the window (bucket) now, by the engine's
+  int64_t window_ends_ms = 0;   // clock: [start, ends)
+  int64_t previous_used = 0;    // sliding quotas: the previous window's use
 };
 
 // One key of a keyed counter and its value (Db::ReadKeys, ListKeys, TopKeys).
@@ -226,6 +251,18 @@ struct IncrementResult {
   // The delta counted: the op's for kApplied (less when saturated), the
   // first delivery's for kDuplicate; 0 for the other outcomes.
   int64_t applied = 0;
+  // Strict counters, with `value` (0 for the others and for kConflict and
+  // kOutsideWindow): how far the value may still move toward the bound the
+  // delta moves toward (the maximum for a delta > 0, the minimum for one
+  // < 0; for delta 0 the maximum when set, else the minimum; int64's end
+  // for a bound not set), never negative: a quota's remaining calls, a
+  // stock's units left.
+  int64_t remaining = 0;
+  // Strict counters with time buckets (quotas): when the window the op was
+  // decided in ends, ms since the Unix epoch (its bucket's start + width),
+  // which is when a refused caller may try again; a copy gets its first
+  // delivery's. 0 otherwise.
+  int64_t window_ends_ms = 0;
 };
 
 // One idempotency marker, as Db::ListMarkers and Db::GetMarker return it.
@@ -249,6 +286,10 @@ struct MarkerInfo {
   bool refused = false;
   int64_t asked = 0;
   int64_t value = 0;
+  // A quota's marker (a strict counter with time buckets, format 6): when
+  // the window the event was decided in ends (IncrementResult::
+  // window_ends_ms); 0 otherwise.
+  int64_t window_ends_ms = 0;
 };
 
 // One key of an exported keyed counter: the key and its shard values.

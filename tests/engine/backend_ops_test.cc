@@ -80,6 +80,10 @@ class WrappingDb final : public Db, private BackendOps {
                             const ReadOptions& options) override {
     return inner_->ReadRange(counter, from_ms, to_ms, options);
   }
+  Result<QuotaState> ReadQuota(CounterRef counter,
+                               const ReadOptions& options) override {
+    return inner_->ReadQuota(counter, options);
+  }
   Result<std::vector<int64_t>> ShardCounts(
       CounterRef counter, const ReadOptions& options) override {
     return inner_->ShardCounts(counter, options);

@@ -721,14 +721,41 @@ const std::vector<ApiRow>& Rows() {
          return e->db->CreateCounter("s", spec);
        },
        nullptr},
-      {"API-67", "CreateCounter(\"s\", {bucket = kDay, bounds = AtMost(100)})",
-       Code::kNotSupported,
-       "a strict counter with time buckets (a quota) is not supported yet",
+      {"API-67", "CreateCounter(\"s\", {outbox = true, bounds = AtMost(100)})",
+       Code::kNotSupported, "a strict counter with an outbox is not supported yet",
        false,
        [](Env* e) {
          CounterSpec spec;
-         spec.bucket = BucketWidth::kDay;
+         spec.outbox = true;
          spec.bounds = CounterBounds::AtMost(100);
+         return e->db->CreateCounter("s", spec);
+       },
+       nullptr},
+      {"API-68", "CreateCounter(\"s\", {sliding = true, bounds = Between(0, 100)})",
+       Code::kInvalidArgument,
+       "a sliding window is a quota's: it needs time buckets, minimum 0 and a "
+       "maximum",
+       false,
+       [](Env* e) {
+         CounterSpec spec;
+         spec.sliding = true;
+         spec.bounds = CounterBounds::Between(0, 100);
+         return e->db->CreateCounter("s", spec);
+       },
+       nullptr},
+      {"API-69",
+       "CreateCounter(\"s\", {bucket = kMinute, retention_ms = 30000, "
+       "sliding = true, bounds = Between(0, 100)})",
+       Code::kInvalidArgument,
+       "a sliding quota reads the previous window: retention 30000 ms must be "
+       "0 (forever) or at least the bucket width 60000 ms",
+       false,
+       [](Env* e) {
+         CounterSpec spec;
+         spec.bucket = BucketWidth::kMinute;
+         spec.retention_ms = 30'000;
+         spec.sliding = true;
+         spec.bounds = CounterBounds::Between(0, 100);
          return e->db->CreateCounter("s", spec);
        },
        nullptr},

@@ -290,9 +290,6 @@ TEST_P(Strict, SpecsThatCannotHoldABoundAreRefused) {
   EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
   EXPECT_NE(s.message().find("maximum -1"), std::string::npos);
   spec = Stock();
-  spec.bucket = BucketWidth::kDay;
-  EXPECT_TRUE(db->CreateCounter("a", spec).IsNotSupported());
-  spec = Stock();
   spec.outbox = true;
   EXPECT_TRUE(db->CreateCounter("a", spec).IsNotSupported());
   EXPECT_TRUE(db->ListCounters()->empty());

@@ -36,7 +36,8 @@ bool Same(const CounterRecord& a, const CounterRecord& b) {
          a.policy == b.policy && a.schema_version == b.schema_version &&
          a.created_at_ms == b.created_at_ms && a.flags == b.flags &&
          a.has_min == b.has_min && a.min_value == b.min_value &&
-         a.has_max == b.has_max && a.max_value == b.max_value;
+         a.has_max == b.has_max && a.max_value == b.max_value &&
+         a.sliding == b.sliding;
 }
 
 bool Same(const MarkerRecord& a, const MarkerRecord& b) {
@@ -45,7 +46,9 @@ bool Same(const MarkerRecord& a, const MarkerRecord& b) {
          a.created_at_ms == b.created_at_ms &&
          a.expires_at_ms == b.expires_at_ms && a.pinned == b.pinned &&
          a.strict == b.strict && a.answer.refused == b.answer.refused &&
-         a.answer.asked == b.answer.asked && a.answer.value == b.answer.value;
+         a.answer.asked == b.answer.asked && a.answer.value == b.answer.value &&
+         a.answer.window_ends_ms == b.answer.window_ends_ms &&
+         a.answer.remaining == b.answer.remaining;
 }
 
 // The input at an address that is not 8-aligned (libFuzzer's own buffer is
@@ -119,7 +122,9 @@ void CheckMarker(const Placed& in) {
                ans->strict == a.strict &&
                ans->answer.refused == a.answer.refused &&
                ans->answer.asked == a.answer.asked &&
-               ans->answer.value == a.answer.value);
+               ans->answer.value == a.answer.value &&
+               ans->answer.window_ends_ms == a.answer.window_ends_ms &&
+               ans->answer.remaining == a.answer.remaining);
   }
   std::string again;
   EncodeMarker(a.event_id, a.counter_id, a.shard, a.delta, a.created_at_ms,
@@ -151,6 +156,7 @@ void CheckEncoders(const uint8_t* data, size_t size) {
   m.min_value = fdp.ConsumeIntegral<int64_t>();
   m.has_max = fdp.ConsumeBool();
   m.max_value = fdp.ConsumeIntegral<int64_t>();
+  m.sliding = fdp.ConsumeBool();
   MarkerRecord e;
   e.counter_id = fdp.ConsumeIntegral<uint64_t>();
   e.shard = fdp.ConsumeIntegral<uint32_t>();
@@ -161,6 +167,8 @@ void CheckEncoders(const uint8_t* data, size_t size) {
     e.answer.refused = fdp.ConsumeBool();
     e.answer.asked = fdp.ConsumeIntegral<int64_t>();
     e.answer.value = fdp.ConsumeIntegral<int64_t>();
+    e.answer.window_ends_ms = fdp.ConsumeIntegral<int64_t>();
+    e.answer.remaining = fdp.ConsumeIntegral<int64_t>();
   }
   e.event_id = fdp.ConsumeRemainingBytesAsString();
 

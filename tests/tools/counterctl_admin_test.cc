@@ -153,7 +153,7 @@ TEST_F(CounterctlAdmin, CompactFoldsOperandsKeepsValues) {
   EXPECT_EQ(CtlJson({"describe", "hot"})["pending_operands"], 0);
   EXPECT_EQ(CtlJson({"describe", "orders"})["pending_operands"], 0);
   const std::vector<std::string> describe = Lines(CtlOk({"describe", "hot"}));
-  ASSERT_EQ(describe.size(), 15u);
+  ASSERT_EQ(describe.size(), 16u);
   EXPECT_EQ(describe[8], "pending_operands: 0");
   EXPECT_EQ(CtlOk({"verify"}).rfind("ok: ", 0), 0u);
 }

@@ -47,7 +47,7 @@ TEST_F(CounterctlCli, RoundTrip) {
 
   const std::vector<std::string> describe =
       Lines(CtlOk({"describe", "orders"}));
-  ASSERT_EQ(describe.size(), 15u);
+  ASSERT_EQ(describe.size(), 16u);
   EXPECT_EQ(describe[0], "name: orders");
   EXPECT_TRUE(std::regex_match(describe[1], std::regex("id: [0-9]+")))
       << describe[1];
@@ -69,6 +69,7 @@ TEST_F(CounterctlCli, RoundTrip) {
   EXPECT_EQ(describe[12], "keyed: false");
   EXPECT_EQ(describe[13], "min: none");
   EXPECT_EQ(describe[14], "max: none");
+  EXPECT_EQ(describe[15], "sliding: false");
 
   const std::regex applied("applied shard=[0-3]");
   EXPECT_TRUE(

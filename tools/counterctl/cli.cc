@@ -115,6 +115,10 @@ Command AddCreate(CLI::App* root, AllArgs* a) {
                   "A strict counter: never above this (>= 0); an increment "
                   "that would go above is refused. Needs --shards 1")
       ->type_name("N");
+  sub->add_flag("--sliding", a->create.sliding,
+                "A sliding-window quota (with --bucket, --min 0 and --max): "
+                "an increment is held to the weighted estimate of the last "
+                "bucket-width of time, not its bucket alone");
   return {sub, [a] { return RunCreate(a->global, a->create); }};
 }
 

@@ -1,6 +1,6 @@
 // create NAME --shards N [--policy random|affinity] [--dedupe-window DUR]
 //        [--bucket minute|hour|day] [--retention DUR] [--outbox] [--keyed]
-//        [--min N] [--max N]
+//        [--min N] [--max N] [--sliding]
 
 #include <iostream>
 #include <limits>
@@ -56,6 +56,7 @@ int RunCreate(const GlobalArgs& global, const CreateArgs& args) {
   spec.retention_ms = *retention;
   spec.outbox = args.outbox;
   spec.keyed = args.keyed;
+  spec.sliding = args.sliding;
   // cli.cc restricts --bucket to these names.
   spec.bucket = args.bucket == "minute" ? tally::BucketWidth::kMinute
                 : args.bucket == "hour" ? tally::BucketWidth::kHour
@@ -75,6 +76,7 @@ int RunCreate(const GlobalArgs& global, const CreateArgs& args) {
             << (spec.keyed ? ", keyed" : "");
   if (spec.bounds.has_min) std::cout << ", min " << spec.bounds.min;
   if (spec.bounds.has_max) std::cout << ", max " << spec.bounds.max;
+  if (spec.sliding) std::cout << ", sliding";
   std::cout << ")\n";
   return kExitOk;
 }

@@ -51,7 +51,8 @@ int RunDescribe(const GlobalArgs& global, const ReadArgs& args) {
             << "max: "
             << (info->bounds.has_max ? std::to_string(info->bounds.max)
                                      : std::string("none"))
-            << "\n";
+            << "\n"
+            << "sliding: " << (info->sliding ? "true" : "false") << "\n";
   return kExitOk;
 }
 

@@ -12,6 +12,12 @@
 // (Db::ReadKeys), one "KEY<TAB>VALUE" line each in the order given (JSON:
 // {"counter": NAME, "keys": [{"key", "value"}, ...]}). --cached reads a
 // keyed counter's total over all keys and takes no --key.
+// Quotas (a strict counter with time buckets, one counter or one --key):
+// the exact read adds the window now (Db::ReadQuota, by the engine's
+// clock): "window: FROM .. TO", "window_used: U", "remaining: R" (what an
+// increment may still take) and "resets_at: TO" before the value (JSON:
+// "window": {from_ms, to_ms, used, remaining, previous_used,
+// resets_at_ms}).
 
 #include <chrono>
 #include <iostream>
@@ -178,11 +184,36 @@ int RunGet(const GlobalArgs& global, const GetArgs& args) {
   }
   tally::Result<int64_t> value = db->ReadExact(ref);
   if (!value.ok()) return Fail(value.status());
+  tally::Result<tally::CounterInfo> info = db->DescribeCounter(args.name);
+  if (!info.ok()) return Fail(info.status());
+  const bool quota =
+      info->bounds.any() && info->bucket != tally::BucketWidth::kNone;
+  tally::QuotaState w;
+  if (quota) {
+    tally::Result<tally::QuotaState> q = db->ReadQuota(ref);
+    if (!q.ok()) return Fail(q.status());
+    w = *q;
+  }
   if (args.json) {
     Json doc = {{"counter", args.name}, {"value", *value}};
     if (!ref.key.empty()) doc["key"] = ref.key;
+    if (quota) {
+      doc["window"] = Json{{"from_ms", w.window_start_ms},
+                           {"to_ms", w.window_ends_ms},
+                           {"used", w.used},
+                           {"remaining", w.remaining},
+                           {"previous_used", w.previous_used},
+                           {"resets_at_ms", w.window_ends_ms}};
+    }
     PrintJson(doc);
     return kExitOk;
+  }
+  if (quota) {
+    std::cout << "window: " << FormatUtcMillis(w.window_start_ms) << " .. "
+              << FormatUtcMillis(w.window_ends_ms) << "\n"
+              << "window_used: " << w.used << "\n"
+              << "remaining: " << w.remaining << "\n"
+              << "resets_at: " << FormatUtcMillis(w.window_ends_ms) << "\n";
   }
   std::cout << *value << "\n";
   return kExitOk;

@@ -2,7 +2,9 @@
 // one increment, plain or once, of a counter or (--key) of one key of a
 // keyed counter; prints its outcome and shard ("applied shard=3",
 // "outside_window shard=1"), and for a strict counter the value the
-// increment left or that refused it ("refused shard=0 value=0").
+// increment left or that refused it and the room left toward the bound
+// ("refused shard=0 value=0 remaining=0"), and for a quota when its window
+// ends ("applied shard=0 value=3 remaining=97 window_ends=2026-...Z").
 
 #include <iostream>
 #include <memory>
@@ -59,7 +61,13 @@ int RunIncr(const GlobalArgs& global, const IncrArgs& args) {
   if (!result.ok()) return Fail(result.status());
   std::cout << tally::OutcomeName(result->outcome) << " shard=" << result->shard;
   tally::Result<tally::CounterInfo> info = db->DescribeCounter(args.name);
-  if (info.ok() && info->bounds.any()) std::cout << " value=" << result->value;
+  if (info.ok() && info->bounds.any()) {
+    std::cout << " value=" << result->value
+              << " remaining=" << result->remaining;
+    if (result->window_ends_ms != 0) {
+      std::cout << " window_ends=" << FormatUtcMillis(result->window_ends_ms);
+    }
+  }
   std::cout << "\n";
   return kExitOk;
 }

@@ -28,6 +28,7 @@ struct CreateArgs {
   bool keyed = false;               // CounterSpec::keyed
   std::string min;                  // CounterSpec::bounds; empty: no bound
   std::string max;
+  bool sliding = false;             // CounterSpec::sliding
 };
 int RunCreate(const GlobalArgs& global, const CreateArgs& args);
 

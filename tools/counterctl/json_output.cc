@@ -34,6 +34,7 @@ Json CounterJson(const tally::CounterInfo& info) {
   // A strict counter's bounds: null when not set.
   j["min"] = info.bounds.has_min ? Json(info.bounds.min) : Json(nullptr);
   j["max"] = info.bounds.has_max ? Json(info.bounds.max) : Json(nullptr);
+  j["sliding"] = info.sliding;  // a sliding-window quota
   return j;
 }
 
