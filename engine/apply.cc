@@ -61,6 +61,7 @@ struct StrictKey {
   std::string_view key;  // views the op's
   int64_t bucket = kNoBucket;
   int64_t value = 0;
+  int64_t held = 0;  // units its open reservations hold (DbImpl::HeldUnits)
 };
 
 // Everything Apply decided, step by step.
@@ -274,11 +275,11 @@ Status DecideOps(int64_t now, BatchPlan* bp,
         previous.used = at == SIZE_MAX ? 0 : bp->strict[at].value;
       }
       const PreviousWindow* prev = p.counter->sliding ? &previous : nullptr;
-      CheckBounds(op, strict->value, prev, &p);
+      CheckBounds(op, strict->value, prev, &p, strict->held);
       if (p.outcome == Outcome::kRefused) {
         return Status::OutOfRange(
             "batch op " + std::to_string(i) + ": " +
-            RefusalReason(*p.counter, op, strict->value, prev) +
+            RefusalReason(*p.counter, op, strict->value, prev, strict->held) +
             "; nothing was written");
       }
       strict->value = p.value;
@@ -397,6 +398,10 @@ Status DbImpl::ApplyInto(const Batch& batch,
                                std::vector<int64_t>* values) {
     return ReadStrictValues(c, slots, values);
   });
+  for (size_t k = 0; s.ok() && k < bp.strict.size(); ++k) {
+    StrictKey& key = bp.strict[k];
+    s = HeldUnits(*key.counter, key.key, now, &key.held);
+  }
   if (!s.ok()) return s;
   s = DecideOps(now, &bp, results);
   if (!s.ok() || bp.folds.empty()) {

@@ -116,6 +116,11 @@ Status Catalog::WriteFreshHeader() {
 }
 
 Status Catalog::RequireFormat(uint32_t version) {
+  {
+    // The usual case, shared: the header is there already.
+    ReaderLock guard(&lock_);
+    if (header_.format_version >= version) return Status::OK();
+  }
   rocksdb::WriteBatch wb;
   return CommitRaisingFormat(version, &wb);
 }

@@ -82,6 +82,12 @@ class Catalog {
     // scans (engine/rollups.cc).
     mutable std::atomic<int64_t> scan_ms{0};
     mutable std::atomic<int64_t> scan_started_ms{0};
+    // Strict counters with a minimum: whether the holds family may hold a
+    // reservation of the counter (DbImpl::MayHoldUnits): kHoldsUnknown
+    // until a write probes it, kHoldsNone (a write then reads no holds),
+    // kHoldsMaybe once one was seen or a Reserve is about to write one.
+    static constexpr int kHoldsUnknown = 0, kHoldsNone = 1, kHoldsMaybe = 2;
+    mutable std::atomic<int> holds{kHoldsUnknown};
   };
 
   // A shared hold on the catalog; Find() results stay valid while it lives.

@@ -98,6 +98,42 @@ KeyPrefix::KeyPrefix(uint64_t counter_id, std::string_view key) {
   buf_[size_++] = kKeyEnd;
 }
 
+void EncodeHoldKey(uint64_t counter_id, char tag, std::string_view key,
+                   std::string_view reservation_id, std::string* out) {
+  assert(tag == kOpenHoldTag || tag == kClosedHoldTag);
+  assert(key.find(kKeyEnd) == std::string_view::npos);
+  out->resize(kCounterIdBytes);
+  EncodeFixed64BE(counter_id, out->data());
+  out->push_back(tag);
+  out->append(key.data(), key.size());
+  out->push_back(kKeyEnd);
+  out->append(reservation_id.data(), reservation_id.size());
+}
+
+void HoldRange(uint64_t counter_id, char tag, std::string_view key,
+               std::string* begin, std::string* end) {
+  EncodeHoldKey(counter_id, tag, key, {}, begin);
+  *end = *begin;
+  end->back() = static_cast<char>(kKeyEnd + 1);
+}
+
+bool DecodeHoldKey(std::string_view bytes, uint64_t* counter_id, char* tag,
+                   std::string_view* key, std::string_view* reservation_id) {
+  if (bytes.size() < static_cast<size_t>(kCounterIdBytes) + 3) return false;
+  *counter_id = DecodeFixed64BE(bytes.data());
+  *tag = bytes[kCounterIdBytes];
+  if (*tag != kOpenHoldTag && *tag != kClosedHoldTag) return false;
+  const std::string_view rest = bytes.substr(kCounterIdBytes + 1);
+  const size_t end = rest.find(kKeyEnd);
+  if (end == std::string_view::npos || end > kMaxKeyBytes ||
+      end + 1 == rest.size()) {
+    return false;
+  }
+  *key = rest.substr(0, end);
+  *reservation_id = rest.substr(end + 1);
+  return reservation_id->find(kKeyEnd) == std::string_view::npos;
+}
+
 void KeyPrefix::End(std::string* out) const {
   if (!keyed()) {
     out->resize(kCounterIdBytes);

@@ -191,6 +191,23 @@ void EncodeMarkerKeyOf(const KeyPrefix& prefix, std::string_view event_id,
 bool DecodeAnyMarkerKey(std::string_view bytes, uint64_t* counter_id,
                         std::string_view* key, std::string_view* event_id);
 
+// holds CF (format 7): a reservation's key, u64be(id) + tag + key (empty
+// for a named counter) + 0x00 + reservation id, where the tag is
+// kOpenHoldTag while it is held and kClosedHoldTag once decided: one key's
+// open holds are one range (HoldRange), read by every write of the key.
+inline constexpr char kOpenHoldTag = '\x01';
+inline constexpr char kClosedHoldTag = '\x02';
+// Replaces *out.
+void EncodeHoldKey(uint64_t counter_id, char tag, std::string_view key,
+                   std::string_view reservation_id, std::string* out);
+// The range of one key's holds of one tag: [begin, end). Replaces both.
+void HoldRange(uint64_t counter_id, char tag, std::string_view key,
+               std::string* begin, std::string* end);
+// Any hold key split into its parts (views of the input); false when the
+// bytes follow no hold-key grammar.
+bool DecodeHoldKey(std::string_view bytes, uint64_t* counter_id, char* tag,
+                   std::string_view* key, std::string_view* reservation_id);
+
 // The range [KeyPrefix(id, key), its End()) that deletes one key of a keyed
 // counter (Db::DeleteKey), split into the counter id and the key (a view of
 // `begin`). False for any other pair of bounds (a whole counter's range is

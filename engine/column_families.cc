@@ -32,7 +32,7 @@ rocksdb::TableFactory* Tables(const std::shared_ptr<rocksdb::Cache>& cache,
   return rocksdb::NewBlockBasedTableFactory(t);
 }
 
-// meta, rollups and outbox: the options every family starts from.
+// meta, rollups, outbox and holds: the options every family starts from.
 void Plain(const FamilyTuning&, rocksdb::ColumnFamilyOptions*) {}
 
 void TuneShards(const FamilyTuning& t, rocksdb::ColumnFamilyOptions* cf) {
@@ -80,6 +80,8 @@ constexpr std::array<ColumnFamily, kTallyFamilyCount> kTable = {{
      DecodeRollupsValue, RenderRollups, OnCounterDelete::kCounterRange},
     {kOutbox, kOutboxFamily, true, Plain, DecodeOutboxKey, DecodeOutboxValue,
      RenderOutbox, OnCounterDelete::kKept},
+    {kHolds, kHoldsFamily, true, Plain, DecodeHoldsKey, DecodeHoldsValue,
+     RenderHolds, OnCounterDelete::kCounterRange},
 }};
 
 constexpr bool InFamilyOrder() {

@@ -39,8 +39,9 @@ enum Family : int {
   kEvents = 3,
   kRollups = 4,  // added after format 1's first release: may be missing
   kOutbox = 5,   // added with format 2: may be missing too
+  kHolds = 6,    // added with format 7: may be missing too
 };
-inline constexpr int kFamilyCount = 6;
+inline constexpr int kFamilyCount = 7;
 
 // The handles of one open instance, by Family; null for a family the
 // instance did not open (a read-only open of a database that lacks it).

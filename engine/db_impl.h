@@ -87,6 +87,21 @@ class DbImpl final : public Db, private BackendOps {
   Status Apply(const Batch& batch,
                std::vector<IncrementResult>* results) override;
 
+  Result<IncrementResult> Reset(CounterRef counter, std::string_view reset_id,
+                                int64_t value) override;
+  Result<ReservationResult> Reserve(CounterRef counter,
+                                    std::string_view reservation_id,
+                                    int64_t units,
+                                    int64_t hold_for_ms) override;
+  Result<ReservationResult> CommitReservation(
+      CounterRef counter, std::string_view reservation_id) override;
+  Result<ReservationResult> ReleaseReservation(
+      CounterRef counter, std::string_view reservation_id) override;
+  Result<ReservationInfo> GetReservation(
+      CounterRef counter, std::string_view reservation_id) override;
+  Result<HeldValue> ReadHeld(CounterRef counter,
+                             const ReadOptions& options) override;
+
   Result<int64_t> ReadExact(CounterRef counter,
                             const ReadOptions& options) override;
   Result<std::vector<int64_t>> ShardCounts(CounterRef counter,
@@ -233,6 +248,42 @@ class DbImpl final : public Db, private BackendOps {
   // ---- strict counters (strict.cc) ----
   // A strict counter's single op: under its key's stripe, the event's
   // marker (once-ops), then the key's value, checked and written.
+  // Reservations (engine/reservations.cc).
+  // A key's open holds now: the units still held (their time not run out),
+  // how many, the earliest end, and (when asked) up to kMaxExpiredClosed
+  // open holds whose time ran out, for a Reserve to close.
+  struct HoldsNow {
+    int64_t held = 0;
+    uint64_t open = 0;
+    int64_t next_expiry = 0;
+    std::vector<std::pair<std::string, schema::HoldRecord>> expired;
+  };
+  // Whether counter `c` may have a reservation (probed once per counter
+  // per process; a strict counter with a minimum and no buckets only).
+  bool MayHoldUnits(const Catalog::Entry& c);
+  Status ReadHolds(const CounterInfo& c, std::string_view key, int64_t now,
+                   const rocksdb::ReadOptions& ro, bool collect_expired,
+                   HoldsNow* out);
+  // The units `c`'s key holds now (0 without reservations): what a write
+  // of the key checks its minimum with (CheckBounds' `held`).
+  Status HeldUnits(const Catalog::Entry& c, std::string_view key, int64_t now,
+                   int64_t* held);
+  enum class HoldCall { kReserve, kCommit, kRelease };
+  Result<ReservationResult> HoldOne(HoldCall call, CounterRef counter,
+                                    std::string_view id, int64_t units,
+                                    int64_t hold_for_ms);
+  // The counter a reservation call names: strict, with a minimum, without
+  // buckets; with its key.
+  Status FindHoldCounter(const Catalog::Reader& catalog, CounterRef counter,
+                         const Catalog::Entry** out);
+  // Db::Reset's work (engine/reset.cc): the reset planned, locked, read,
+  // answered and committed.
+  Result<IncrementResult> ResetOne(CounterRef counter,
+                                   std::string_view reset_id, int64_t value);
+  // The value a reset replaces: of `key` (a bucketed counter's: of
+  // `bucket`), from one consistent view.
+  Status ReadResetValue(const CounterInfo& c, std::string_view key,
+                        int64_t bucket, int64_t* value);
   Result<IncrementResult> WriteStrict(const WriteOp& op, OpPlan* plan,
                                       WriteScratch* scratch);
   // The value of strict counter `c`'s key `key` (empty: the named
@@ -257,8 +308,9 @@ class DbImpl final : public Db, private BackendOps {
                     const OutboxRun* outbox, rocksdb::WriteBatch* wb,
                     std::string_view marker_key, std::string* scratch,
                     bool* first_plain);
-  // The outbox entry of a single applied op.
-  Status AddEntry(const WriteOp& op, const CounterInfo& c, int64_t now,
+  // The outbox entry of a single applied op: what it counted (`plan`'s
+  // applied delta; a reset's differs from the op's).
+  Status AddEntry(const WriteOp& op, const OpPlan& plan, int64_t now,
                   const OutboxRun* outbox, rocksdb::WriteBatch* wb,
                   std::string* scratch);
   // PlanSingle for the async calls: NotSupported for an outbox counter.
@@ -420,6 +472,7 @@ class DbImpl final : public Db, private BackendOps {
   rocksdb::ColumnFamilyHandle* events_ = nullptr;
   rocksdb::ColumnFamilyHandle* rollups_ = nullptr;  // null: an old read-only db
   rocksdb::ColumnFamilyHandle* outbox_ = nullptr;   // null: an old read-only db
+  rocksdb::ColumnFamilyHandle* holds_ = nullptr;    // null: an old read-only db
   OutboxSequencer outbox_seq_;
   // This read-write open's writer incarnation: the origin of every entry it
   // writes (docs/sync.md). Set once at open.

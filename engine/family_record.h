@@ -33,6 +33,7 @@ enum class RecordKind {
   kTopList,        // rollups u64be(id) + 0x01: a keyed counter's top keys
   kOutboxSettled,  // outbox u64be(0)
   kOutboxEntry,    // outbox u64be(seq >= 1)
+  kHold,           // holds: a reservation, open or closed
 };
 
 struct FamilyRecord {
@@ -56,6 +57,8 @@ struct FamilyRecord {
   TopKeysResult top;  // a top list
   schema::OutboxRecord outbox;
   std::string import_name;
+  char hold_tag = 0;  // a hold key's: kOpenHoldTag or kClosedHoldTag
+  schema::HoldRecord hold;
 };
 
 // How an entry was written (the WAL shows all of them; a table file only
@@ -100,6 +103,9 @@ std::string RenderRollups(WriteKind write, const FamilyRecord& rec,
 std::string DecodeOutboxKey(std::string_view key, FamilyRecord* out);
 std::string DecodeOutboxValue(std::string_view value, FamilyRecord* out);
 std::string RenderOutbox(WriteKind write, const FamilyRecord& rec, DumpOp* out);
+std::string DecodeHoldsKey(std::string_view key, FamilyRecord* out);
+std::string DecodeHoldsValue(std::string_view value, FamilyRecord* out);
+std::string RenderHolds(WriteKind write, const FamilyRecord& rec, DumpOp* out);
 
 }  // namespace tally::engine
 

@@ -31,7 +31,10 @@ namespace tally::engine {
 // Format 6: quotas (a strict counter with time buckets, whose markers hold
 // their window's end), raised by the creation of the first one: a format-5
 // tally would check a quota's bounds against the wrong value.
-inline constexpr uint32_t kFormatVersion = 6;
+// Format 7: resets and reservations (EventMarker.reset, the holds family),
+// raised by the first Reset or Reserve: a format-6 tally would answer a
+// reset's redelivery as an increment's, and would not see the units held.
+inline constexpr uint32_t kFormatVersion = 7;
 inline constexpr uint32_t kBaseFormatVersion = 1;
 inline constexpr uint32_t kFormatWindows = 2;
 inline constexpr uint32_t kFormatOutboxIdentity = 3;
@@ -39,6 +42,7 @@ inline constexpr uint32_t kTimeMarkFormatVersion = 3;
 inline constexpr uint32_t kFormatKeyed = 4;
 inline constexpr uint32_t kFormatStrict = 5;
 inline constexpr uint32_t kFormatQuota = 6;
+inline constexpr uint32_t kFormatHolds = 7;
 // CounterMeta.schema_version written for new counters.
 inline constexpr uint32_t kCounterSchemaVersion = 1;
 
@@ -47,6 +51,7 @@ inline constexpr char kShardsFamily[] = "shards";
 inline constexpr char kEventsFamily[] = "events";
 inline constexpr char kRollupsFamily[] = "rollups";
 inline constexpr char kOutboxFamily[] = "outbox";
+inline constexpr char kHoldsFamily[] = "holds";  // format 7
 
 // The file a creating open writes into the database directory before
 // RocksDB makes anything there, and removes once the database is whole

@@ -348,6 +348,13 @@ Status DbImpl::DeleteKey(std::string_view counter, std::string_view key) {
   rocksdb::WriteBatch wb;
   rocksdb::Status rs = wb.DeleteRange(shards_, range.begin(), range.end());
   if (rs.ok()) rs = wb.DeleteRange(events_, range.begin(), range.end());
+  // Its reservations, held and closed (holds family, format 7).
+  for (char tag : {kOpenHoldTag, kClosedHoldTag}) {
+    if (!rs.ok() || holds_ == nullptr) break;
+    std::string begin, end;
+    HoldRange(c->id, tag, key, &begin, &end);
+    rs = wb.DeleteRange(holds_, begin, end);
+  }
   if (!rs.ok()) return FromRocks(rs, "delete key");
   s = commit_->Commit(&wb);
   if (!s.ok()) return s;

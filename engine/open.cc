@@ -127,6 +127,7 @@ void DbImpl::BindFamilies() {
   events_ = f[kEvents];
   rollups_ = f[kRollups];  // null where a read-only open went without it
   outbox_ = f[kOutbox];
+  holds_ = f[kHolds];  // null where a read-only open went without it
 }
 
 Status DbImpl::Init() {

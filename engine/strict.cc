@@ -126,7 +126,10 @@ Result<IncrementResult> DbImpl::WriteStrict(const WriteOp& op, OpPlan* plan,
       s = ReadPreviousWindow(c, op, now, plan->bucket, &previous);
       if (!s.ok()) return s;
     }
-    CheckBounds(op, value, c.sliding ? &previous : nullptr, plan);
+    int64_t held = 0;
+    s = HeldUnits(c, op.key, now, &held);
+    if (!s.ok()) return s;
+    CheckBounds(op, value, c.sliding ? &previous : nullptr, plan, held);
   }
   return CommitDecided(op, marker, now, plan, scratch);
 }

@@ -99,6 +99,24 @@ Status ValidateEventId(std::string_view event_id) {
   return ValidateText("event id", event_id, kMaxEventIdBytes);
 }
 
+Status ValidateReservationId(std::string_view id) {
+  return ValidateText("reservation id", id, kMaxEventIdBytes);
+}
+
+Status ValidateHold(int64_t units, int64_t hold_for_ms) {
+  if (units < 1) {
+    return Status::InvalidArgument("reservation units " +
+                                   std::to_string(units) +
+                                   " must be at least 1");
+  }
+  if (hold_for_ms < 1 || hold_for_ms > kMaxHoldMs) {
+    return Status::InvalidArgument(
+        "hold of " + std::to_string(hold_for_ms) + " ms is outside 1.." +
+        std::to_string(kMaxHoldMs) + " ms (kMaxHoldMs)");
+  }
+  return Status::OK();
+}
+
 Status ValidateAffinityKey(std::string_view key) {
   return ValidateText("affinity key", key, kMaxAffinityKeyBytes);
 }

@@ -64,11 +64,11 @@ Status DbImpl::PlanSingle(const Catalog::Reader& catalog, const WriteOp& op,
   return s;
 }
 
-Status DbImpl::AddEntry(const WriteOp& op, const CounterInfo& c, int64_t now,
+Status DbImpl::AddEntry(const WriteOp& op, const OpPlan& plan, int64_t now,
                         const OutboxRun* outbox, rocksdb::WriteBatch* wb,
                         std::string* scratch) {
-  return AddOutboxEntry(wb, outbox->first(), outbox->settled(), c, op.key,
-                        op.event_id, op.delta,
+  return AddOutboxEntry(wb, outbox->first(), outbox->settled(), *plan.counter,
+                        op.key, op.event_id, plan.applied,
                         EventTimeOr(op.event_time_ms, now), scratch);
 }
 
@@ -84,7 +84,7 @@ Status DbImpl::AddApplied(const WriteOp& op, const OpPlan& plan, int64_t now,
   // merge, flag, outbox entry.
   Status s;
   if (op.once && outbox != nullptr) {
-    s = AddEntry(op, c, now, outbox, wb, scratch);
+    s = AddEntry(op, plan, now, outbox, wb, scratch);
   }
   rocksdb::Status rs;
   if (s.ok() && op.once) {
@@ -100,7 +100,7 @@ Status DbImpl::AddApplied(const WriteOp& op, const OpPlan& plan, int64_t now,
   }
   if (s.ok()) s = FromRocks(rs, op.once ? "increment once" : "increment");
   if (s.ok() && !op.once && outbox != nullptr) {
-    s = AddEntry(op, c, now, outbox, wb, scratch);
+    s = AddEntry(op, plan, now, outbox, wb, scratch);
   }
   return s;
 }

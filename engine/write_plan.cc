@@ -174,7 +174,8 @@ Status Resolve(const Catalog::Reader& catalog, const WriteOp& op,
   if (op.once) plan->event_hash = StableHash(op.event_id);
   plan->lock_hash = c.bounds.any() ? StrictKeyLockHash(op.key) : plan->event_hash;
   s = ChooseShard(c, op, plan->event_hash, &plan->shard);
-  if (s.ok() && op.once) s = RequireEventTime(c, op.event_time_ms);
+  // A reset happens now: its event time is the engine's when it is decided.
+  if (s.ok() && op.once && !op.reset) s = RequireEventTime(c, op.event_time_ms);
   assert(!s.ok() || plan->shard < c.shards);
   return s;
 }
@@ -227,7 +228,9 @@ Status Decide(const WriteOp& op, const FoundMarker& marker, int64_t now,
   if (marker.found) {
     plan->shard = marker.shard;
     const int64_t asked = marker.strict ? marker.asked : marker.delta;
-    if (asked != op.delta) {
+    // A reset and an increment never answer each other: one id is one or
+    // the other.
+    if (asked != op.delta || marker.reset != op.reset) {
       plan->outcome = Outcome::kConflict;
     } else {
       plan->outcome = marker.refused ? Outcome::kRefused : Outcome::kDuplicate;
@@ -239,7 +242,7 @@ Status Decide(const WriteOp& op, const FoundMarker& marker, int64_t now,
       // value.
       if (marker.window_ends != 0) {
         plan->remaining = marker.remaining;
-      } else if (marker.strict) {
+      } else if (marker.strict && c.bounds.any()) {
         plan->remaining = Remaining(c.bounds, marker.asked, marker.value);
       }
     }
@@ -263,8 +266,14 @@ namespace {
 // increment. The largest value v with used * (width - elapsed) + v * width
 // <= max * width: floor((max * width - used * (width - elapsed)) / width).
 CounterBounds BoundsFor(const CounterInfo& c, int64_t delta,
-                        const PreviousWindow* previous) {
+                        const PreviousWindow* previous, int64_t held = 0) {
   CounterBounds b = c.bounds;
+  if (held > 0) {
+    // Units held by open reservations stay out of reach: min <= 0 <= held,
+    // so the sum stays within int64.
+    assert(b.has_min && b.min <= 0 && previous == nullptr);
+    b.min += held;
+  }
   if (previous == nullptr || delta <= 0) return b;
   assert(c.sliding && b.has_max);
   const int64_t width = BucketWidthMs(c.bucket);
@@ -285,10 +294,36 @@ int64_t RoomNow(const CounterInfo& c, int64_t used,
   return Remaining(BoundsFor(c, 1, previous), 1, used);
 }
 
-void CheckBounds(const WriteOp& op, int64_t current,
-                 const PreviousWindow* previous, OpPlan* plan) {
+Status AnswerReset(const WriteOp& op, int64_t current,
+                   const PreviousWindow* previous, OpPlan* plan) {
   const CounterInfo& c = *plan->counter;
-  const CounterBounds b = BoundsFor(c, op.delta, previous);
+  assert(op.reset && plan->outcome == Outcome::kApplied);
+  assert(!c.bounds.any() || WithinBounds(c.bounds, op.delta));
+  const __int128 add = static_cast<__int128>(op.delta) - current;
+  if (add < kMinDelta || add > kMaxDelta) {
+    return Status::OutOfRange(
+        "counter " + Quote(c.name) +
+        (op.key.empty() ? std::string() : " key " + Quote(op.key)) + " holds " +
+        std::to_string(current) + ": a reset to " + std::to_string(op.delta) +
+        " would add a delta beyond int64");
+  }
+  plan->applied = static_cast<int64_t>(add);
+  plan->value = op.delta;
+  plan->window_ends =
+      plan->bucket == kNoBucket ? 0 : plan->bucket + BucketWidthMs(c.bucket);
+  plan->remaining = 0;
+  if (plan->window_ends != 0 && c.bounds.any()) {
+    plan->remaining = RoomNow(c, op.delta, previous);
+  } else if (c.bounds.any()) {
+    plan->remaining = Remaining(c.bounds, plan->applied, op.delta);
+  }
+  return Status::OK();
+}
+
+void CheckBounds(const WriteOp& op, int64_t current,
+                 const PreviousWindow* previous, OpPlan* plan, int64_t held) {
+  const CounterInfo& c = *plan->counter;
+  const CounterBounds b = BoundsFor(c, op.delta, previous, held);
   assert(b.any() && plan->outcome == Outcome::kApplied);
   assert((previous != nullptr) == c.sliding);
   assert((plan->bucket == kNoBucket) == (c.bucket == BucketWidth::kNone));
@@ -314,12 +349,16 @@ void CheckBounds(const WriteOp& op, int64_t current,
 }
 
 std::string RefusalReason(const CounterInfo& c, const WriteOp& op,
-                          int64_t current, const PreviousWindow* previous) {
-  const CounterBounds b = BoundsFor(c, op.delta, previous);
+                          int64_t current, const PreviousWindow* previous,
+                          int64_t held) {
+  const CounterBounds b = BoundsFor(c, op.delta, previous, held);
   const __int128 next = static_cast<__int128>(current) + op.delta;
   const bool below = next < Low(b);
   std::string bound;
-  if (below) {
+  if (below && held > 0) {
+    bound = "its minimum " + std::to_string(c.bounds.min) + " plus the " +
+            std::to_string(held) + " units open reservations hold";
+  } else if (below) {
     bound = b.has_min ? "its minimum " + std::to_string(b.min)
                       : std::string("int64");
   } else if (b.max != c.bounds.max) {
@@ -342,7 +381,8 @@ Status ReadMarker(const CounterInfo& c, std::string_view key,
                   std::string_view value, FoundMarker* marker) {
   schema::MarkerAnswer a;
   Status s = schema::DecodeMarkerAnswer(value, &a);
-  if (s.ok() && a.strict != c.bounds.any()) {
+  // A reset's marker holds its answer on any counter (format 7).
+  if (s.ok() && a.strict != c.bounds.any() && !a.answer.reset) {
     s = Status::Corruption(a.strict ? "a strict marker of a sharded counter"
                                     : "a sharded marker of a strict counter");
   }
@@ -353,7 +393,7 @@ Status ReadMarker(const CounterInfo& c, std::string_view key,
   *marker = FoundMarker{true,           a.delta,          a.shard,
                         a.strict,       a.answer.refused, a.answer.asked,
                         a.answer.value, a.answer.window_ends_ms,
-                        a.answer.remaining};
+                        a.answer.remaining, a.answer.reset};
   return Status::OK();
 }
 
@@ -380,12 +420,13 @@ rocksdb::Status AddMarker(rocksdb::WriteBatch* wb,
                           std::string_view key, const WriteOp& op,
                           const OpPlan& plan, int64_t now,
                           std::string* scratch) {
-  const bool strict = plan.counter->bounds.any();
+  // A reset's marker holds its answer whatever the counter.
+  const bool strict = plan.counter->bounds.any() || op.reset;
   assert(op.once && (plan.outcome == Outcome::kApplied ||
                      (strict && plan.outcome == Outcome::kRefused)));
   const schema::StrictAnswer answer{
       plan.outcome == Outcome::kRefused, op.delta, plan.value,
-      plan.window_ends, plan.window_ends != 0 ? plan.remaining : 0};
+      plan.window_ends, plan.window_ends != 0 ? plan.remaining : 0, op.reset};
   schema::EncodeMarker(op.event_id, plan.counter->id, plan.shard,
                        plan.applied, now, scratch, plan.expires_at,
                        !op.affinity_key.empty(), strict ? &answer : nullptr);

@@ -59,6 +59,10 @@ struct WriteOp {
   int64_t event_time_ms = kEventTimeNow;
   bool once = false;
   bool saturate = false;  // strict counters: apply what fits
+  // A reset (Db::Reset, engine/reset.cc): a once-op whose event id is the
+  // reset id and whose delta is the value to set; what it adds is decided
+  // under its locks (AnswerReset).
+  bool reset = false;
 
   static WriteOp Plain(CounterRef counter, int64_t delta,
                        const IncrementOptions& options) {
@@ -129,6 +133,7 @@ struct FoundMarker {
   int64_t value = 0;
   int64_t window_ends = 0;  // a quota's: its window's end
   int64_t remaining = 0;    // a quota's: the room it was answered
+  bool reset = false;       // a reset's marker: asked and value are its value
 };
 
 // Outcomes of the ops of one successful call, for EngineStats.
@@ -202,8 +207,19 @@ struct PreviousWindow {
   int64_t used = 0;
   int64_t elapsed = 0;  // 0..width-1
 };
+// `held`: the units the key's open reservations hold (Db::Reserve), which
+// raise the minimum the value must keep by as much (0: none).
 void CheckBounds(const WriteOp& op, int64_t current,
-                 const PreviousWindow* previous, OpPlan* plan);
+                 const PreviousWindow* previous, OpPlan* plan,
+                 int64_t held = 0);
+// A reset Decide found kApplied: the key (a quota's window) holds
+// `current` and is set to op.delta, so the op adds op.delta - current
+// (OutOfRange when that is beyond int64: the reset is refused, nothing
+// written). The answer is a reset's: value op.delta, a strict counter's
+// remaining room toward its maximum (a sliding quota's by `previous`), else
+// toward the bound the delta moves toward, as for an increment.
+Status AnswerReset(const WriteOp& op, int64_t current,
+                   const PreviousWindow* previous, OpPlan* plan);
 // What an increment of a strict counter whose value (a quota's window's
 // use) is `used` may still take now (QuotaState::remaining).
 int64_t RoomNow(const CounterInfo& c, int64_t used,
@@ -212,7 +228,8 @@ int64_t RoomNow(const CounterInfo& c, int64_t used,
 // Why a strict op was refused, for a batch's OutOfRange: the key, the
 // bound it would cross, the value and the delta.
 std::string RefusalReason(const CounterInfo& c, const WriteOp& op,
-                          int64_t current, const PreviousWindow* previous);
+                          int64_t current, const PreviousWindow* previous,
+                          int64_t held = 0);
 
 // An increment's event time: the one given, else `now`.
 inline int64_t EventTimeOr(int64_t event_time_ms, int64_t now) {

@@ -13,6 +13,7 @@ namespace {
 constexpr char kHeaderId[] = "TLHD";
 constexpr char kCounterId[] = "TLCM";
 constexpr char kMarkerId[] = "TLEM";
+constexpr char kHoldId[] = "TLHO";
 constexpr char kOutboxId[] = "TLOB";
 
 // Records are small; a verifier depth/table bound well above what they need
@@ -99,7 +100,8 @@ void EncodeMarker(std::string_view event_id, uint64_t counter_id,
   auto root =
       CreateEventMarker(fbb, id, counter_id, shard, delta, created_at_ms,
                         expires_at_ms, pinned, strict != nullptr, a.refused,
-                        a.asked, a.value, a.window_ends_ms, a.remaining);
+                        a.asked, a.value, a.window_ends_ms, a.remaining,
+                        a.reset);
   fbb.Finish(root, kMarkerId);
   Finish(fbb, out);
 }
@@ -120,6 +122,35 @@ void EncodeOutbox(const OutboxFields& f, std::string* out) {
                                 origin, f.origin_seq, f.settled, key);
   fbb.Finish(root, kOutboxId);
   Finish(fbb, out);
+}
+
+void EncodeHold(const HoldRecord& r, std::string* out) {
+  flatbuffers::FlatBufferBuilder fbb(128);
+  auto id = fbb.CreateString(r.reservation_id);
+  auto root = CreateHold(fbb, id, r.counter_id, r.units, r.created_at_ms,
+                         r.expires_at_ms, r.state, r.closed_at_ms);
+  fbb.Finish(root, kHoldId);
+  Finish(fbb, out);
+}
+
+Status DecodeHold(std::string_view bytes, HoldRecord* rec) {
+  const Hold* h = Verified<Hold>(bytes, kHoldId);
+  if (h == nullptr || h->reservation_id() == nullptr) {
+    return Status::Corruption(Describe("reservation", bytes));
+  }
+  if (h->state() > 4 || h->units() <= 0) {
+    return Status::Corruption("reservation with state " +
+                              std::to_string(h->state()) + " and units " +
+                              std::to_string(h->units()));
+  }
+  rec->reservation_id = h->reservation_id()->str();
+  rec->counter_id = h->counter_id();
+  rec->units = h->units();
+  rec->created_at_ms = h->created_at_ms();
+  rec->expires_at_ms = h->expires_at_ms();
+  rec->state = h->state();
+  rec->closed_at_ms = h->closed_at_ms();
+  return Status::OK();
 }
 
 Status DecodeHeader(std::string_view bytes, HeaderRecord* rec) {
@@ -170,8 +201,9 @@ Status DecodeMarker(std::string_view bytes, MarkerRecord* rec) {
   rec->expires_at_ms = m->expires_at_ms();
   rec->pinned = m->pinned();
   rec->strict = m->strict();
-  rec->answer = StrictAnswer{m->refused(), m->asked(), m->value(),
-                             m->window_ends_ms(), m->remaining()};
+  rec->answer = StrictAnswer{m->refused(),        m->asked(),
+                             m->value(),          m->window_ends_ms(),
+                             m->remaining(),      m->reset()};
   return Status::OK();
 }
 
@@ -198,8 +230,9 @@ Status DecodeMarkerAnswer(std::string_view bytes, MarkerAnswer* out) {
   out->delta = m->delta();
   out->shard = m->shard();
   out->strict = m->strict();
-  out->answer = StrictAnswer{m->refused(), m->asked(), m->value(),
-                             m->window_ends_ms(), m->remaining()};
+  out->answer = StrictAnswer{m->refused(),        m->asked(),
+                             m->value(),          m->window_ends_ms(),
+                             m->remaining(),      m->reset()};
   return Status::OK();
 }
 

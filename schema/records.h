@@ -51,6 +51,7 @@ struct StrictAnswer {
   int64_t value = 0;  // the value it left, or the value that refused it
   int64_t window_ends_ms = 0;  // format 6: a quota's window end; else 0
   int64_t remaining = 0;       // format 6: a quota's answered room; else 0
+  bool reset = false;          // format 7: a reset's marker (Db::Reset)
 };
 
 struct MarkerRecord {
@@ -61,7 +62,8 @@ struct MarkerRecord {
   int64_t created_at_ms = 0;
   int64_t expires_at_ms = 0;  // format 2; 0: never
   bool pinned = false;        // format 2: shard from an affinity key
-  bool strict = false;        // format 5: `answer` is set
+  bool strict = false;        // format 5: `answer` is set (format 7: also
+                              // on a sharded counter's reset marker)
   StrictAnswer answer;
 };
 
@@ -71,6 +73,17 @@ struct MarkerAnswer {
   uint32_t shard = 0;
   bool strict = false;
   StrictAnswer answer;  // when strict
+};
+
+// Format 7: a reservation (holds family).
+struct HoldRecord {
+  std::string reservation_id;
+  uint64_t counter_id = 0;
+  int64_t units = 0;
+  int64_t created_at_ms = 0;
+  int64_t expires_at_ms = 0;
+  uint8_t state = 0;  // tally::HoldState
+  int64_t closed_at_ms = 0;  // 0 while held
 };
 
 struct OutboxRecord {
@@ -111,7 +124,11 @@ void EncodeMarker(std::string_view event_id, uint64_t counter_id,
 // thread-local builder.
 void EncodeOutbox(const OutboxFields& fields, std::string* out);
 
+void EncodeHold(const HoldRecord& rec, std::string* out);
+
 Status DecodeHeader(std::string_view bytes, HeaderRecord* rec);
+// Also checks state (0..4), units > 0 and the required id.
+Status DecodeHold(std::string_view bytes, HoldRecord* rec);
 Status DecodeCounter(std::string_view bytes, CounterRecord* rec);
 Status DecodeMarker(std::string_view bytes, MarkerRecord* rec);
 Status DecodeOutbox(std::string_view bytes, OutboxRecord* rec);

@@ -75,6 +75,17 @@ const char* OutcomeName(Outcome outcome) {
   return "unknown";
 }
 
+const char* HoldStateName(HoldState state) {
+  switch (state) {
+    case HoldState::kHeld: return "held";
+    case HoldState::kCommitted: return "committed";
+    case HoldState::kReleased: return "released";
+    case HoldState::kExpired: return "expired";
+    case HoldState::kRefused: return "refused";
+  }
+  return "unknown";
+}
+
 const char* StatsSourceName(StatsSource source) {
   switch (source) {
     case StatsSource::kThisProcess: return "this_process";

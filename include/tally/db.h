@@ -173,6 +173,66 @@ class Db {
   virtual Status Apply(const Batch& batch,
                        std::vector<IncrementResult>* results) = 0;
 
+  // Sets the value of a counter (one key of a keyed counter; a bucketed
+  // counter's: of the bucket holding now, a quota's window now) to `value`,
+  // once per (counter, key, reset_id): kApplied the first time, with
+  // IncrementResult::applied the delta it took and value `value`;
+  // kDuplicate for a redelivery with the same value (nothing changes, the
+  // first answer again), kConflict for one with another value or for an
+  // id an increment already used (a reset id is an event id of its key:
+  // one id is one increment or one reset). A reset is a once-increment of
+  // `value` minus the value read under the key's lock (docs/design.md,
+  // "Reset"): markers of earlier events stay, so a redelivered event from
+  // before the reset is still a duplicate; roll-ups, the outbox and a hub
+  // see that delta. Earlier buckets keep their history. A plain increment
+  // of a sharded counter that commits while the reset runs is kept on top
+  // of `value`. InvalidArgument for a value outside a strict counter's
+  // bounds; OutOfRange when value minus the current value is beyond int64.
+  virtual Result<IncrementResult> Reset(CounterRef counter,
+                                        std::string_view reset_id,
+                                        int64_t value = 0) = 0;
+
+  // ---- reservations: units held for a while (stock during checkout) ----
+  // Strict counters with a minimum and no time buckets only (else
+  // InvalidArgument). A reservation (one key's, by its id) holds `units`
+  // (1..kMaxDelta) for `hold_for_ms` (1..kMaxHoldMs) of the engine's
+  // clock: while held, the units count against the minimum for every
+  // other op of the key (a take may only use what is available: the value
+  // less the held units), but the value itself does not move until the
+  // reservation is committed, which takes the units for good; a release,
+  // or the hold running out, gives them back without a write. Every call is
+  // idempotent by (counter, key, reservation_id); each answers the
+  // reservation's state after it (ReservationResult). docs/design.md,
+  // "Reservations".
+  // Reserve: kApplied and kHeld; kRefused and kRefused when fewer than
+  // `units` are available (remembered: a retry is refused again, with no
+  // hold); a retry of a known id: kDuplicate with its state now (kHeld,
+  // kExpired once its hold ran out, kCommitted, kReleased, kRefused), or
+  // kConflict when `units` differ (nothing changes).
+  virtual Result<ReservationResult> Reserve(CounterRef counter,
+                                            std::string_view reservation_id,
+                                            int64_t units,
+                                            int64_t hold_for_ms) = 0;
+  // Takes a held reservation's units from the value: kApplied and
+  // kCommitted; kDuplicate for a committed one; kRefused for one that is
+  // released, expired (its hold ran out first: nothing is taken) or was
+  // refused. NotFound for an unknown id.
+  virtual Result<ReservationResult> CommitReservation(
+      CounterRef counter, std::string_view reservation_id) = 0;
+  // Gives a held reservation's units back: kApplied and kReleased;
+  // kDuplicate for a released, expired or refused one (nothing is held);
+  // kRefused for a committed one. NotFound for an unknown id.
+  virtual Result<ReservationResult> ReleaseReservation(
+      CounterRef counter, std::string_view reservation_id) = 0;
+  // One reservation as stored now; NotFound for an unknown id.
+  virtual Result<ReservationInfo> GetReservation(
+      CounterRef counter, std::string_view reservation_id) = 0;
+  // A strict counter's (key's) value, what its open reservations hold
+  // now and what is available to take, from one consistent view. Works on
+  // read-only databases.
+  virtual Result<HeldValue> ReadHeld(CounterRef counter,
+                                     const ReadOptions& options = {}) = 0;
+
   // ---- reads ----
   // The sum of all shards, read from one consistent snapshot. OutOfRange
   // when the sum lies outside int64 (shards keep their exact sums beyond
@@ -236,8 +296,8 @@ class Db {
   // scan took (docs/design.md, "Keyed counters").
   virtual Result<TopKeysResult> TopKeys(std::string_view counter, size_t n,
                                         const TopKeysOptions& options = {}) = 0;
-  // Removes one key of a keyed counter: its shards and markers (range
-  // deletes, in one atomic write). Its later increments start from 0 and a
+  // Removes one key of a keyed counter: its shards, markers and
+  // reservations (range deletes, in one atomic write). Its later increments start from 0 and a
   // redelivered once-increment counts again. OK when the key holds nothing.
   virtual Status DeleteKey(std::string_view counter, std::string_view key) = 0;
   // ---- markers: the idempotency marker of each event a once-increment

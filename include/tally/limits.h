@@ -171,6 +171,15 @@ inline constexpr uint64_t kMaxOutboxEntries = uint64_t{1} << 32;
 // memory, as for kMaxListMarkers.
 inline constexpr size_t kMaxOutboxRead = 100000;
 
+// Db::Reserve's hold_for_ms: 1..kMaxHoldMs (30 days). A hold is a
+// checkout or a seat being booked, not storage: units held longer belong in
+// a take (commit) that a later increment gives back.
+inline constexpr int64_t kMaxHoldMs = int64_t{30} * 86400 * 1000;
+// Reservations of one key held at once: 1..kMaxOpenHolds. Every write of
+// the key reads them all (what is available is its value less what they
+// hold), so the bound caps that read; Reserve past it is OutOfRange.
+inline constexpr size_t kMaxOpenHolds = 1024;
+
 static_assert(kMaxShards <= (1u << 16), "shard index must stay small");
 static_assert(kMaxEventIdBytes >= kMaxNameBytes, "ids are at least names");
 static_assert(kMaxBatchOps <= (1u << 20), "a batch must fit one WriteBatch");

@@ -265,6 +265,53 @@ struct IncrementResult {
   int64_t window_ends_ms = 0;
 };
 
+// A reservation's state (Db::Reserve). Only kHeld holds units, and only
+// until expires_at_ms; every other state is final.
+enum class HoldState : uint8_t {
+  kHeld = 0,       // its units are held, until expires_at_ms
+  kCommitted = 1,  // its units were taken from the value
+  kReleased = 2,   // given back before its hold ran out
+  kExpired = 3,    // its hold ran out before a commit: nothing was taken
+  kRefused = 4,    // too few units were available: nothing was held
+};
+
+const char* HoldStateName(HoldState state);
+
+// What Reserve, CommitReservation and ReleaseReservation answer.
+struct ReservationResult {
+  // kApplied: this call moved the reservation to `state`; kDuplicate: it
+  // was there already (a retry); kConflict: a Reserve of a known id with
+  // other units; kRefused: the call could not do what it asked, `state`
+  // says why.
+  Outcome outcome = Outcome::kApplied;
+  HoldState state = HoldState::kHeld;
+  int64_t units = 0;          // the units the reservation is for
+  int64_t expires_at_ms = 0;  // when its hold ends (ends, for a closed one)
+  // The key's value and what is available to take (value less the units
+  // open reservations hold), now, after the call.
+  int64_t value = 0;
+  int64_t available = 0;
+};
+
+// One stored reservation (Db::GetReservation).
+struct ReservationInfo {
+  std::string reservation_id;
+  HoldState state = HoldState::kHeld;  // kExpired once a held one ran out
+  int64_t units = 0;
+  int64_t created_at_ms = 0;
+  int64_t expires_at_ms = 0;
+  int64_t closed_at_ms = 0;  // when it was committed, released or refused
+};
+
+// A strict counter's value with its reservations (Db::ReadHeld).
+struct HeldValue {
+  int64_t value = 0;      // what the counter (key) holds: ReadExact's value
+  int64_t held = 0;       // units open reservations hold now
+  int64_t available = 0;  // value - held: what a take may go down to min from
+  uint64_t open = 0;      // reservations held now
+  int64_t next_expiry_ms = 0;  // the earliest hold's end (0: none held)
+};
+
 // One idempotency marker, as Db::ListMarkers and Db::GetMarker return it.
 struct MarkerInfo {
   std::string event_id;
@@ -290,6 +337,9 @@ struct MarkerInfo {
   // the window the event was decided in ends (IncrementResult::
   // window_ends_ms); 0 otherwise.
   int64_t window_ends_ms = 0;
+  // The marker of a reset (Db::Reset, format 7): `asked` and `value` are
+  // the value it set, `delta` what it took to get there.
+  bool reset = false;
 };
 
 // One key of an exported keyed counter: the key and its shard values.

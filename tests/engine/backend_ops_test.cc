@@ -84,6 +84,31 @@ class WrappingDb final : public Db, private BackendOps {
                                const ReadOptions& options) override {
     return inner_->ReadQuota(counter, options);
   }
+  Result<IncrementResult> Reset(CounterRef counter, std::string_view id,
+                                int64_t value) override {
+    return inner_->Reset(counter, id, value);
+  }
+  Result<ReservationResult> Reserve(CounterRef counter, std::string_view id,
+                                    int64_t units,
+                                    int64_t hold_for_ms) override {
+    return inner_->Reserve(counter, id, units, hold_for_ms);
+  }
+  Result<ReservationResult> CommitReservation(CounterRef counter,
+                                              std::string_view id) override {
+    return inner_->CommitReservation(counter, id);
+  }
+  Result<ReservationResult> ReleaseReservation(CounterRef counter,
+                                               std::string_view id) override {
+    return inner_->ReleaseReservation(counter, id);
+  }
+  Result<ReservationInfo> GetReservation(CounterRef counter,
+                                         std::string_view id) override {
+    return inner_->GetReservation(counter, id);
+  }
+  Result<HeldValue> ReadHeld(CounterRef counter,
+                             const ReadOptions& options) override {
+    return inner_->ReadHeld(counter, options);
+  }
   Result<std::vector<int64_t>> ShardCounts(
       CounterRef counter, const ReadOptions& options) override {
     return inner_->ShardCounts(counter, options);

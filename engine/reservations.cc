@@ -1,0 +1,453 @@
+// Reservations (Db::Reserve, CommitReservation, ReleaseReservation,
+// GetReservation, ReadHeld): units of a strict counter's key held for a
+// while (stock during a checkout), then taken (commit) or given back
+// (release, or the hold running out).
+//
+// A reservation is one record in the holds family (docs/format.md,
+// "holds"): at its open key while held, at its closed key once decided. The
+// value (the shard) does not move until a commit, which merges -units into
+// it in the same WriteBatch that closes the record; a held reservation
+// counts only against the minimum: every write of the key reads its open
+// holds and checks the value less the units still held (HeldUnits,
+// CheckBounds' `held`). So nothing has to happen when a hold runs out: from
+// then on it simply no longer counts (by the engine's clock, which never
+// steps back, also across restarts), and no crash can leak one past its
+// end or give its units back twice (a release writes no value at all).
+// The next Reserve of the key closes what ran out (kExpired), so the open
+// range a write reads stays small; kMaxOpenHolds bounds it.
+//
+// Every call runs under the key's lock stripe (StrictKeyLockHash), the one
+// every op of a strict key takes: a reservation's check and write, and the
+// take that reads the holds, never interleave.
+//
+// Invariant (Verify checks it): value - held >= min. A take checks it; a
+// Reserve checks value - held - units >= min; a commit moves value and held
+// by the same units; a release or an end only lowers held; a reset refuses
+// a value below min + held.
+//
+// Cost for a strict counter with reservations: each write of one of its
+// keys adds one iterator over the key's open holds (an empty range for a
+// key with none). Counters that never had one read nothing: the first
+// write of each counter in a process probes the family once (MayHoldUnits).
+
+#include <rocksdb/iterator.h>
+#include <rocksdb/write_batch.h>
+
+#include <algorithm>
+#include <cassert>
+
+#include "engine/coding.h"
+#include "engine/db_impl.h"
+#include "engine/format.h"
+#include "engine/perf_counters.h"
+#include "engine/snapshot_hold.h"
+#include "engine/validate.h"
+#include "tally/limits.h"
+#include "util/rocks_status.h"
+
+namespace tally::engine {
+namespace {
+
+// Open holds whose time ran out that one Reserve closes: bounds its batch.
+constexpr size_t kMaxExpiredClosed = 64;
+
+HoldState StateAt(const schema::HoldRecord& h, int64_t now) {
+  const auto s = static_cast<HoldState>(h.state);
+  return s == HoldState::kHeld && now >= h.expires_at_ms ? HoldState::kExpired
+                                                         : s;
+}
+
+std::string Naming(const CounterInfo& c, std::string_view key,
+                   std::string_view id) {
+  return "reservation " + Quote(id) + " of counter " + Quote(c.name) +
+         (key.empty() ? std::string() : " key " + Quote(key));
+}
+
+}  // namespace
+
+bool DbImpl::MayHoldUnits(const Catalog::Entry& c) {
+  if (!c.bounds.has_min || c.bucket != BucketWidth::kNone ||
+      holds_ == nullptr) {
+    return false;
+  }
+  int known = c.holds.load(std::memory_order_acquire);
+  if (known != Catalog::Entry::kHoldsUnknown) {
+    return known == Catalog::Entry::kHoldsMaybe;
+  }
+  // Any open hold of the counter: [u64be(id) 01, u64be(id) 02).
+  std::string begin(kCounterIdBytes + 1, kOpenHoldTag);
+  EncodeFixed64BE(c.id, begin.data());
+  std::string end = begin;
+  end.back() = kClosedHoldTag;
+  rocksdb::ReadOptions ro;
+  const rocksdb::Slice upper(end);
+  ro.iterate_upper_bound = &upper;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, holds_));
+  it->Seek(begin);
+  // An error reads as "maybe": the write's own read of the holds reports it.
+  const int probed = it->Valid() || !it->status().ok()
+                         ? Catalog::Entry::kHoldsMaybe
+                         : Catalog::Entry::kHoldsNone;
+  // A Reserve that set kHoldsMaybe meanwhile wins.
+  c.holds.compare_exchange_strong(known, probed, std::memory_order_acq_rel);
+  return c.holds.load(std::memory_order_acquire) ==
+         Catalog::Entry::kHoldsMaybe;
+}
+
+Status DbImpl::ReadHolds(const CounterInfo& c, std::string_view key,
+                         int64_t now, const rocksdb::ReadOptions& base,
+                         bool collect_expired, HoldsNow* out) {
+  *out = HoldsNow{};
+  if (holds_ == nullptr) return Status::OK();
+  std::string begin, end;
+  HoldRange(c.id, kOpenHoldTag, key, &begin, &end);
+  rocksdb::ReadOptions ro = base;
+  const rocksdb::Slice upper(end);
+  ro.iterate_upper_bound = &upper;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, holds_));
+  __int128 held = 0;
+  size_t seen = 0;
+  for (it->Seek(begin); it->Valid(); it->Next()) {
+    schema::HoldRecord h;
+    Status s = schema::DecodeHold(it->value().ToStringView(), &h);
+    if (s.ok() && (h.counter_id != c.id ||
+                   h.state != static_cast<uint8_t>(HoldState::kHeld))) {
+      s = Status::Corruption("not a held reservation of this key");
+    }
+    if (!s.ok()) {
+      return Status::Corruption("hold " + HexKey(it->key().ToStringView()) +
+                                " of counter " + Quote(c.name) + ": " +
+                                s.message());
+    }
+    if (++seen > kMaxOpenHolds) {
+      // Past what Reserve lets in (it adds a record only while fewer than
+      // kMaxOpenHolds are held, and closes one that ran out for each it
+      // adds while any has): a damaged range.
+      return Status::Corruption("counter " + Quote(c.name) + " key " +
+                                Quote(key) + " has more open holds than " +
+                                "kMaxOpenHolds allows");
+    }
+    if (now >= h.expires_at_ms) {
+      if (collect_expired && out->expired.size() < kMaxExpiredClosed) {
+        out->expired.emplace_back(it->key().ToString(), std::move(h));
+      }
+      continue;
+    }
+    held += h.units;
+    ++out->open;
+    if (out->next_expiry == 0 || h.expires_at_ms < out->next_expiry) {
+      out->next_expiry = h.expires_at_ms;
+    }
+  }
+  Status s = FromRocks(it->status(), "read holds");
+  if (!s.ok()) return s;
+  if (held > kMaxDelta) {
+    return Status::Corruption("counter " + Quote(c.name) +
+                              " holds more units than int64 in reservations");
+  }
+  out->held = static_cast<int64_t>(held);
+  return Status::OK();
+}
+
+Status DbImpl::HeldUnits(const Catalog::Entry& c, std::string_view key,
+                         int64_t now, int64_t* held) {
+  *held = 0;
+  if (!MayHoldUnits(c)) return Status::OK();
+  HoldsNow holds;
+  Status s = ReadHolds(c, key, now, rocksdb::ReadOptions(), false, &holds);
+  if (s.ok()) *held = holds.held;
+  return s;
+}
+
+Status DbImpl::FindHoldCounter(const Catalog::Reader& catalog,
+                               CounterRef counter,
+                               const Catalog::Entry** out) {
+  Status s = FindCounterRef(catalog, counter, KeyUse::kOneKey, out);
+  if (!s.ok()) return s;
+  const Catalog::Entry& c = **out;
+  if (!c.bounds.has_min || c.bucket != BucketWidth::kNone) {
+    return Status::InvalidArgument(
+        "counter " + Quote(c.name) +
+        " takes no reservations: they need a strict counter with a minimum "
+        "and no time buckets");
+  }
+  return Status::OK();
+}
+
+Result<ReservationResult> DbImpl::Reserve(CounterRef counter,
+                                          std::string_view reservation_id,
+                                          int64_t units,
+                                          int64_t hold_for_ms) {
+  Result<ReservationResult> r =
+      HoldOne(HoldCall::kReserve, counter, reservation_id, units, hold_for_ms);
+  CountRefusal(r.status());
+  return r;
+}
+
+Result<ReservationResult> DbImpl::CommitReservation(
+    CounterRef counter, std::string_view reservation_id) {
+  Result<ReservationResult> r =
+      HoldOne(HoldCall::kCommit, counter, reservation_id, 0, 0);
+  CountRefusal(r.status());
+  return r;
+}
+
+Result<ReservationResult> DbImpl::ReleaseReservation(
+    CounterRef counter, std::string_view reservation_id) {
+  Result<ReservationResult> r =
+      HoldOne(HoldCall::kRelease, counter, reservation_id, 0, 0);
+  CountRefusal(r.status());
+  return r;
+}
+
+Result<ReservationResult> DbImpl::HoldOne(HoldCall call, CounterRef counter,
+                                          std::string_view id, int64_t units,
+                                          int64_t hold_for_ms) {
+  const PerfCountersOff perf_off;
+  Status s = CheckWritable();
+  if (s.ok()) s = ValidateReservationId(id);
+  if (s.ok() && call == HoldCall::kReserve) s = ValidateHold(units, hold_for_ms);
+  // Before any catalog hold: the raise takes the catalog exclusively.
+  if (s.ok() && call == HoldCall::kReserve) {
+    s = catalog_->RequireFormat(kFormatHolds);
+  }
+  if (!s.ok()) return s;
+  Catalog::Reader catalog(catalog_.get());
+  const Catalog::Entry* found = nullptr;
+  s = FindHoldCounter(catalog, counter, &found);
+  if (!s.ok()) return s;
+  const Catalog::Entry& c = *found;
+  EventLocks::Guard guard(&event_locks_, event_locks_.StripeOf(
+                                             c.id, StrictKeyLockHash(counter.key)));
+  // The reservation as stored: open, else closed, else none.
+  std::string open_key, closed_key;
+  EncodeHoldKey(c.id, kOpenHoldTag, counter.key, id, &open_key);
+  EncodeHoldKey(c.id, kClosedHoldTag, counter.key, id, &closed_key);
+  schema::HoldRecord h;
+  bool is_open = false, known = false;
+  if (holds_ != nullptr) {
+    for (const std::string* k : {&open_key, &closed_key}) {
+      rocksdb::PinnableSlice v;
+      rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), holds_, *k, &v);
+      if (rs.IsNotFound()) continue;
+      if (!rs.ok()) return FromRocks(rs, "read reservation");
+      s = schema::DecodeHold(v.ToStringView(), &h);
+      if (!s.ok()) {
+        return Status::Corruption(Naming(c, counter.key, id) + ": " +
+                                  s.message());
+      }
+      is_open = k == &open_key;
+      known = true;
+      break;
+    }
+  }
+  if (!known && call != HoldCall::kReserve) {
+    return Status::NotFound(Naming(c, counter.key, id) + " not found");
+  }
+  // The clock after the lookups, as for markers.
+  const int64_t now = clock_->NowMillis();
+  int64_t value = 0;
+  s = ReadStrictValue(c, counter.key, kNoBucket, &value);
+  if (!s.ok()) return s;
+  HoldsNow holds;
+  const bool may_hold = MayHoldUnits(c);
+  if (may_hold || call == HoldCall::kReserve) {
+    s = ReadHolds(c, counter.key, now, rocksdb::ReadOptions(),
+                  call == HoldCall::kReserve, &holds);
+    if (!s.ok()) return s;
+  }
+
+  ReservationResult r;
+  rocksdb::WriteBatch wb;
+  rocksdb::Status rs;
+  std::string bytes;
+  // Closes the open record: the closed one in `state` at `now`.
+  auto close = [&](const std::string& at, schema::HoldRecord rec,
+                   HoldState state) {
+    std::string closed;
+    EncodeHoldKey(c.id, kClosedHoldTag, counter.key, rec.reservation_id,
+                  &closed);
+    rec.state = static_cast<uint8_t>(state);
+    rec.closed_at_ms =
+        state == HoldState::kExpired ? rec.expires_at_ms : now;
+    schema::EncodeHold(rec, &bytes);
+    if (rs.ok()) rs = wb.Delete(holds_, at);
+    if (rs.ok()) rs = wb.Put(holds_, closed, bytes);
+  };
+
+  if (!known) {
+    // A new reservation.
+    assert(call == HoldCall::kReserve);
+    if (holds.open >= kMaxOpenHolds) {
+      return Status::OutOfRange(
+          "counter " + Quote(c.name) +
+          (counter.key.empty() ? std::string() : " key " + Quote(counter.key)) +
+          " has " + std::to_string(holds.open) +
+          " reservations held, the limit (kMaxOpenHolds)");
+    }
+    const __int128 after = static_cast<__int128>(value) - holds.held - units;
+    h.reservation_id = std::string(id);
+    h.counter_id = c.id;
+    h.units = units;
+    h.created_at_ms = now;
+    h.expires_at_ms = now + hold_for_ms;
+    const bool fits = after >= c.bounds.min;
+    h.state = static_cast<uint8_t>(fits ? HoldState::kHeld : HoldState::kRefused);
+    h.closed_at_ms = fits ? 0 : now;
+    schema::EncodeHold(h, &bytes);
+    rs = wb.Put(holds_, fits ? open_key : closed_key, bytes);
+    if (fits) {
+      holds.held += units;
+      ++holds.open;
+      if (holds.next_expiry == 0 || h.expires_at_ms < holds.next_expiry) {
+        holds.next_expiry = h.expires_at_ms;
+      }
+      // Before the commit: a take of this key waits on the stripe and then
+      // reads the holds; a take of another key that probes now finds this
+      // flag and reads its (empty) range.
+      c.holds.store(Catalog::Entry::kHoldsMaybe, std::memory_order_release);
+    }
+    r.outcome = fits ? Outcome::kApplied : Outcome::kRefused;
+    r.state = static_cast<HoldState>(h.state);
+  } else {
+    const HoldState state = StateAt(h, now);
+    r.state = state;
+    switch (call) {
+      case HoldCall::kReserve:
+        r.outcome = h.units == units ? Outcome::kDuplicate : Outcome::kConflict;
+        if (state == HoldState::kExpired && is_open) {
+          close(open_key, h, HoldState::kExpired);
+        }
+        break;
+      case HoldCall::kCommit:
+        if (state == HoldState::kHeld) {
+          // value - held >= min and this hold is part of held: the take
+          // stays within the minimum.
+          if (static_cast<__int128>(value) - h.units < c.bounds.min) {
+            return Status::Corruption(
+                Naming(c, counter.key, id) + ": the value " +
+                std::to_string(value) + " cannot cover its " +
+                std::to_string(h.units) + " units above the minimum");
+          }
+          close(open_key, h, HoldState::kCommitted);
+          if (rs.ok()) {
+            rs = AddShardMerge(&wb, shards_, c, counter.key, kNoBucket, 0,
+                               -h.units);
+          }
+          value -= h.units;
+          holds.held -= h.units;
+          --holds.open;
+          r.outcome = Outcome::kApplied;
+          r.state = HoldState::kCommitted;
+        } else {
+          r.outcome = state == HoldState::kCommitted ? Outcome::kDuplicate
+                                                     : Outcome::kRefused;
+          if (state == HoldState::kExpired && is_open) {
+            close(open_key, h, HoldState::kExpired);
+          }
+        }
+        break;
+      case HoldCall::kRelease:
+        if (state == HoldState::kHeld) {
+          close(open_key, h, HoldState::kReleased);
+          holds.held -= h.units;
+          --holds.open;
+          r.outcome = Outcome::kApplied;
+          r.state = HoldState::kReleased;
+        } else {
+          r.outcome = state == HoldState::kCommitted ? Outcome::kRefused
+                                                     : Outcome::kDuplicate;
+          if (state == HoldState::kExpired && is_open) {
+            close(open_key, h, HoldState::kExpired);
+          }
+        }
+        break;
+    }
+  }
+  // Open holds whose time ran out: closed while this write is made anyway
+  // (a Reserve), so the range every take reads stays small.
+  for (auto& [key, rec] : holds.expired) {
+    if (key != open_key) close(key, std::move(rec), HoldState::kExpired);
+  }
+  s = FromRocks(rs, "write reservation");
+  if (s.ok() && wb.Count() > 0) s = commit_->Commit(&wb);
+  if (!s.ok()) return s;
+  r.units = h.units;
+  r.expires_at_ms = h.expires_at_ms;
+  r.value = value;
+  r.available = static_cast<int64_t>(
+      std::max<__int128>(static_cast<__int128>(value) - holds.held,
+                         std::numeric_limits<int64_t>::min() + 1));
+  return r;
+}
+
+Result<ReservationInfo> DbImpl::GetReservation(CounterRef counter,
+                                               std::string_view id) {
+  Status s = CheckReads(kReadValues, "GetReservation");
+  if (s.ok()) s = ValidateReservationId(id);
+  if (!s.ok()) return s;
+  Catalog::Reader catalog(catalog_.get());
+  const Catalog::Entry* c = nullptr;
+  s = FindHoldCounter(catalog, counter, &c);
+  if (!s.ok()) return s;
+  if (holds_ != nullptr) {
+    for (char tag : {kOpenHoldTag, kClosedHoldTag}) {
+      std::string k;
+      EncodeHoldKey(c->id, tag, counter.key, id, &k);
+      rocksdb::PinnableSlice v;
+      rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), holds_, k, &v);
+      if (rs.IsNotFound()) continue;
+      if (!rs.ok()) return FromRocks(rs, "read reservation");
+      schema::HoldRecord h;
+      s = schema::DecodeHold(v.ToStringView(), &h);
+      if (!s.ok()) {
+        return Status::Corruption(Naming(*c, counter.key, id) + ": " +
+                                  s.message());
+      }
+      ReservationInfo info;
+      info.reservation_id = std::move(h.reservation_id);
+      info.state = StateAt(h, clock_->NowMillis());
+      info.units = h.units;
+      info.created_at_ms = h.created_at_ms;
+      info.expires_at_ms = h.expires_at_ms;
+      info.closed_at_ms = info.state == HoldState::kExpired && h.closed_at_ms == 0
+                              ? h.expires_at_ms
+                              : h.closed_at_ms;
+      return info;
+    }
+  }
+  return Status::NotFound(Naming(*c, counter.key, id) + " not found");
+}
+
+Result<HeldValue> DbImpl::ReadHeld(CounterRef counter,
+                                   const ReadOptions& options) {
+  Status s = CheckReads(kReadValues, "ReadHeld");
+  if (!s.ok()) return s;
+  Catalog::Reader catalog(catalog_.get());
+  const Catalog::Entry* c = nullptr;
+  s = FindHoldCounter(catalog, counter, &c);
+  if (!s.ok()) return s;
+  // One view of the value and the holds (a read-only instance's view only
+  // moves at Refresh).
+  SnapshotHold snapshot(db_.get(), options_.read_only);
+  rocksdb::ReadOptions ro;
+  ro.verify_checksums = options.verify_checksums;
+  ro.snapshot = snapshot.get();
+  std::vector<int64_t> values;
+  s = ReadStrictValues(*c, {StrictSlot{counter.key, kNoBucket}}, &values, ro);
+  if (!s.ok()) return s;
+  HoldsNow holds;
+  s = ReadHolds(*c, counter.key, clock_->NowMillis(), ro, false, &holds);
+  if (!s.ok()) return s;
+  HeldValue out;
+  out.value = values[0];
+  out.held = holds.held;
+  out.available = static_cast<int64_t>(
+      std::max<__int128>(static_cast<__int128>(out.value) - holds.held,
+                         std::numeric_limits<int64_t>::min() + 1));
+  out.open = holds.open;
+  out.next_expiry_ms = holds.next_expiry;
+  return out;
+}
+
+}  // namespace tally::engine
