@@ -260,7 +260,8 @@ Result<ReservationResult> DbImpl::HoldOne(HoldCall call, CounterRef counter,
   ReservationResult r;
   rocksdb::WriteBatch wb;
   rocksdb::Status rs;
-  std::string bytes;
+  std::string bytes, flag;
+  bool first_plain = false;
   // Closes the open record: the closed one in `state` at `now`.
   auto close = [&](const std::string& at, schema::HoldRecord rec,
                    HoldState state) {
@@ -334,6 +335,10 @@ Result<ReservationResult> DbImpl::HoldOne(HoldCall call, CounterRef counter,
             rs = AddShardMerge(&wb, shards_, c, counter.key, kNoBucket, 0,
                                -h.units);
           }
+          // A take without a marker: from now on Verify no longer compares
+          // the counter's value with its markers (kCounterFlagPlainIncrements).
+          first_plain = !c.plain_recorded.load(std::memory_order_acquire);
+          if (rs.ok() && first_plain) rs = AddPlainFlag(&wb, meta_, c, &flag);
           value -= h.units;
           holds.held -= h.units;
           --holds.open;
@@ -372,6 +377,9 @@ Result<ReservationResult> DbImpl::HoldOne(HoldCall call, CounterRef counter,
   s = FromRocks(rs, "write reservation");
   if (s.ok() && wb.Count() > 0) s = commit_->Commit(&wb);
   if (!s.ok()) return s;
+  if (r.outcome == Outcome::kApplied && r.state == HoldState::kCommitted) {
+    Applied(c, first_plain, 1);  // the roll-up is stale now
+  }
   r.units = h.units;
   r.expires_at_ms = h.expires_at_ms;
   r.value = value;

@@ -137,7 +137,8 @@ class FamilyChecks {
     CounterSums* owner = nullptr;
     Sums* sums = nullptr;
     std::string where = family + ": key " + HexKey(key);
-    if (rec->kind == RecordKind::kShard || rec->kind == RecordKind::kMarker) {
+    if (rec->kind == RecordKind::kShard || rec->kind == RecordKind::kMarker ||
+        rec->kind == RecordKind::kHold) {
       auto found = by_id_.find(rec->counter_id);
       if (found == by_id_.end()) {
         if (importing_.count(rec->counter_id) != 0) return;
@@ -158,7 +159,9 @@ class FamilyChecks {
                                   "is keyed"));
         return;
       }
-      if (has_key) {
+      if (rec->kind == RecordKind::kHold) {
+        if (has_key) where += " key " + Quote(rec->counter_key);
+      } else if (has_key) {
         where += " key " + Quote(rec->counter_key);
         sums = &KeyOf(owner, rec->counter_key);
       } else {
@@ -180,6 +183,9 @@ class FamilyChecks {
         break;
       case RecordKind::kMarker:
         Marker(*rec, where, *owner->info, sums);
+        break;
+      case RecordKind::kHold:
+        Hold(*rec, where, *owner->info);
         break;
       default:
         break;  // the decoders' rule is the whole check
@@ -270,7 +276,8 @@ class FamilyChecks {
                      ", which does not match the counter's dedupe window " +
                      std::to_string(c.dedupe_window_ms) + " ms");
     }
-    if (m.strict != c.bounds.any()) {
+    // A reset's marker holds its answer on any counter (format 7).
+    if (m.strict != c.bounds.any() && !m.answer.reset) {
       findings_->Add(where + (m.strict ? ": a strict marker, but the counter "
                                          "has no bounds"
                                        : ": a sharded marker, but the counter "
@@ -282,8 +289,32 @@ class FamilyChecks {
     sums->markers += m.delta;
   }
 
+  void Hold(const FamilyRecord& rec, const std::string& where,
+            const CounterInfo& c) {
+    ++report_->reservations;
+    if (!c.bounds.has_min || c.bucket != BucketWidth::kNone) {
+      findings_->Add(where + ": a reservation, but the counter takes none "
+                             "(not strict with a minimum, or bucketed)");
+      return;
+    }
+    if (rec.hold_tag != kOpenHoldTag || now_ >= rec.hold.expires_at_ms) return;
+    held_[{c.id, rec.counter_key}] += rec.hold.units;
+  }
+
+ public:
+  // The time holds are judged by (Verify's now), and the units open holds
+  // hold now per (counter id, key): each key's value must cover them above
+  // its minimum (DbImpl::VerifyHolds' check).
+  void set_now(int64_t now) { now_ = now; }
+  const std::map<std::pair<uint64_t, std::string>, __int128>& held() const {
+    return held_;
+  }
+
+ private:
   Findings* findings_;
   VerifyReport* report_;
+  int64_t now_ = 0;
+  std::map<std::pair<uint64_t, std::string>, __int128> held_;
   std::map<uint64_t, CounterSums> by_id_;
   std::set<uint64_t> importing_;
   // The key of a keyed counter the walk is on (none: key_owner_ null).
@@ -411,6 +442,7 @@ Status DbImpl::Verify(VerifyReport* report) {
 
   bool scan_stopped = false;
   FamilyChecks checks(&findings, report);
+  checks.set_now(clock_->NowMillis());
   for (const CounterInfo& c : counters) checks.AddCounter(c);
   // Every family of the table, meta first (the table's order): the counter
   // records and import notes it holds are what the other families' keys
@@ -434,6 +466,31 @@ Status DbImpl::Verify(VerifyReport* report) {
     }
     Status scan = ScanStatus(it->status(), f.name, &findings, &scan_stopped);
     if (!scan.ok()) return scan;
+  }
+
+  // Cross-record invariant: each key's value covers what its open
+  // reservations hold, above its minimum (value - held >= min).
+  for (const auto& [at, held] : checks.held()) {
+    const CounterInfo* c = nullptr;
+    for (const CounterInfo& info : counters) {
+      if (info.id == at.first) c = &info;
+    }
+    if (c == nullptr) continue;  // reported as a hold of no counter
+    std::vector<int64_t> values;
+    Status read = ReadStrictValues(*c, {StrictSlot{at.second, kNoBucket}},
+                                   &values, ro);
+    if (read.IsCorruption() || read.IsOutOfRange()) continue;  // reported
+    if (!read.ok()) return read;
+    const int64_t value = values[0];
+    if (static_cast<__int128>(value) - held < c->bounds.min) {
+      findings.Add("counter " + Quote(c->name) +
+                   (at.second.empty() ? std::string()
+                                      : " key " + Quote(at.second)) +
+                   ": value " + std::to_string(value) + " does not cover the " +
+                   DecimalString(held) +
+                   " units its open reservations hold above its minimum " +
+                   std::to_string(c->bounds.min));
+    }
   }
 
   // Cross-record invariant: shards == markers for once-only counters that

@@ -426,6 +426,10 @@ struct VerifyReport {
   // Keys of keyed counters whose shard sum was compared with their own
   // markers' delta sum.
   uint64_t keys_compared = 0;
+  // Reservations checked (format 7): each belongs to a counter that takes
+  // them, and each key's value covers what its open ones hold now above
+  // its minimum.
+  uint64_t reservations = 0;
   std::vector<std::string> problems;
   uint64_t problems_dropped = 0;
   bool ok() const { return problems.empty(); }
