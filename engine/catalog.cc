@@ -115,12 +115,13 @@ Status Catalog::WriteFreshHeader() {
   return commit_->CommitDurable(&wb);
 }
 
+bool Catalog::HasFormat(uint32_t version) {
+  ReaderLock guard(&lock_);
+  return header_.format_version >= version;
+}
+
 Status Catalog::RequireFormat(uint32_t version) {
-  {
-    // The usual case, shared: the header is there already.
-    ReaderLock guard(&lock_);
-    if (header_.format_version >= version) return Status::OK();
-  }
+  if (HasFormat(version)) return Status::OK();  // the usual case, shared
   rocksdb::WriteBatch wb;
   return CommitRaisingFormat(version, &wb);
 }

@@ -160,6 +160,8 @@ class Catalog {
   // Raises the header's format version to `version` (synced) unless it is
   // there already: before the first record that needs it is written.
   Status RequireFormat(uint32_t version) TALLY_EXCLUDES(lock_);
+  // Whether the header is at `version` or above already.
+  bool HasFormat(uint32_t version) TALLY_EXCLUDES(lock_);
 
   // The RocksDB instance the catalog reads and writes through.
   struct Binding {

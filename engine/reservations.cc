@@ -207,13 +207,19 @@ Result<ReservationResult> DbImpl::HoldOne(HoldCall call, CounterRef counter,
   Status s = CheckWritable();
   if (s.ok()) s = ValidateReservationId(id);
   if (s.ok() && call == HoldCall::kReserve) s = ValidateHold(units, hold_for_ms);
-  // Before any catalog hold: the raise takes the catalog exclusively.
-  if (s.ok() && call == HoldCall::kReserve) {
-    s = catalog_->RequireFormat(kFormatHolds);
-  }
   if (!s.ok()) return s;
-  Catalog::Reader catalog(catalog_.get());
   const Catalog::Entry* found = nullptr;
+  if (call == HoldCall::kReserve && !catalog_->HasFormat(kFormatHolds)) {
+    // The first reservation raises the format (synced; it takes the
+    // catalog exclusively, so no hold here): only for one not refused.
+    {
+      Catalog::Reader catalog(catalog_.get());
+      s = FindHoldCounter(catalog, counter, &found);
+    }
+    if (s.ok()) s = catalog_->RequireFormat(kFormatHolds);
+    if (!s.ok()) return s;
+  }
+  Catalog::Reader catalog(catalog_.get());
   s = FindHoldCounter(catalog, counter, &found);
   if (!s.ok()) return s;
   const Catalog::Entry& c = *found;

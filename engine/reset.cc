@@ -32,6 +32,7 @@
 #include "engine/read_checks.h"
 #include "engine/validate.h"
 #include "engine/write_plan.h"
+#include "tally/limits.h"
 
 namespace tally::engine {
 
@@ -62,13 +63,26 @@ Result<IncrementResult> DbImpl::ResetOne(CounterRef counter,
   const PerfCountersOff perf_off;
   WriteOp op = WriteOp::Once(counter, reset_id, value, OnceOptions{});
   op.reset = true;
-  Status s = CheckWritable();
-  // Before any catalog hold: the raise takes the catalog exclusively.
-  if (s.ok()) s = catalog_->RequireFormat(kFormatHolds);
-  if (!s.ok()) return s;
-  Catalog::Reader catalog(catalog_.get());
+  if (value < kMinDelta) {
+    return Status::InvalidArgument(
+        "reset value " + std::to_string(value) +
+        " is reserved (the smallest accepted value is " +
+        std::to_string(kMinDelta) + ")");
+  }
   OpPlan plan;
-  s = PlanSingle(catalog, op, &plan);
+  if (!catalog_->HasFormat(kFormatHolds)) {
+    // The first reset raises the format (synced; it takes the catalog
+    // exclusively, so no hold here): only for one that is not refused.
+    {
+      Catalog::Reader catalog(catalog_.get());
+      Status s = PlanSingle(catalog, op, &plan);
+      if (!s.ok()) return s;
+    }
+    Status s = catalog_->RequireFormat(kFormatHolds);
+    if (!s.ok()) return s;
+  }
+  Catalog::Reader catalog(catalog_.get());
+  Status s = PlanSingle(catalog, op, &plan);
   if (!s.ok()) return s;
   const Catalog::Entry& c = *plan.counter;
   if (c.bounds.any() && !WithinBounds(c.bounds, value)) {

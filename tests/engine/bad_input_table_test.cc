@@ -759,6 +759,34 @@ const std::vector<ApiRow>& Rows() {
          return e->db->CreateCounter("s", spec);
        },
        nullptr},
+      // ---- reservations and resets ----
+      {"API-70", "Reserve(\"c\", \"r1\", 1, 60000)", Code::kInvalidArgument,
+       "counter 'c' takes no reservations: they need a strict counter with a "
+       "minimum and no time buckets",
+       false,
+       [](Env* e) { return e->db->Reserve("c", "r1", 1, 60'000).status(); },
+       nullptr},
+      {"API-71", "Reserve(\"c\", \"r1\", 0, 60000)", Code::kInvalidArgument,
+       "reservation units 0 must be at least 1", false,
+       [](Env* e) { return e->db->Reserve("c", "r1", 0, 60'000).status(); },
+       nullptr},
+      {"API-72", "Reserve(\"c\", \"r1\", 1, 2592000001)",
+       Code::kInvalidArgument,
+       "hold of 2592000001 ms is outside 1..2592000000 ms (kMaxHoldMs)", false,
+       [](Env* e) {
+         return e->db->Reserve("c", "r1", 1, kMaxHoldMs + 1).status();
+       },
+       nullptr},
+      {"API-73", "Reset(\"c\", \"r1\", INT64_MIN)", Code::kInvalidArgument,
+       "reset value -9223372036854775808 is reserved (the smallest accepted "
+       "value is -9223372036854775807)",
+       false,
+       [](Env* e) {
+         return e->db
+             ->Reset("c", "r1", std::numeric_limits<int64_t>::min())
+             .status();
+       },
+       nullptr},
   };
   return rows;
 }

@@ -44,6 +44,12 @@ void Populate(const std::string& path) {
   ASSERT_OK(db->IncrementOnce("c", "e1", 3));
   ASSERT_OK(db->IncrementOnce("c", "e2", 4));
   ASSERT_OK(db->RollupNow("c"));
+  // The holds family: a reservation of a stock.
+  CounterSpec stock;
+  stock.bounds = CounterBounds::AtLeast(0);
+  ASSERT_OK(db->CreateCounter("stock", stock));
+  ASSERT_OK(db->Increment("stock", 5));
+  ASSERT_OK(db->Reserve("stock", "cart-1", 2, 60'000));
 }
 
 // The first key of every family, after checking each has one.
