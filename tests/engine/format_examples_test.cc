@@ -188,6 +188,21 @@ void WriteEveryRecord(const std::string& path, std::string* db_id,
     ASSERT_OK(db->IncrementOnce({"stock", "s1"}, "t1", -1));
     ASSERT_EQ(db->IncrementOnce({"stock", "s1"}, "t2", -1)->outcome,
               Outcome::kRefused);
+    // id 7: a named strict counter (min 0) restocked by 5, with reservation
+    // "cart-1" of 2 units held for 15 minutes and "cart-2" of 1 committed
+    // (holds family, format 7).
+    CounterSpec seats;
+    seats.bounds = CounterBounds::AtLeast(0);
+    ASSERT_OK(db->CreateCounter("seats", seats));
+    ASSERT_OK(db->Increment("seats", 5));
+    ASSERT_OK(db->Reserve("seats", "cart-1", 2, 15 * 60'000));
+    ASSERT_OK(db->Reserve("seats", "cart-2", 1, 15 * 60'000));
+    ASSERT_OK(db->CommitReservation("seats", "cart-2"));
+    // id 8: a counter of one shard counted to 4 (event "d1"), then reset to
+    // 0 (reset "close-1", format 7).
+    ASSERT_OK(db->CreateCounter("daily", {1}));
+    ASSERT_OK(db->IncrementOnce("daily", "d1", 4));
+    ASSERT_OK(db->Reset("daily", "close-1", 0));
     Result<std::string> id = tally::DatabaseId(*db);
     ASSERT_OK(id);
     *db_id = *id;
@@ -210,7 +225,7 @@ TEST(FormatExamples, EveryDocumentedExampleIsWhatTheEngineStores) {
   const std::map<std::string, engine::Family> families = {
       {"meta", engine::kMeta},     {"shards", engine::kShards},
       {"events", engine::kEvents}, {"rollups", engine::kRollups},
-      {"outbox", engine::kOutbox},
+      {"outbox", engine::kOutbox}, {"holds", engine::kHolds},
   };
   const bool print = std::getenv("TALLY_FORMAT_EXAMPLES_PRINT") != nullptr;
   test::RawDb raw(dir.Sub("db"));
