@@ -348,9 +348,11 @@ Status DbImpl::DeleteKey(std::string_view counter, std::string_view key) {
   rocksdb::WriteBatch wb;
   rocksdb::Status rs = wb.DeleteRange(shards_, range.begin(), range.end());
   if (rs.ok()) rs = wb.DeleteRange(events_, range.begin(), range.end());
-  // Its reservations, held and closed (holds family, format 7).
+  // Its reservations, held and closed (holds family, format 7), where the
+  // counter takes them.
+  const bool holds = c->bounds.has_min && c->bucket == BucketWidth::kNone;
   for (char tag : {kOpenHoldTag, kClosedHoldTag}) {
-    if (!rs.ok() || holds_ == nullptr) break;
+    if (!rs.ok() || holds_ == nullptr || !holds) break;
     std::string begin, end;
     HoldRange(c->id, tag, key, &begin, &end);
     rs = wb.DeleteRange(holds_, begin, end);

@@ -35,6 +35,17 @@
 #include "tally/limits.h"
 
 namespace tally::engine {
+namespace {
+
+// A strict counter is reset to a value within its bounds.
+Status CheckResetBounds(const CounterInfo& c, int64_t value) {
+  if (!c.bounds.any() || WithinBounds(c.bounds, value)) return Status::OK();
+  return Status::InvalidArgument("reset value " + std::to_string(value) +
+                                 " is outside the bounds of counter " +
+                                 Quote(c.name));
+}
+
+}  // namespace
 
 Result<IncrementResult> DbImpl::Reset(CounterRef counter,
                                       std::string_view reset_id,
@@ -63,6 +74,7 @@ Result<IncrementResult> DbImpl::ResetOne(CounterRef counter,
   const PerfCountersOff perf_off;
   WriteOp op = WriteOp::Once(counter, reset_id, value, OnceOptions{});
   op.reset = true;
+  if (Status v = ValidateResetId(reset_id); !v.ok()) return v;
   if (value < kMinDelta) {
     return Status::InvalidArgument(
         "reset value " + std::to_string(value) +
@@ -76,6 +88,7 @@ Result<IncrementResult> DbImpl::ResetOne(CounterRef counter,
     {
       Catalog::Reader catalog(catalog_.get());
       Status s = PlanSingle(catalog, op, &plan);
+      if (s.ok()) s = CheckResetBounds(*plan.counter, value);
       if (!s.ok()) return s;
     }
     Status s = catalog_->RequireFormat(kFormatHolds);
@@ -83,13 +96,9 @@ Result<IncrementResult> DbImpl::ResetOne(CounterRef counter,
   }
   Catalog::Reader catalog(catalog_.get());
   Status s = PlanSingle(catalog, op, &plan);
+  if (s.ok()) s = CheckResetBounds(*plan.counter, value);
   if (!s.ok()) return s;
   const Catalog::Entry& c = *plan.counter;
-  if (c.bounds.any() && !WithinBounds(c.bounds, value)) {
-    return Status::InvalidArgument(
-        "reset value " + std::to_string(value) + " is outside counter " +
-        Quote(c.name) + "'s bounds");
-  }
   std::vector<uint32_t> stripes{
       event_locks_.StripeOf(c.id, StrictKeyLockHash(op.key))};
   if (!c.bounds.any()) {

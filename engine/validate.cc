@@ -103,6 +103,10 @@ Status ValidateReservationId(std::string_view id) {
   return ValidateText("reservation id", id, kMaxEventIdBytes);
 }
 
+Status ValidateResetId(std::string_view id) {
+  return ValidateText("reset id", id, kMaxEventIdBytes);
+}
+
 Status ValidateHold(int64_t units, int64_t hold_for_ms) {
   if (units < 1) {
     return Status::InvalidArgument("reservation units " +

@@ -28,6 +28,8 @@ Status ValidateAffinityKey(std::string_view key);
 // A reservation id (Db::Reserve): an event id's rules (1..kMaxEventIdBytes
 // of UTF-8 without control characters).
 Status ValidateReservationId(std::string_view id);
+// A reset id (Db::Reset): an event id of its counter, named as a reset's.
+Status ValidateResetId(std::string_view id);
 // Reserve's units (1..kMaxDelta) and hold (1..kMaxHoldMs).
 Status ValidateHold(int64_t units, int64_t hold_for_ms);
 // A keyed counter's key (CounterRef::key): 1..kMaxKeyBytes of UTF-8

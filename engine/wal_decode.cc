@@ -189,6 +189,27 @@ class Decoder : public rocksdb::WriteBatch::Handler {
         f != nullptr && f->on_delete == engine::OnCounterDelete::kCounterRange;
     uint64_t id = 0;
     std::string_view key;
+    // One key's reservations, held or closed (DeleteKey): holds keys carry
+    // a tag before the key (engine::HoldRange).
+    char tag = 0;
+    std::string_view none;
+    // A hold key with a one-byte id stands for the range's begin.
+    const std::string probe = std::string(begin) + "-";
+    std::string range_begin, range_end;
+    if (op.family == engine::kHoldsFamily &&
+        engine::DecodeHoldKey(probe, &id, &tag, &key, &none) &&
+        (engine::HoldRange(id, tag, key, &range_begin, &range_end),
+         range_begin == begin && range_end == end)) {
+      op.fields.push_back(engine::CounterField(id));
+      op.fields.push_back(engine::WordField(
+          "holds", tag == engine::kOpenHoldTag ? "held" : "closed"));
+      if (!key.empty()) {
+        op.fields.push_back(engine::TextField("key", std::string(key)));
+      }
+      Name(&op);
+      ops_->push_back(std::move(op));
+      return;
+    }
     if (by_counter && engine::DecodeKeyRange(begin, end, &id, &key)) {
       op.fields.push_back(engine::CounterField(id));
       op.fields.push_back(engine::TextField("key", std::string(key)));

@@ -205,8 +205,8 @@ class Db {
   // reservation's state after it (ReservationResult). docs/design.md,
   // "Reservations".
   // Reserve: kApplied and kHeld; kRefused and kRefused when fewer than
-  // `units` are available (remembered: a retry is refused again, with no
-  // hold); a retry of a known id: kDuplicate with its state now (kHeld,
+  // `units` are available (remembered: a retry answers kDuplicate with
+  // state kRefused and holds nothing); a retry of a known id: kDuplicate with its state now (kHeld,
   // kExpired once its hold ran out, kCommitted, kReleased, kRefused), or
   // kConflict when `units` differ (nothing changes).
   virtual Result<ReservationResult> Reserve(CounterRef counter,

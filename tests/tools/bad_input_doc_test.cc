@@ -127,9 +127,21 @@ std::optional<std::vector<std::string>> SplitCommand(const std::string& text) {
   return args;
 }
 
+// What a counter (key) that takes reservations holds in them (Db::ReadHeld:
+// open holds, their units, the earliest end), as text; nothing for others.
+std::string HeldContent(Db* db, const CounterInfo& c, CounterRef ref) {
+  if (!c.bounds.has_min || c.bucket != BucketWidth::kNone) return "";
+  Result<HeldValue> held = db->ReadHeld(ref);
+  if (!held.ok()) return " " + held.status().ToString();
+  return " open=" + std::to_string(held->open) +
+         " held=" + std::to_string(held->held) +
+         " next_expiry=" + std::to_string(held->next_expiry_ms);
+}
+
 // What a tally database holds, as text: every counter's catalog entry,
-// shard values and markers. Opened read-only, so it also works while the
-// row's setup holds the database. A keyed counter's, key by key.
+// shard values, markers and held reservations. Opened read-only, so it also
+// works while the row's setup holds the database. A keyed counter's, key by
+// key.
 std::string DatabaseContent(const std::string& path) {
   Options options;
   options.read_only = true;
@@ -161,6 +173,7 @@ std::string DatabaseContent(const std::string& path) {
         } else {
           out << counts.status().ToString();
         }
+        out << HeldContent(db.get(), c, CounterRef(c.name, kv.key));
         ListMarkersOptions all;
         all.limit = kMaxListMarkers;
         Result<std::vector<MarkerInfo>> markers =
@@ -183,7 +196,7 @@ std::string DatabaseContent(const std::string& path) {
     } else {
       out << counts.status().ToString();
     }
-    out << "\n";
+    out << HeldContent(db.get(), c, c.name) << "\n";
     ListMarkersOptions all;
     all.limit = kMaxListMarkers;
     Result<std::vector<MarkerInfo>> markers = db->ListMarkers(c.name, all);
@@ -224,7 +237,9 @@ class CliBadInput : public ::testing::TestWithParam<CliRow> {
   // Builds the row's starting state (the document's "Setup" list). The
   // writer that made a `shop` database is closed again, except for `held`,
   // where this process keeps the database open for writing while counterctl
-  // runs in another process.
+  // runs in another process. `shop+stock` leaves the database at format 7
+  // (its Reserve raised it), so a refused reset or reserve has no format
+  // to raise.
   void Setup(const std::string& setup) {
     if (setup == "none") return;
     if (setup == "not a database") {
@@ -236,7 +251,8 @@ class CliBadInput : public ::testing::TestWithParam<CliRow> {
       std::ofstream(db_) << "not a database\n";
       return;
     }
-    ASSERT_TRUE(setup == "shop" || setup == "held" || setup == "shop+likes")
+    ASSERT_TRUE(setup == "shop" || setup == "held" ||
+                setup == "shop+likes" || setup == "shop+stock")
         << "unknown setup '" << setup << "'";
     std::unique_ptr<Db> db = OpenOrDie(db_);
     ASSERT_NE(db, nullptr);
@@ -249,6 +265,17 @@ class CliBadInput : public ::testing::TestWithParam<CliRow> {
       likes.keyed = true;
       ASSERT_OK(db->CreateCounter("likes", likes));
       ASSERT_OK(db->IncrementOnce({"likes", "post-1"}, "user-1", 1));
+    }
+    if (setup == "shop+stock") {
+      CounterSpec stock{1};
+      stock.bounds.has_min = true;
+      stock.bounds.min = 0;
+      ASSERT_OK(db->CreateCounter("stock", stock));
+      ASSERT_OK(db->Increment("stock", 3));
+      Result<ReservationResult> held =
+          db->Reserve("stock", "cart-1", 2, 3'600'000);
+      ASSERT_OK(held);
+      ASSERT_EQ(held->outcome, Outcome::kApplied);
     }
     if (setup == "held") holder_ = std::move(db);
   }

@@ -142,11 +142,12 @@ TEST_F(CounterctlWal, DumpDecodesEveryWriteTheApiMakes) {
       "batch seq=20 ops=2\n"
       "  header put format_version=3 next_counter_id=4\n"
       "  counter-meta put name=gone id=3 shards=4 flags=0\n"
-      "batch seq=22 ops=4\n"
+      "batch seq=22 ops=5\n"
       "  counter-meta delete name=gone\n"
       "  delete-range family=shards id=3\n"
       "  delete-range family=events id=3\n"
-      "  delete-range family=rollups id=3\n";
+      "  delete-range family=rollups id=3\n"
+      "  delete-range family=holds id=3\n";
   // clang-format on
   EXPECT_EQ(CtlOk({"wal", "dump"}), expected);
 }
@@ -311,7 +312,7 @@ TEST_F(CounterctlWal, JsonIsOneObjectPerBatch) {
   EXPECT_TRUE(gone_merge["counter"].is_null());
   EXPECT_EQ(gone_merge["counter_id"], 2);
   const json& del = batches[6]["ops"];
-  ASSERT_EQ(del.size(), 4u);
+  ASSERT_EQ(del.size(), 5u);  // the record, shards, events, rollups, holds
   EXPECT_EQ(del[0]["action"], "delete");
   EXPECT_EQ(del[1]["op"], "delete-range");
   EXPECT_EQ(del[1]["family"], "shards");

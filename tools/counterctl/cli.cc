@@ -39,6 +39,11 @@ struct AllArgs {
   ListArgs list;
   ReadArgs describe;
   IncrArgs incr;
+  ResetArgs reset;
+  ReserveArgs reserve;
+  HoldArgs commit;
+  HoldArgs release;
+  HoldArgs reservation;
   GetArgs get;
   ShardsArgs shards;
   EventsArgs events;
@@ -163,6 +168,77 @@ Command AddIncr(CLI::App* root, AllArgs* a) {
             a->incr.has_event_id = event_id->count() > 0;
             a->incr.has_affinity_key = affinity->count() > 0;
             return RunIncr(a->global, a->incr);
+          }};
+}
+
+Command AddReset(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand(
+      "reset", "Set a counter's value, at most once per --reset-id");
+  AddName(sub, &a->reset.name);
+  CLI::Option* key = AddKey(sub, &a->reset.key, "the key to reset");
+  sub->add_option("--reset-id", a->reset.reset_id,
+                  "Idempotency key: a redelivery with the same --value is "
+                  "reported as duplicate, one with another value (or an id "
+                  "an increment used) as conflict, and changes nothing")
+      ->required()
+      ->type_name("ID");
+  sub->add_option("--value", a->reset.value,
+                  "The value to set, an int64 (default 0)")
+      ->type_name("INT");
+  AddJson(sub, &a->reset.json);
+  return {sub, [a, key] {
+            a->reset.key.given = key->count() > 0;
+            return RunReset(a->global, a->reset);
+          }};
+}
+
+// --id RID of the reservation subcommands.
+void AddReservationId(CLI::App* sub, std::string* id) {
+  sub->add_option("--id", *id,
+                  "The reservation id (1.." +
+                      std::to_string(tally::kMaxEventIdBytes) +
+                      " bytes); every call is idempotent by it")
+      ->required()
+      ->type_name("RID");
+}
+
+Command AddReserve(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand(
+      "reserve",
+      "Hold units of a strict counter for a while; commit or release "
+      "them later");
+  AddName(sub, &a->reserve.name);
+  CLI::Option* key = AddKey(sub, &a->reserve.key, "the key to hold units of");
+  AddReservationId(sub, &a->reserve.id);
+  sub->add_option("--units", a->reserve.units,
+                  "How many units to hold, 1.." +
+                      std::to_string(tally::kMaxDelta))
+      ->required()
+      ->type_name("N");
+  sub->add_option("--hold-for", a->reserve.hold_for,
+                  "How long the units stay held unless committed or "
+                  "released (15m, 30s, 500ms; at most 30d)")
+      ->required()
+      ->type_name("DURATION");
+  AddJson(sub, &a->reserve.json);
+  return {sub, [a, key] {
+            a->reserve.key.given = key->count() > 0;
+            return RunReserve(a->global, a->reserve);
+          }};
+}
+
+// commit, release and reservation: NAME [--key K] --id RID [--json].
+Command AddHold(CLI::App* root, AllArgs* a, const std::string& name,
+                const std::string& description, HoldArgs* args,
+                int (*run)(const GlobalArgs&, const HoldArgs&)) {
+  CLI::App* sub = root->add_subcommand(name, description);
+  AddName(sub, &args->name);
+  CLI::Option* key = AddKey(sub, &args->key, "the key of the reservation");
+  AddReservationId(sub, &args->id);
+  AddJson(sub, &args->json);
+  return {sub, [a, key, args, run] {
+            args->key.given = key->count() > 0;
+            return run(a->global, *args);
           }};
 }
 
@@ -544,6 +620,16 @@ CommandLine::Impl::Impl() {
 
   commands = {AddCreate(&root, &args),     AddList(&root, &args),
               AddDescribe(&root, &args),   AddIncr(&root, &args),
+              AddReset(&root, &args),      AddReserve(&root, &args),
+              AddHold(&root, &args, "commit",
+                      "Take a held reservation's units from the value",
+                      &args.commit, RunCommit),
+              AddHold(&root, &args, "release",
+                      "Give a held reservation's units back",
+                      &args.release, RunRelease),
+              AddHold(&root, &args, "reservation",
+                      "Show one reservation: its state, units and times",
+                      &args.reservation, RunReservation),
               AddGet(&root, &args),        AddShards(&root, &args),
               AddEvents(&root, &args),     AddDelete(&root, &args),
               AddKeys(&root, &args),       AddTop(&root, &args),

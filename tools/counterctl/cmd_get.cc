@@ -18,6 +18,14 @@
 // increment may still take) and "resets_at: TO" before the value (JSON:
 // "window": {from_ms, to_ms, used, remaining, previous_used,
 // resets_at_ms}).
+// A strict counter with a minimum and no time buckets (one that takes
+// reservations; one counter, or one --key) reads its value with its
+// reservations (Db::ReadHeld, one consistent view): while any is held, the
+// exact read adds "reservations: N" (held now), "held: H" (their units),
+// "available: A" (the value less H: what a take may use) and
+// "next_expiry: TIME" (the earliest hold's end) before the value; JSON
+// always adds "reservations": {open, held, available, next_expiry_ms,
+// next_expiry} (next_expiry* null when none is held).
 
 #include <chrono>
 #include <iostream>
@@ -194,8 +202,21 @@ int RunGet(const GlobalArgs& global, const GetArgs& args) {
     if (!q.ok()) return Fail(q.status());
     w = *q;
   }
+  // What Db::Reserve takes: a minimum and no time buckets.
+  const bool holds =
+      info->bounds.has_min && info->bucket == tally::BucketWidth::kNone;
+  tally::HeldValue h;
+  int64_t shown = *value;
+  if (holds) {
+    tally::Result<tally::HeldValue> held = db->ReadHeld(ref);
+    if (!held.ok()) return Fail(held.status());
+    h = *held;
+    // The value of the same view as the holds, so value - held is
+    // available also while a writer moves them.
+    shown = h.value;
+  }
   if (args.json) {
-    Json doc = {{"counter", args.name}, {"value", *value}};
+    Json doc = {{"counter", args.name}, {"value", shown}};
     if (!ref.key.empty()) doc["key"] = ref.key;
     if (quota) {
       doc["window"] = Json{{"from_ms", w.window_start_ms},
@@ -204,6 +225,16 @@ int RunGet(const GlobalArgs& global, const GetArgs& args) {
                            {"remaining", w.remaining},
                            {"previous_used", w.previous_used},
                            {"resets_at_ms", w.window_ends_ms}};
+    }
+    if (holds) {
+      Json r = {{"open", h.open}, {"held", h.held}, {"available", h.available}};
+      if (h.next_expiry_ms != 0) {
+        SetTime(&r, "next_expiry", h.next_expiry_ms);
+      } else {
+        r["next_expiry_ms"] = nullptr;
+        r["next_expiry"] = nullptr;
+      }
+      doc["reservations"] = r;
     }
     PrintJson(doc);
     return kExitOk;
@@ -215,7 +246,13 @@ int RunGet(const GlobalArgs& global, const GetArgs& args) {
               << "remaining: " << w.remaining << "\n"
               << "resets_at: " << FormatUtcMillis(w.window_ends_ms) << "\n";
   }
-  std::cout << *value << "\n";
+  if (holds && h.open > 0) {
+    std::cout << "reservations: " << h.open << "\n"
+              << "held: " << h.held << "\n"
+              << "available: " << h.available << "\n"
+              << "next_expiry: " << FormatUtcMillis(h.next_expiry_ms) << "\n";
+  }
+  std::cout << shown << "\n";
   return kExitOk;
 }
 

@@ -48,7 +48,8 @@ struct ReadArgs {
 };
 int RunDescribe(const GlobalArgs& global, const ReadArgs& args);
 
-// get NAME [--key K]... [--cached] [--json]
+// get NAME [--key K]... [--cached] [--json]; a strict counter with a
+// minimum also shows its reservations (Db::ReadHeld) while any are held.
 struct GetArgs {
   std::string name;
   std::vector<std::string> keys;  // --key, any number of times
@@ -78,6 +79,46 @@ struct IncrArgs {
   std::string time;  // event time (ParseUtcTime); empty: now
 };
 int RunIncr(const GlobalArgs& global, const IncrArgs& args);
+
+// reset NAME [--key K] --reset-id ID [--value V] [--json]: sets the value
+// (Db::Reset), once per reset id; prints the outcome, the shard, the value
+// and the delta it took.
+struct ResetArgs {
+  std::string name;
+  KeyArg key;
+  std::string reset_id;
+  std::string value = "0";  // an int64, parsed strictly by RunReset
+  bool json = false;
+};
+int RunReset(const GlobalArgs& global, const ResetArgs& args);
+
+// Reservations of a strict counter with a minimum (Db::Reserve and the
+// rest); each call is idempotent by (counter, key, reservation id) and
+// prints the outcome and the reservation's state after it (cmd_reserve.cc).
+// reserve NAME [--key K] --id RID --units N --hold-for DURATION [--json]
+struct ReserveArgs {
+  std::string name;
+  KeyArg key;
+  std::string id;
+  std::string units;     // 1..kMaxDelta, parsed strictly by RunReserve
+  std::string hold_for;  // a duration (ParseDurationMs)
+  bool json = false;
+};
+int RunReserve(const GlobalArgs& global, const ReserveArgs& args);
+
+// commit NAME [--key K] --id RID [--json]
+// release NAME [--key K] --id RID [--json]
+// reservation NAME [--key K] --id RID [--json]: one reservation as stored
+// (Db::GetReservation), read-only.
+struct HoldArgs {
+  std::string name;
+  KeyArg key;
+  std::string id;
+  bool json = false;
+};
+int RunCommit(const GlobalArgs& global, const HoldArgs& args);
+int RunRelease(const GlobalArgs& global, const HoldArgs& args);
+int RunReservation(const GlobalArgs& global, const HoldArgs& args);
 
 // shards NAME [--key K] [--stats] [--json]
 struct ShardsArgs {
