@@ -142,7 +142,14 @@ Status ValidateImport(const CounterImport& im) {
           std::to_string(c.dedupe_window_ms) +
           " ms (an expiry is > 0 exactly when the window is)");
     }
-    if (m.strict != c.bounds.any() ||
+    if (m.reset && (!m.strict || m.refused || m.asked != m.value)) {
+      return Status::InvalidArgument(
+          "marker " + Quote(m.event_id) +
+          " is a reset's: it needs strict, not refused, and asked equal to "
+          "value (the value it set)");
+    }
+    // A reset's marker holds its answer on any counter (format 7).
+    if ((m.strict != c.bounds.any() && !m.reset) ||
         (m.strict && m.refused && m.delta != 0)) {
       return Status::InvalidArgument(
           "marker " + Quote(m.event_id) +
@@ -238,8 +245,9 @@ Status DbImpl::ImportCounter(const CounterImport& im) {
         if (!fs.ok()) return fs;
       }
       EncodeMarkerKeyOf(KeyPrefix(*id, m.key), m.event_id, &marker_key);
-      const schema::StrictAnswer answer{m.refused, m.asked, m.value,
-                                        m.window_ends_ms};
+      const schema::StrictAnswer answer{m.refused,        m.asked,
+                                        m.value,          m.window_ends_ms,
+                                        m.remaining,      m.reset};
       schema::EncodeMarker(m.event_id, *id, m.shard, m.delta, m.created_at_ms,
                            &value, m.expires_at_ms, m.pinned,
                            m.strict ? &answer : nullptr);

@@ -39,6 +39,7 @@ Status DecodeMarkerAt(std::string_view key, std::string_view value,
   out->asked = m.answer.asked;
   out->value = m.answer.value;
   out->window_ends_ms = m.answer.window_ends_ms;
+  out->remaining = m.answer.remaining;
   out->reset = m.answer.reset;
   return Status::OK();
 }

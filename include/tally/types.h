@@ -337,6 +337,9 @@ struct MarkerInfo {
   // the window the event was decided in ends (IncrementResult::
   // window_ends_ms); 0 otherwise.
   int64_t window_ends_ms = 0;
+  // A quota's marker: the room it was answered (IncrementResult::
+  // remaining); 0 otherwise.
+  int64_t remaining = 0;
   // The marker of a reset (Db::Reset, format 7): `asked` and `value` are
   // the value it set, `delta` what it took to get there.
   bool reset = false;

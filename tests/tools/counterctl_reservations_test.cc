@@ -497,13 +497,12 @@ TEST_F(CounterctlReservations, AResetOfAShardedCounterVerifies) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
 }
 
-// ---- What looks like defects, found writing these tests ----
-// Disabled so the suite stays green; run with --gtest_also_run_disabled_tests.
+// ---- Export and import carry a reset's marker (format 7) ----
 
-// The export of a database where a sharded counter was reset cannot be
-// imported: "marker 'eod-1' holds a strict answer, but counter 'orders'
-// has no bounds".
-TEST_F(CounterctlReservations, DISABLED_ExportImportKeepsAReset) {
+// A sharded counter's reset marker holds its answer: the export carries
+// it ("reset": true) and the import accepts it (it once refused it as "a
+// strict answer, but counter 'orders' has no bounds").
+TEST_F(CounterctlReservations, ExportImportKeepsAReset) {
   CtlOk({"create", "orders", "--shards", "4"});
   CtlOk({"incr", "orders", "--by", "5"});
   CtlOk({"reset", "orders", "--reset-id", "eod-1", "--value", "2"});
@@ -519,11 +518,10 @@ TEST_F(CounterctlReservations, DISABLED_ExportImportKeepsAReset) {
             0u);
 }
 
-// The export of a strict counter's reset imports as an increment's marker:
-// on the copy a retry of the reset is a conflict (the original: duplicate)
-// and an increment under its id a duplicate (the original: conflict).
-// Export writes no "reset" field, and import has none to read.
-TEST_F(CounterctlReservations, DISABLED_ExportImportKeepsAStrictReset) {
+// A strict counter's reset imports as a reset, not as an increment's
+// marker: on the copy a retry of the reset is a duplicate and an increment
+// under its id a conflict, as on the original.
+TEST_F(CounterctlReservations, ExportImportKeepsAStrictReset) {
   MakeStock(5);
   CtlOk({"reset", "stock", "--reset-id", "r-1", "--value", "3"});
   const std::string file = tmp_.Sub("dump.jsonl");

@@ -130,6 +130,11 @@ int ExportValues(tally::Db* db, std::ostream& out, tally::CounterRef ref,
         if (m.refused) marker["refused"] = true;
         marker["asked"] = m.asked;
         marker["value"] = m.value;
+        if (m.window_ends_ms != 0) {  // a quota's (format 6)
+          marker["window_ends_ms"] = m.window_ends_ms;
+          marker["remaining"] = m.remaining;
+        }
+        if (m.reset) marker["reset"] = true;  // a reset's (format 7)
       }
       if (!WriteRecord(out, marker)) return kExitError;
       ++totals->markers;

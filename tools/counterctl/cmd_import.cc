@@ -309,7 +309,8 @@ bool AddRecord(const Json& rec, Plan* plan, std::string* error) {
   if (!OnlyKeys(rec,
                 {"type", "counter", "key", "event_id", "shard", "delta",
                  "created_at_ms", "expires_at_ms", "pinned", "strict",
-                 "refused", "asked", "value"},
+                 "refused", "asked", "value", "window_ends_ms", "remaining",
+                 "reset"},
                 error) ||
       !GetString(rec, "event_id", &m.event_id, error) ||
       !GetInt(rec, "delta", &m.delta, error) ||
@@ -319,7 +320,10 @@ bool AddRecord(const Json& rec, Plan* plan, std::string* error) {
       !GetOptionalBool(rec, "strict", &m.strict, error) ||
       !GetOptionalBool(rec, "refused", &m.refused, error) ||
       !GetOptionalInt(rec, "asked", &m.asked, error) ||
-      !GetOptionalInt(rec, "value", &m.value, error)) {
+      !GetOptionalInt(rec, "value", &m.value, error) ||
+      !GetOptionalInt(rec, "window_ends_ms", &m.window_ends_ms, error) ||
+      !GetOptionalInt(rec, "remaining", &m.remaining, error) ||
+      !GetOptionalBool(rec, "reset", &m.reset, error)) {
     return false;
   }
   if (!AcceptedInt64("delta", m.delta, error)) return false;
