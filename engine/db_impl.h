@@ -7,6 +7,9 @@
 //   once_async.cc   IncrementOnceAsync (queued copies: once_in_flight.h)
 //   apply.cc        batches (Apply), planned by engine/write_plan.h
 //   strict.cc       strict counters: the read-check-write of one key
+//   reservations.cc Reserve, CommitReservation, ReleaseReservation,
+//                   GetReservation, ReadHeld (the holds family)
+//   reset.cc        Reset
 //   read_path.cc    exact and range reads, histograms, marker counts
 //   marker_reads.cc GetMarker, ListMarkers
 //   keyed_reads.cc  ReadKeys, ListKeys, TopKeys, DeleteKey (keyed counters)
