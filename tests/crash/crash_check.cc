@@ -13,6 +13,8 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <set>
+#include <chrono>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -25,6 +27,7 @@
 #include "schema/records.h"
 #include "tally/admin.h"
 #include "tally/batch.h"
+#include "tally/checkpoint.h"
 #include "tally/db.h"
 #include "tally/limits.h"
 #include "testutil/raw_db.h"
@@ -99,6 +102,16 @@ class BesideReader {
 // counter.
 using MarkerSumMap = std::map<std::pair<uint64_t, std::string>, int64_t>;
 
+// A fixed time for the copy that checks holds ran out (CheckSeats).
+class LaterClock : public Clock {
+ public:
+  explicit LaterClock(int64_t ms) : ms_(ms) {}
+  int64_t NowMillis() const override { return ms_; }
+
+ private:
+  int64_t ms_;
+};
+
 class Checker {
  public:
   Checker(const CrashConfig& config, CrashReport* report)
@@ -167,6 +180,10 @@ class Checker {
       }
       if (kind == "S" || kind == "N") {
         CheckStrictAck(db, kind, &fields, line);
+        continue;
+      }
+      if (kind == "I" || kind == "R") {
+        CheckSeatAck(db, kind, &fields, line);
         continue;
       }
       if (kind == "B" || kind == "A") {
@@ -258,6 +275,118 @@ class Checker {
     } else {
       Pass();
     }
+  }
+
+  // A reservation's intent ("I": every reservation made has one, since it
+  // is written before the Reserve) or an acknowledged answer ("R"): a
+  // decided reservation (committed, released, refused, expired) stays so,
+  // and a Reserve asked again is a duplicate in the state stored now.
+  void CheckSeatAck(Db* db, const std::string& kind,
+                    std::istringstream* fields, const std::string& line) {
+    std::string key, id, outcome, state;
+    *fields >> key >> id;
+    if (kind == "R") *fields >> outcome >> state;
+    if (fields->fail()) {
+      Violation("ack log: malformed line '" + line + "'");
+      return;
+    }
+    if (kind == "I") {
+      seat_intents_[key].insert(id);
+      return;
+    }
+    ++report_->acknowledged;
+    const std::string what = std::string(kSeatCounter) + "/" + key + "/" + id;
+    auto stored = db->GetReservation({kSeatCounter, key}, id);
+    auto again = db->Reserve({kSeatCounter, key}, id, 1, kSeatHoldMs);
+    const bool decided = state != HoldStateName(HoldState::kHeld);
+    if (!stored.ok() || !again.ok()) {
+      Violation("acknowledged " + what + " (" + state + ") lost: " +
+                (stored.ok() ? again.status() : stored.status()).ToString());
+    } else if (again->outcome != Outcome::kDuplicate ||
+               (decided && (HoldStateName(stored->state) != state ||
+                            HoldStateName(again->state) != state))) {
+      Violation("acknowledged " + what + " (" + outcome + ", " + state +
+                ") is now " + HoldStateName(stored->state) +
+                ", and a Reserve again answers " +
+                OutcomeName(again->outcome) + " " +
+                HoldStateName(again->state));
+    } else {
+      Pass();
+    }
+  }
+
+  // "seats": every key's value is at least 0 and equals its fills' marker
+  // sum less its committed reservations (1 unit each), and what is
+  // available (the value less the units held) is at least 0. Then, on a
+  // checkpoint opened kSeatHoldMs later by its clock, no reservation holds
+  // anything: none outlives its hold, whatever the kills did.
+  void CheckSeats(Db* db, const std::string& path, uint64_t seats_id,
+                  const MarkerSumMap& sums) {
+    std::map<std::string, int64_t> committed;
+    for (const auto& [key, ids] : seat_intents_) {
+      for (const std::string& id : ids) {
+        auto r = db->GetReservation({kSeatCounter, key}, id);
+        if (r.ok() && r->state == HoldState::kCommitted) ++committed[key];
+        if (!r.ok() && !r.status().IsNotFound()) {
+          Violation("reservation " + key + "/" + id + ": " +
+                    r.status().ToString());
+        }
+      }
+    }
+    for (int k = 0; k < kSeatKeys; ++k) {
+      const std::string key = "seat-" + std::to_string(k);
+      auto held = db->ReadHeld({kSeatCounter, key});
+      auto fills = sums.find({seats_id, key});
+      const int64_t filled = fills == sums.end() ? 0 : fills->second;
+      if (!held.ok() || held->value < 0 || held->available < 0 ||
+          held->value != filled - committed[key]) {
+        Violation(std::string(kSeatCounter) + " key " + key + ": " +
+                  (held.ok() ? "value " + std::to_string(held->value) +
+                                   ", available " +
+                                   std::to_string(held->available) +
+                                   ", fills " + std::to_string(filled) +
+                                   ", committed " +
+                                   std::to_string(committed[key])
+                             : held.status().ToString()));
+        continue;
+      }
+      Pass();
+    }
+    const std::string copy = path + ".seats";
+    std::error_code ec;
+    std::filesystem::remove_all(copy, ec);
+    Status s = Checkpoint(*db, copy);
+    if (!s.ok()) {
+      Violation("seats checkpoint: " + s.ToString());
+      return;
+    }
+    {
+      const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count();
+      LaterClock later(now + kSeatHoldMs + 1);
+      Options o;
+      o.clock = &later;
+      std::unique_ptr<Db> at;
+      s = Db::Open(o, copy, &at);
+      if (!s.ok()) {
+        Violation("seats checkpoint open: " + s.ToString());
+        return;
+      }
+      for (int k = 0; k < kSeatKeys; ++k) {
+        const std::string key = "seat-" + std::to_string(k);
+        auto held = at->ReadHeld({kSeatCounter, key});
+        if (!held.ok() || held->held != 0 || held->available != held->value) {
+          Violation(std::string(kSeatCounter) + " key " + key + ": " +
+                    (held.ok() ? std::to_string(held->held) +
+                                     " units still held past every hold's end"
+                               : held.status().ToString()));
+        } else {
+          Pass();
+        }
+      }
+    }
+    std::filesystem::remove_all(copy, ec);
   }
 
   // The strict counter: every key's value is at least 0 and equals its
@@ -595,6 +724,8 @@ class Checker {
     }
     auto stock = db->DescribeCounter(kStrictCounter);
     if (stock.ok()) CheckStrict(db.get(), stock->id, marker_sums);
+    auto seats = db->DescribeCounter(kSeatCounter);
+    if (seats.ok()) CheckSeats(db.get(), path, seats->id, marker_sums);
     CheckRedelivery(db.get());
   }
 
@@ -632,6 +763,8 @@ class Checker {
   std::map<std::string, int64_t> acked_keyed_plain_;  // "pageviews" keys
   int64_t acked_keyed_plain_total_ = 0;
   std::vector<AckedOnce> acked_once_;  // by the last CheckAcks
+  // Every reservation the writers made, by key ("I" lines, all cycles).
+  std::map<std::string, std::set<std::string>> seat_intents_;
   std::mt19937 rng_{static_cast<unsigned>(config_.seed)};
 };
 

@@ -10,6 +10,9 @@
 //     delivered twice at once (the copy must get the first answer,
 //     refusals included), restocks, and takes batched with their order
 //     (refused whole when the stock is out);
+//   - reservations of "seats" (issue 16): fills of 1..3 units, and
+//     reservations of 1 unit (each Reserve delivered twice: the copy must
+//     get the first answer), then committed, released or left to run out;
 //   - keyed counters (issue 15): once-increments of "likes" keys (posts
 //     picked Zipf-ish, the event id names one of a few users, so hot posts
 //     see many redeliveries), plain increments of "pageviews" keys (in
@@ -34,6 +37,9 @@
 //                                    of "stock" and its answer
 //   N <key> <event id>               a take batched with its order, refused
 //                                    whole at the bound
+//   R <key> <reservation id> <outcome> <state>   a reservation call's answer
+// and before each Reserve, its intent (as for batches, below):
+//   I <key> <reservation id>         every reservation made is named by one
 // and before each batch across keys is applied, its intent (not fsynced: a
 // process kill keeps what write(2) wrote):
 //   B <batch id> <op>...             op: o|p:<counter>:<key>:<delta> (key
@@ -229,6 +235,51 @@ void StrictOp(tally::Db* db, AckLog* log, std::mt19937_64& rng, uint64_t seed,
   log->Append(StrictLine(sku, id, delta, *first));
 }
 
+// One op on "seats" (see the header comment).
+void SeatOp(tally::Db* db, AckLog* log, std::mt19937_64& rng, uint64_t seed,
+            uint64_t n) {
+  using tally::crash::kSeatCounter;
+  const std::string key =
+      "seat-" + std::to_string(rng() % tally::crash::kSeatKeys);
+  const int pick = static_cast<int>(rng() % 6);
+  const std::string id = std::string(pick == 0 ? "fill-" : "cart-") +
+                         std::to_string(seed) + "-" + std::to_string(n);
+  if (pick == 0) {
+    auto r = db->IncrementOnce({kSeatCounter, key}, id,
+                               1 + static_cast<int64_t>(rng() % 3));
+    if (!r.ok()) Die("fill seats", r.status());
+    return;
+  }
+  auto line = [&](const tally::ReservationResult& r) {
+    return "R " + key + " " + id + " " + tally::OutcomeName(r.outcome) + " " +
+           tally::HoldStateName(r.state) + "\n";
+  };
+  log->Append("I " + key + " " + id + "\n");
+  auto first = db->Reserve({kSeatCounter, key}, id, 1, tally::crash::kSeatHoldMs);
+  if (!first.ok()) Die("reserve", first.status());
+  auto copy = db->Reserve({kSeatCounter, key}, id, 1, tally::crash::kSeatHoldMs);
+  if (!copy.ok()) Die("reserve copy", copy.status());
+  // The copy: the same reservation, or one whose hold ran out since.
+  const bool same = copy->outcome == tally::Outcome::kDuplicate &&
+                    (copy->state == first->state ||
+                     (first->state == tally::HoldState::kHeld &&
+                      copy->state == tally::HoldState::kExpired));
+  if (!same || first->available < 0 || first->value < 0) {
+    std::fprintf(stderr, "crash_writer: reserve %s/%s: %s %s, then %s %s\n",
+                 key.c_str(), id.c_str(), tally::OutcomeName(first->outcome),
+                 tally::HoldStateName(first->state),
+                 tally::OutcomeName(copy->outcome),
+                 tally::HoldStateName(copy->state));
+    std::exit(4);
+  }
+  log->Append(line(*first));
+  if (first->state != tally::HoldState::kHeld || pick >= 4) return;  // runs out
+  auto done = pick <= 2 ? db->CommitReservation({kSeatCounter, key}, id)
+                        : db->ReleaseReservation({kSeatCounter, key}, id);
+  if (!done.ok()) Die("commit or release", done.status());
+  log->Append(line(*done));
+}
+
 // Post i of "likes" is picked with probability ~ 1/(i+1) (Zipf, s = 1): a
 // few celebrity posts take most likes, most posts are cold.
 std::string LikeKey(std::mt19937_64& rng) {
@@ -258,7 +309,11 @@ void Work(tally::Db* db, AckLog* log, uint64_t seed) {
     const int kind = static_cast<int>(rng() % 15);
     tally::Batch b;
     if (kind == 14) {
-      StrictOp(db, log, rng, seed, strict_ops++);
+      if (rng() % 2 == 0) {
+        StrictOp(db, log, rng, seed, strict_ops++);
+      } else {
+        SeatOp(db, log, rng, seed, strict_ops++);
+      }
       Report();
       continue;
     }
@@ -439,6 +494,8 @@ int main(int argc, char** argv) {
   stock.keyed = true;
   stock.bounds = tally::CounterBounds::AtLeast(0);
   s = db->CreateCounter(tally::crash::kStrictCounter, stock);
+  if (!s.ok() && !s.IsAlreadyExists()) Die("create", s);
+  s = db->CreateCounter(tally::crash::kSeatCounter, stock);
   if (!s.ok() && !s.IsAlreadyExists()) Die("create", s);
   AckLog log(argv[3], sync);
   const uint64_t seed = std::strtoull(argv[2], nullptr, 10);

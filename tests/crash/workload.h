@@ -39,6 +39,15 @@ inline constexpr int64_t kMaxKeyedPlainPerCall = 5;
 inline const char* const kStrictCounter = "stock";
 inline constexpr int kStockKeys = 8;  // "sku-0" .. "sku-7": often empty
 
+// Reservations (issue 16): "seats", a keyed strict counter (min 0) only
+// ever filled by once-increments (1..3) and taken by committed
+// reservations of 1 unit: each key's value must equal its fills' marker
+// sum less its committed reservations, never below 0, and no reservation
+// may hold past kSeatHoldMs after it was made, crash or not.
+inline const char* const kSeatCounter = "seats";
+inline constexpr int kSeatKeys = 4;  // "seat-0" .. "seat-3": often full
+inline constexpr int64_t kSeatHoldMs = 300;
+
 }  // namespace tally::crash
 
 #endif  // TALLY_TESTS_CRASH_WORKLOAD_H_
