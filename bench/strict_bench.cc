@@ -8,6 +8,9 @@
 //
 //   strict/tally/take/pair:K      Db::Increment(-1) of a keyed strict
 //                                 counter (min 0), sync=false
+//   strict/tally/take_held/pair:K the same, on a counter one other key of
+//                                 which holds a reservation: each take
+//                                 also reads its key's held range
 //   strict/sqlite/take/pair:K     UPDATE stock SET units = units - 1 WHERE
 //                                 item = ?, CHECK(units >= 0), one
 //                                 transaction per take (WAL, synchronous
@@ -108,7 +111,10 @@ void ReportCounts(benchmark::State& state, int64_t accepted, int64_t refused) {
 
 // ---- tally ----
 
-void BM_TallyTake(benchmark::State& state, int /*pair*/) {
+// `held`: one other key of the counter holds a reservation, so every take
+// also reads its key's (empty) range of held reservations (the cost of a
+// counter that has had one; docs/design.md, "Reservations").
+void BM_TallyTake(benchmark::State& state, bool held, int /*pair*/) {
   const Takes t = MakeTakes(static_cast<size_t>(state.max_iterations));
   TempDir dir;
   auto db = OpenTally(state, dir);
@@ -123,6 +129,10 @@ void BM_TallyTake(benchmark::State& state, int /*pair*/) {
     if (StockOf(i) != 0) restock.Add({kStock, ItemKey(i)}, StockOf(i));
   }
   if (s.ok()) s = db->Apply(restock, &results);
+  if (s.ok() && held) {
+    s = db->Increment({kStock, "reserved"}, 1).status();
+    if (s.ok()) s = db->Reserve({kStock, "reserved"}, "r", 1, kMaxHoldMs).status();
+  }
   if (!s.ok()) return Fail(state, "stock", s.ToString());
   std::vector<std::string> keys;
   for (int i = 0; i < kItems; ++i) keys.push_back(ItemKey(i));
@@ -359,7 +369,9 @@ void RegisterAll() {
     std::fprintf(stderr, "tally_strict_bench: no Redis rows (%s)\n", why);
   for (int k = 0; k < kPairs; ++k) {
     const std::string p = "/pair:" + std::to_string(k);
-    Register("strict/tally/take" + p, Scaled(20'000), BM_TallyTake, k);
+    Register("strict/tally/take" + p, Scaled(20'000), BM_TallyTake, false, k);
+    Register("strict/tally/take_held" + p, Scaled(20'000), BM_TallyTake, true,
+             k);
     Register("strict/sqlite/take" + p, Scaled(20'000), BM_SqliteTake, k);
 #ifdef TALLY_STRICT_REDIS
     if (redis) Register("strict/redis/lua" + p, Scaled(20'000), BM_RedisTake, k);

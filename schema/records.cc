@@ -204,6 +204,9 @@ Status DecodeMarker(std::string_view bytes, MarkerRecord* rec) {
   rec->answer = StrictAnswer{m->refused(),        m->asked(),
                              m->value(),          m->window_ends_ms(),
                              m->remaining(),      m->reset()};
+  if (rec->answer.reset && !rec->strict) {
+    return Status::Corruption("event marker of a reset without its answer");
+  }
   return Status::OK();
 }
 
@@ -233,6 +236,9 @@ Status DecodeMarkerAnswer(std::string_view bytes, MarkerAnswer* out) {
   out->answer = StrictAnswer{m->refused(),        m->asked(),
                              m->value(),          m->window_ends_ms(),
                              m->remaining(),      m->reset()};
+  if (out->answer.reset && !out->strict) {
+    return Status::Corruption("event marker of a reset without its answer");
+  }
   return Status::OK();
 }
 

@@ -1,5 +1,5 @@
 // Fuzzes schema/records.h: the verify-then-decode of the database header,
-// counter metadata and event marker FlatBuffers, on arbitrary bytes as a
+// counter metadata, event marker and reservation (hold) FlatBuffers, on arbitrary bytes as a
 // damaged database could hold them. Properties:
 //  - a decoder either succeeds or returns Corruption; it never crashes,
 //    reads out of bounds (ASAN) or hits undefined behaviour (UBSAN);
@@ -48,7 +48,16 @@ bool Same(const MarkerRecord& a, const MarkerRecord& b) {
          a.strict == b.strict && a.answer.refused == b.answer.refused &&
          a.answer.asked == b.answer.asked && a.answer.value == b.answer.value &&
          a.answer.window_ends_ms == b.answer.window_ends_ms &&
-         a.answer.remaining == b.answer.remaining;
+         a.answer.remaining == b.answer.remaining &&
+         a.answer.reset == b.answer.reset;
+}
+
+bool Same(const HoldRecord& a, const HoldRecord& b) {
+  return a.reservation_id == b.reservation_id &&
+         a.counter_id == b.counter_id && a.units == b.units &&
+         a.created_at_ms == b.created_at_ms &&
+         a.expires_at_ms == b.expires_at_ms && a.state == b.state &&
+         a.closed_at_ms == b.closed_at_ms;
 }
 
 // The input at an address that is not 8-aligned (libFuzzer's own buffer is
@@ -124,7 +133,8 @@ void CheckMarker(const Placed& in) {
                ans->answer.asked == a.answer.asked &&
                ans->answer.value == a.answer.value &&
                ans->answer.window_ends_ms == a.answer.window_ends_ms &&
-               ans->answer.remaining == a.answer.remaining);
+               ans->answer.remaining == a.answer.remaining &&
+               ans->answer.reset == a.answer.reset);
   }
   std::string again;
   EncodeMarker(a.event_id, a.counter_id, a.shard, a.delta, a.created_at_ms,
@@ -132,6 +142,24 @@ void CheckMarker(const Placed& in) {
                a.strict ? &a.answer : nullptr);
   MarkerRecord c;
   FUZZ_CHECK(DecodeMarker(again, &c).ok());
+  FUZZ_CHECK(Same(a, c));
+}
+
+void CheckHold(const Placed& in) {
+  HoldRecord a, b;
+  const Status sa = DecodeHold(in.aligned, &a);
+  const Status sb = DecodeHold(in.misaligned, &b);
+  FUZZ_CHECK(sa.ok() == sb.ok());
+  if (!sa.ok()) {
+    FUZZ_CHECK(sa.IsCorruption() && sb.IsCorruption());
+    return;
+  }
+  FUZZ_CHECK(Same(a, b));
+  FUZZ_CHECK(a.units > 0 && a.state <= 4);
+  std::string again;
+  EncodeHold(a, &again);
+  HoldRecord c;
+  FUZZ_CHECK(DecodeHold(again, &c).ok());
   FUZZ_CHECK(Same(a, c));
 }
 
@@ -169,7 +197,16 @@ void CheckEncoders(const uint8_t* data, size_t size) {
     e.answer.value = fdp.ConsumeIntegral<int64_t>();
     e.answer.window_ends_ms = fdp.ConsumeIntegral<int64_t>();
     e.answer.remaining = fdp.ConsumeIntegral<int64_t>();
+    e.answer.reset = fdp.ConsumeBool();
   }
+  HoldRecord o;
+  o.counter_id = fdp.ConsumeIntegral<uint64_t>();
+  o.units = fdp.ConsumeIntegralInRange<int64_t>(1, INT64_MAX);
+  o.created_at_ms = fdp.ConsumeIntegral<int64_t>();
+  o.expires_at_ms = fdp.ConsumeIntegral<int64_t>();
+  o.state = fdp.ConsumeIntegralInRange<uint8_t>(0, 4);
+  o.closed_at_ms = fdp.ConsumeIntegral<int64_t>();
+  o.reservation_id = fdp.ConsumeRandomLengthString(300);
   e.event_id = fdp.ConsumeRemainingBytesAsString();
 
   std::string bytes;
@@ -189,6 +226,14 @@ void CheckEncoders(const uint8_t* data, size_t size) {
   // One kind's bytes are never accepted as another's (file identifiers).
   HeaderRecord wrong;
   FUZZ_CHECK(DecodeHeader(bytes, &wrong).IsCorruption());
+  HoldRecord not_hold;
+  FUZZ_CHECK(DecodeHold(bytes, &not_hold).IsCorruption());
+  EncodeHold(o, &bytes);
+  HoldRecord o2;
+  FUZZ_CHECK(DecodeHold(Placed(bytes).misaligned, &o2).ok());
+  FUZZ_CHECK(Same(o, o2));
+  MarkerRecord not_marker;
+  FUZZ_CHECK(DecodeMarker(bytes, &not_marker).IsCorruption());
 }
 
 }  // namespace
@@ -200,6 +245,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CheckHeader(in);
   CheckCounter(in);
   CheckMarker(in);
+  CheckHold(in);
   CheckEncoders(data, size);
   return 0;
 }
