@@ -15,7 +15,11 @@
 #include "tally/batch.h"
 #include "tally/db.h"
 #include "tally/limits.h"
+#include "engine/coding.h"
+#include "engine/column_families.h"
+#include "schema/records.h"
 #include "testutil/db_fixture.h"
+#include "testutil/raw_db.h"
 #include "testutil/sanitized.h"
 #include "testutil/testutil.h"
 
@@ -278,6 +282,58 @@ TEST_P(Reservations, TakesAndReservationsRaceOverTheLastUnits) {
   VerifyReport report;
   ASSERT_OK(Verify(*db, &report));
   EXPECT_TRUE(report.problems.empty()) << report.problems.front();
+}
+
+TEST_P(Reservations, VerifyFindsHoldsTheValueCannotCover) {
+  // A held reservation the value cannot cover (written behind the engine's
+  // back, as damage would leave it) is a Verify finding naming the key; so
+  // is a reservation of a counter that takes none.
+  auto db = OpenStock(1);
+  const CounterRef sku{"stock", "sku"};
+  ASSERT_OK(db->Reserve(sku, "ok", 1, 60 * kMinute));
+  ASSERT_OK(db->CreateCounter("views", {2}));
+  const uint64_t stock_id = db->DescribeCounter("stock")->id;
+  const uint64_t views_id = db->DescribeCounter("views")->id;
+  db.reset();
+  {
+    test::RawDb raw(path());
+    ASSERT_NE(raw.db(), nullptr);
+    for (const auto& [id, key] : {std::pair<uint64_t, std::string>{stock_id, "sku"},
+                                  {views_id, ""}}) {
+      schema::HoldRecord h;
+      h.reservation_id = "forged";
+      h.counter_id = id;
+      h.units = 5;
+      h.created_at_ms = clock_.NowMillis();
+      h.expires_at_ms = clock_.NowMillis() + 60 * kMinute;
+      std::string k, v;
+      engine::EncodeHoldKey(id, engine::kOpenHoldTag, key, "forged", &k);
+      schema::EncodeHold(h, &v);
+      ASSERT_TRUE(raw.db()
+                      ->Put(rocksdb::WriteOptions(),
+                            raw.family(engine::kHolds), k, v)
+                      .ok());
+    }
+  }
+  Reopen(&db);
+  VerifyReport report;
+  ASSERT_OK(Verify(*db, &report));
+  EXPECT_EQ(report.reservations, 3u);
+  std::string all;
+  for (const std::string& p : report.problems) all += p + "\n";
+  EXPECT_NE(all.find("key 'sku': value 1 does not cover the 6 units"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("counter 'views': a reservation, but the counter takes "
+                     "none"),
+            std::string::npos)
+      << all;
+  EXPECT_EQ(report.problems.size(), 2u) << all;
+  // Once the holds run out, the value covers what is held (nothing).
+  clock_.Advance(60 * kMinute);
+  VerifyReport later;
+  ASSERT_OK(Verify(*db, &later));
+  EXPECT_EQ(later.problems.size(), 1u);  // the reservation of "views" stays
 }
 
 TALLY_WRITE_MODES(Reservations);
