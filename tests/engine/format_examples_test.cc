@@ -203,6 +203,14 @@ void WriteEveryRecord(const std::string& path, std::string* db_id,
     ASSERT_OK(db->CreateCounter("daily", {1}));
     ASSERT_OK(db->IncrementOnce("daily", "d1", 4));
     ASSERT_OK(db->Reset("daily", "close-1", 0));
+    // id 9: a keyed quota (at most 100 per minute): key "k1" took 1 unit
+    // by event "c1" (format 6: its marker holds the window end and room).
+    CounterSpec calls;
+    calls.keyed = true;
+    calls.bounds = CounterBounds::Between(0, 100);
+    calls.bucket = BucketWidth::kMinute;
+    ASSERT_OK(db->CreateCounter("calls", calls));
+    ASSERT_OK(db->IncrementOnce({"calls", "k1"}, "c1", 1));
     Result<std::string> id = tally::DatabaseId(*db);
     ASSERT_OK(id);
     *db_id = *id;
