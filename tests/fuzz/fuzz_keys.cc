@@ -175,6 +175,26 @@ void CheckAnyMarkerKey(std::string_view bytes) {
   FUZZ_CHECK(again == bytes);
 }
 
+// Hold keys (format 7): accepted only as they re-encode, with a tag of 01
+// or 02, a storable key (or none) and a reservation id without a 0 byte;
+// the key lies in its key's range of that tag.
+void CheckHoldKey(std::string_view bytes) {
+  uint64_t id = 0;
+  char tag = 0;
+  std::string_view key, reservation;
+  if (!DecodeHoldKey(bytes, &id, &tag, &key, &reservation)) return;
+  FUZZ_CHECK(tag == kOpenHoldTag || tag == kClosedHoldTag);
+  FUZZ_CHECK(key.empty() || StorableKey(key));
+  FUZZ_CHECK(!reservation.empty() &&
+             reservation.find(kKeyEnd) == std::string_view::npos);
+  std::string again = "stale bytes that EncodeHoldKey must replace";
+  EncodeHoldKey(id, tag, key, reservation, &again);
+  FUZZ_CHECK(again == bytes);
+  std::string begin, end;
+  HoldRange(id, tag, key, &begin, &end);
+  FUZZ_CHECK(begin < again && again < end);
+}
+
 void CheckTopListBytes(std::string_view bytes) {
   TopKeysResult top;
   if (!DecodeTopList(bytes, &top)) return;
@@ -342,6 +362,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CheckHexKey(bytes);
   CheckAnyShardKey(bytes);
   CheckAnyMarkerKey(bytes);
+  CheckHoldKey(bytes);
   CheckTopListBytes(bytes);
   CheckKeyRangeBytes(bytes.substr(0, size / 2), bytes.substr(size / 2));
   CheckKeyedRoundTrip(data, size);
