@@ -319,12 +319,13 @@ Result<ReservationResult> DbImpl::HoldOne(HoldCall call, CounterRef counter,
   } else {
     const HoldState state = StateAt(h, now);
     r.state = state;
+    // A held one whose time ran out is closed as expired by any call on it.
+    if (state == HoldState::kExpired && is_open) {
+      close(open_key, h, HoldState::kExpired);
+    }
     switch (call) {
       case HoldCall::kReserve:
         r.outcome = h.units == units ? Outcome::kDuplicate : Outcome::kConflict;
-        if (state == HoldState::kExpired && is_open) {
-          close(open_key, h, HoldState::kExpired);
-        }
         break;
       case HoldCall::kCommit:
         if (state == HoldState::kHeld) {
@@ -353,9 +354,6 @@ Result<ReservationResult> DbImpl::HoldOne(HoldCall call, CounterRef counter,
         } else {
           r.outcome = state == HoldState::kCommitted ? Outcome::kDuplicate
                                                      : Outcome::kRefused;
-          if (state == HoldState::kExpired && is_open) {
-            close(open_key, h, HoldState::kExpired);
-          }
         }
         break;
       case HoldCall::kRelease:
@@ -368,9 +366,6 @@ Result<ReservationResult> DbImpl::HoldOne(HoldCall call, CounterRef counter,
         } else {
           r.outcome = state == HoldState::kCommitted ? Outcome::kRefused
                                                      : Outcome::kDuplicate;
-          if (state == HoldState::kExpired && is_open) {
-            close(open_key, h, HoldState::kExpired);
-          }
         }
         break;
     }
