@@ -376,7 +376,8 @@ Status DbImpl::Apply(const Batch& batch,
 }
 
 Status DbImpl::ApplyInto(const Batch& batch,
-                         std::vector<IncrementResult>* results) {
+                         std::vector<IncrementResult>* results,
+                         const AlsoWrite& also) {
   Status s = CheckWritable();
   if (s.ok()) s = CheckBatchSize(batch.size());
   if (!s.ok() || batch.empty()) return s;
@@ -404,7 +405,7 @@ Status DbImpl::ApplyInto(const Batch& batch,
   }
   if (!s.ok()) return s;
   s = DecideOps(now, &bp, results);
-  if (!s.ok() || bp.folds.empty()) {
+  if (!s.ok() || (bp.folds.empty() && also == nullptr)) {
     if (s.ok()) CountOutcomes(bp.counted);  // nothing to write
     return s;
   }
@@ -413,6 +414,7 @@ Status DbImpl::ApplyInto(const Batch& batch,
                   &scratch.value);
   OutboxRun outbox(this);
   if (s.ok()) s = AddBatchOutbox(bp, now, &outbox, &scratch);
+  if (s.ok() && also != nullptr) s = also(&scratch.batch);
   if (s.ok()) s = commit_->Commit(&scratch.batch);
   if (!s.ok()) return s;
   outbox.Committed();

@@ -32,7 +32,8 @@ rocksdb::TableFactory* Tables(const std::shared_ptr<rocksdb::Cache>& cache,
   return rocksdb::NewBlockBasedTableFactory(t);
 }
 
-// meta, rollups, outbox and holds: the options every family starts from.
+// meta, rollups, outbox, holds and claims: the options every family
+// starts from.
 void Plain(const FamilyTuning&, rocksdb::ColumnFamilyOptions*) {}
 
 void TuneShards(const FamilyTuning& t, rocksdb::ColumnFamilyOptions* cf) {
@@ -82,6 +83,8 @@ constexpr std::array<ColumnFamily, kTallyFamilyCount> kTable = {{
      RenderOutbox, OnCounterDelete::kKept},
     {kHolds, kHoldsFamily, true, Plain, DecodeHoldsKey, DecodeHoldsValue,
      RenderHolds, OnCounterDelete::kCounterRange},
+    {kClaims, kClaimsFamily, true, Plain, DecodeClaimsKey, DecodeClaimsValue,
+     RenderClaims, OnCounterDelete::kKept},
 }};
 
 constexpr bool InFamilyOrder() {

@@ -40,8 +40,9 @@ enum Family : int {
   kRollups = 4,  // added after format 1's first release: may be missing
   kOutbox = 5,   // added with format 2: may be missing too
   kHolds = 6,    // added with format 7: may be missing too
+  kClaims = 7,   // added with format 8: may be missing too
 };
-inline constexpr int kFamilyCount = 7;
+inline constexpr int kFamilyCount = 8;
 
 // The handles of one open instance, by Family; null for a family the
 // instance did not open (a read-only open of a database that lacks it).
@@ -62,7 +63,8 @@ struct FamilyTuning {
 enum class OnCounterDelete {
   kRecordKey,     // meta: the counter's record key goes (by name)
   kCounterRange,  // every key in [u64be(id), u64be(id+1)) goes
-  kKept,          // outbox: entries are the feed's history, keyed by seq
+  kKept,          // outbox: entries are the feed's history, keyed by seq;
+                  // claims: no counter's
 };
 
 struct ColumnFamily {

@@ -10,6 +10,8 @@
 //   reservations.cc Reserve, CommitReservation, ReleaseReservation,
 //                   GetReservation, ReadHeld (the holds family)
 //   reset.cc        Reset
+//   claims.cc       Claim, CompleteClaim, ReleaseClaim, GetClaim,
+//                   ListClaims (the claims family)
 //   read_path.cc    exact and range reads, histograms, marker counts
 //   marker_reads.cc GetMarker, ListMarkers
 //   keyed_reads.cc  ReadKeys, ListKeys, TopKeys, DeleteKey (keyed counters)
@@ -104,6 +106,17 @@ class DbImpl final : public Db, private BackendOps {
       CounterRef counter, std::string_view reservation_id) override;
   Result<HeldValue> ReadHeld(CounterRef counter,
                              const ReadOptions& options) override;
+
+  Result<ClaimResult> Claim(std::string_view key, std::string_view holder,
+                            int64_t lease_ms) override;
+  Result<ClaimResult> CompleteClaim(std::string_view key, uint64_t token,
+                                    std::string_view result,
+                                    const Batch& counts) override;
+  Result<ClaimResult> ReleaseClaim(std::string_view key,
+                                   uint64_t token) override;
+  Result<ClaimInfo> GetClaim(std::string_view key) override;
+  Result<std::vector<ClaimInfo>> ListClaims(
+      const ListClaimsOptions& options) override;
 
   Result<int64_t> ReadExact(CounterRef counter,
                             const ReadOptions& options) override;
@@ -355,7 +368,24 @@ class DbImpl final : public Db, private BackendOps {
   // Books an asynchronous increment of `c` once committed.
   void AsyncApplied(const Catalog::Entry& c, bool first_plain);
   // Apply's work; `results` is the caller's only when it returns OK.
-  Status ApplyInto(const Batch& batch, std::vector<IncrementResult>* results);
+  // `also`, when given, adds its writes to the batch's WriteBatch once
+  // nothing can refuse the batch (CompleteClaim's record): they commit
+  // with it, also when the batch itself has nothing to write.
+  using AlsoWrite = std::function<Status(rocksdb::WriteBatch*)>;
+  Status ApplyInto(const Batch& batch, std::vector<IncrementResult>* results,
+                   const AlsoWrite& also = nullptr);
+  // Claims (engine/claims.cc): the call, decided and committed under the
+  // key's stripe of claim_locks_.
+  enum class ClaimCall { kClaim, kComplete, kRelease };
+  struct ClaimArgs {
+    std::string_view holder;
+    int64_t lease_ms = 0;
+    uint64_t token = 0;
+    std::string_view result;
+    const Batch* counts = nullptr;
+  };
+  Result<ClaimResult> ClaimOne(ClaimCall call, std::string_view key,
+                               const ClaimArgs& args);
   // Apply's outbox entries, once nothing can refuse the batch.
   Status AddBatchOutbox(const BatchPlan& bp, int64_t now, OutboxRun* outbox,
                         WriteScratch* scratch);
@@ -476,6 +506,7 @@ class DbImpl final : public Db, private BackendOps {
   rocksdb::ColumnFamilyHandle* rollups_ = nullptr;  // null: an old read-only db
   rocksdb::ColumnFamilyHandle* outbox_ = nullptr;   // null: an old read-only db
   rocksdb::ColumnFamilyHandle* holds_ = nullptr;    // null: an old read-only db
+  rocksdb::ColumnFamilyHandle* claims_ = nullptr;   // null: an old read-only db
   OutboxSequencer outbox_seq_;
   // This read-write open's writer incarnation: the origin of every entry it
   // writes (docs/sync.md). Set once at open.
@@ -491,6 +522,9 @@ class DbImpl final : public Db, private BackendOps {
       std::make_shared<RetentionRules>();
   std::unique_ptr<Catalog> catalog_;
   EventLocks event_locks_;
+  // Claims' stripes: taken before anything else (CompleteClaim then
+  // applies its counts, which take event_locks_), never while holding one.
+  EventLocks claim_locks_;
   Counters stats_;
   AsyncCommits async_;
 

@@ -34,6 +34,7 @@ enum class RecordKind {
   kOutboxSettled,  // outbox u64be(0)
   kOutboxEntry,    // outbox u64be(seq >= 1)
   kHold,           // holds: a reservation, open or closed
+  kClaim,          // claims: a claim, by its key
 };
 
 struct FamilyRecord {
@@ -59,6 +60,8 @@ struct FamilyRecord {
   std::string import_name;
   char hold_tag = 0;  // a hold key's: kOpenHoldTag or kClosedHoldTag
   schema::HoldRecord hold;
+  std::string claim_key;  // a claim key's bytes
+  schema::ClaimRecord claim;
 };
 
 // How an entry was written (the WAL shows all of them; a table file only
@@ -106,6 +109,10 @@ std::string RenderOutbox(WriteKind write, const FamilyRecord& rec, DumpOp* out);
 std::string DecodeHoldsKey(std::string_view key, FamilyRecord* out);
 std::string DecodeHoldsValue(std::string_view value, FamilyRecord* out);
 std::string RenderHolds(WriteKind write, const FamilyRecord& rec, DumpOp* out);
+std::string DecodeClaimsKey(std::string_view key, FamilyRecord* out);
+std::string DecodeClaimsValue(std::string_view value, FamilyRecord* out);
+std::string RenderClaims(WriteKind write, const FamilyRecord& rec,
+                         DumpOp* out);
 
 }  // namespace tally::engine
 

@@ -34,7 +34,9 @@ namespace tally::engine {
 // Format 7: resets and reservations (EventMarker.reset, the holds family),
 // raised by the first Reset or Reserve: a format-6 tally would answer a
 // reset's redelivery as an increment's, and would not see the units held.
-inline constexpr uint32_t kFormatVersion = 7;
+// Format 8: claims (the claims family), raised by the first Claim: a
+// format-7 tally would not know the family holds anything.
+inline constexpr uint32_t kFormatVersion = 8;
 inline constexpr uint32_t kBaseFormatVersion = 1;
 inline constexpr uint32_t kFormatWindows = 2;
 inline constexpr uint32_t kFormatOutboxIdentity = 3;
@@ -43,6 +45,7 @@ inline constexpr uint32_t kFormatKeyed = 4;
 inline constexpr uint32_t kFormatStrict = 5;
 inline constexpr uint32_t kFormatQuota = 6;
 inline constexpr uint32_t kFormatHolds = 7;
+inline constexpr uint32_t kFormatClaims = 8;
 // CounterMeta.schema_version written for new counters.
 inline constexpr uint32_t kCounterSchemaVersion = 1;
 
@@ -52,6 +55,7 @@ inline constexpr char kEventsFamily[] = "events";
 inline constexpr char kRollupsFamily[] = "rollups";
 inline constexpr char kOutboxFamily[] = "outbox";
 inline constexpr char kHoldsFamily[] = "holds";  // format 7
+inline constexpr char kClaimsFamily[] = "claims";  // format 8
 
 // The file a creating open writes into the database directory before
 // RocksDB makes anything there, and removes once the database is whole

@@ -102,7 +102,8 @@ DbImpl::DbImpl(const Options& options, std::string path)
       engine_clock_(std::make_shared<EngineClock>(
           options.clock != nullptr ? options.clock : Clock::System())),
       clock_(engine_clock_.get()),
-      event_locks_(options.event_lock_stripes) {}
+      event_locks_(options.event_lock_stripes),
+      claim_locks_(options.event_lock_stripes) {}
 
 Status DbImpl::OpenWriter(const RocksOptions& ro) {
   rocksdb::DB* raw = nullptr;
@@ -128,6 +129,7 @@ void DbImpl::BindFamilies() {
   rollups_ = f[kRollups];  // null where a read-only open went without it
   outbox_ = f[kOutbox];
   holds_ = f[kHolds];  // null where a read-only open went without it
+  claims_ = f[kClaims];  // likewise
 }
 
 Status DbImpl::Init() {

@@ -64,6 +64,7 @@ uint32_t DbImpl::ReadBitOf(Family f) {
     case kHolds:  // what is available is part of a strict counter's value
       return kReadValues;
     case kEvents:
+    case kClaims:  // a claim's completion is the marker of a side effect
       return kReadMarkers;
     case kRollups:
       return kReadRollups;
@@ -129,7 +130,8 @@ Status DbImpl::OpenSecondaryOnce(Secondary* out) {
   out->dir = buf.data();
   const RocksOptions& ro = reader_options_;
   // A database no writer of this version has opened yet lacks the families
-  // added since (ColumnFamily::may_be_missing: rollups, outbox, holds): read it
+  // added since (ColumnFamily::may_be_missing: rollups, outbox, holds,
+  // claims): read it
   // without them (ReadCached and ReadOutbox then answer NotFound /
   // nothing). Families Options::reads does not name are left out too: the
   // instance then neither opens their table files nor inserts their WAL

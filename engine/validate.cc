@@ -121,6 +121,25 @@ Status ValidateHold(int64_t units, int64_t hold_for_ms) {
   return Status::OK();
 }
 
+Status ValidateClaimKey(std::string_view key) {
+  return ValidateText("claim key", key, kMaxClaimKeyBytes);
+}
+
+Status ValidateClaim(std::string_view holder, int64_t lease_ms) {
+  Status s = ValidateText("claim holder", holder, kMaxHolderBytes);
+  if (s.ok() && (lease_ms < 1 || lease_ms > kMaxLeaseMs)) {
+    s = Status::InvalidArgument(
+        "lease of " + std::to_string(lease_ms) + " ms is outside 1.." +
+        std::to_string(kMaxLeaseMs) + " ms (kMaxLeaseMs)");
+  }
+  return s;
+}
+
+Status ValidateClaimResult(std::string_view result) {
+  if (result.empty()) return Status::OK();
+  return ValidateText("claim result", result, kMaxClaimResultBytes);
+}
+
 Status ValidateAffinityKey(std::string_view key) {
   return ValidateText("affinity key", key, kMaxAffinityKeyBytes);
 }

@@ -25,6 +25,12 @@ std::string Quote(std::string_view s);
 Status ValidateCounterName(std::string_view name);
 Status ValidateEventId(std::string_view event_id);
 Status ValidateAffinityKey(std::string_view key);
+// Claims (Db::Claim): a key (an event id's rules, 1..kMaxClaimKeyBytes),
+// a holder (1..kMaxHolderBytes of the same text) and a lease
+// (1..kMaxLeaseMs); a result (0..kMaxClaimResultBytes of the same text).
+Status ValidateClaimKey(std::string_view key);
+Status ValidateClaim(std::string_view holder, int64_t lease_ms);
+Status ValidateClaimResult(std::string_view result);
 // A reservation id (Db::Reserve): an event id's rules (1..kMaxEventIdBytes
 // of UTF-8 without control characters).
 Status ValidateReservationId(std::string_view id);

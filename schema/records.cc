@@ -15,6 +15,7 @@ constexpr char kCounterId[] = "TLCM";
 constexpr char kMarkerId[] = "TLEM";
 constexpr char kHoldId[] = "TLHO";
 constexpr char kOutboxId[] = "TLOB";
+constexpr char kClaimId[] = "TLCL";
 
 // Records are small; a verifier depth/table bound well above what they need
 // keeps a hostile buffer from costing much.
@@ -150,6 +151,48 @@ Status DecodeHold(std::string_view bytes, HoldRecord* rec) {
   rec->expires_at_ms = h->expires_at_ms();
   rec->state = h->state();
   rec->closed_at_ms = h->closed_at_ms();
+  return Status::OK();
+}
+
+void EncodeClaim(const ClaimRecord& r, std::string* out) {
+  flatbuffers::FlatBufferBuilder fbb(128 + r.result.size());
+  auto holder = fbb.CreateString(r.holder);
+  auto result = r.result.empty() ? 0 : fbb.CreateString(r.result);
+  auto root = CreateClaim(fbb, r.state, r.token, holder, r.granted_at_ms,
+                          r.lease_until_ms, r.ended_at_ms, result);
+  fbb.Finish(root, kClaimId);
+  Finish(fbb, out);
+}
+
+Status DecodeClaim(std::string_view bytes, ClaimRecord* rec) {
+  const Claim* c = Verified<Claim>(bytes, kClaimId);
+  if (c == nullptr || c->holder() == nullptr || c->holder()->size() == 0) {
+    return Status::Corruption(Describe("claim", bytes));
+  }
+  const uint8_t state = c->state();
+  const bool held = state == 0;
+  const bool done = state == 3;
+  std::string bad;
+  if (state != 0 && state != 2 && !done) {
+    bad = "state " + std::to_string(state);
+  } else if (c->token() == 0) {
+    bad = "token 0";
+  } else if (c->lease_until_ms() <= c->granted_at_ms()) {
+    bad = "a lease ending at " + std::to_string(c->lease_until_ms()) +
+          ", not after its grant at " + std::to_string(c->granted_at_ms());
+  } else if (held != (c->ended_at_ms() == 0)) {
+    bad = held ? "an end while held" : "no end once released or done";
+  } else if (!done && c->result() != nullptr) {
+    bad = "a result while not done";
+  }
+  if (!bad.empty()) return Status::Corruption("claim with " + bad);
+  rec->state = state;
+  rec->token = c->token();
+  rec->holder = c->holder()->str();
+  rec->granted_at_ms = c->granted_at_ms();
+  rec->lease_until_ms = c->lease_until_ms();
+  rec->ended_at_ms = c->ended_at_ms();
+  rec->result = c->result() != nullptr ? c->result()->str() : std::string();
   return Status::OK();
 }
 

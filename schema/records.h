@@ -86,6 +86,17 @@ struct HoldRecord {
   int64_t closed_at_ms = 0;  // 0 while held
 };
 
+// Format 8: a claim (claims family).
+struct ClaimRecord {
+  uint8_t state = 0;  // tally::ClaimState, never kExpired
+  uint64_t token = 0;
+  std::string holder;
+  int64_t granted_at_ms = 0;
+  int64_t lease_until_ms = 0;
+  int64_t ended_at_ms = 0;  // 0 while held
+  std::string result;
+};
+
 struct OutboxRecord {
   uint64_t seq = 0;
   std::string counter;
@@ -125,10 +136,15 @@ void EncodeMarker(std::string_view event_id, uint64_t counter_id,
 void EncodeOutbox(const OutboxFields& fields, std::string* out);
 
 void EncodeHold(const HoldRecord& rec, std::string* out);
+void EncodeClaim(const ClaimRecord& rec, std::string* out);
 
 Status DecodeHeader(std::string_view bytes, HeaderRecord* rec);
 // Also checks state (0..4), units > 0 and the required id.
 Status DecodeHold(std::string_view bytes, HoldRecord* rec);
+// Also checks the state (held, released, done), token >= 1, a holder, a
+// lease after its grant, an end exactly when not held, and a result only
+// when done.
+Status DecodeClaim(std::string_view bytes, ClaimRecord* rec);
 Status DecodeCounter(std::string_view bytes, CounterRecord* rec);
 Status DecodeMarker(std::string_view bytes, MarkerRecord* rec);
 Status DecodeOutbox(std::string_view bytes, OutboxRecord* rec);

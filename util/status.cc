@@ -86,6 +86,28 @@ const char* HoldStateName(HoldState state) {
   return "unknown";
 }
 
+const char* ClaimStateName(ClaimState state) {
+  switch (state) {
+    case ClaimState::kHeld: return "held";
+    case ClaimState::kExpired: return "expired";
+    case ClaimState::kReleased: return "released";
+    case ClaimState::kDone: return "done";
+  }
+  return "unknown";
+}
+
+const char* ClaimAnswerName(ClaimAnswer answer) {
+  switch (answer) {
+    case ClaimAnswer::kAcquired: return "acquired";
+    case ClaimAnswer::kBusy: return "busy";
+    case ClaimAnswer::kDone: return "done";
+    case ClaimAnswer::kCompleted: return "completed";
+    case ClaimAnswer::kReleased: return "released";
+    case ClaimAnswer::kStaleToken: return "stale_token";
+  }
+  return "unknown";
+}
+
 const char* StatsSourceName(StatsSource source) {
   switch (source) {
     case StatsSource::kThisProcess: return "this_process";

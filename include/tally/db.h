@@ -233,6 +233,54 @@ class Db {
   virtual Result<HeldValue> ReadHeld(CounterRef counter,
                                      const ReadOptions& options = {}) = 0;
 
+  // ---- claims: a side effect done once (docs/claims.md) ----
+  // A claim (by `key`, 1..kMaxClaimKeyBytes of UTF-8 without control
+  // characters) is a lease with a fencing token and a permanent
+  // completion marker: the Redis `SET key NX EX` lock, with what it lacks.
+  // Claim asks for `key` for `holder` (1..kMaxHolderBytes, one worker) for
+  // `lease_ms` (1..kMaxLeaseMs) of the engine's clock (Options::clock):
+  // kAcquired with a new token (the previous grant's plus one; 1 first)
+  // when it is new, released, or its lease ran out; kAcquired with the
+  // same token and the lease renewed (repeated) when `holder` holds it;
+  // kBusy (holder, lease_until_ms) when another holder's lease runs;
+  // kDone (token, ended_at_ms, result) once completed: the side effect
+  // was done, whoever asks.
+  virtual Result<ClaimResult> Claim(std::string_view key,
+                                    std::string_view holder,
+                                    int64_t lease_ms) = 0;
+  // Completes the claim `token` holds, recording `result`
+  // (0..kMaxClaimResultBytes of UTF-8) for good, and applies `counts` (a
+  // Batch, checked and answered as Db::Apply checks it) in the same atomic
+  // write: the completion and its counts are both committed or neither.
+  // kCompleted when `token` is the claim's grant and it is held (also
+  // after its lease ran out, as long as nobody was granted it since: the
+  // token, not the clock, decides); kCompleted, repeated, when this token
+  // completed it already (nothing is counted again); kStaleToken when
+  // another grant replaced it, or it was released, or another token
+  // completed it (nothing changes). NotFound for a key never claimed;
+  // InvalidArgument for a token never granted (0, or past the latest);
+  // a refused `counts` batch returns its error and the claim stays held.
+  virtual Result<ClaimResult> CompleteClaim(std::string_view key,
+                                            uint64_t token,
+                                            std::string_view result,
+                                            const Batch& counts = Batch()) = 0;
+  // Gives up the claim `token` holds without completing it (a worker that
+  // failed; an operator freeing a stuck claim): kReleased (repeated when
+  // this token released it already); kStaleToken when another grant
+  // replaced it; kDone when it was completed (nothing changes). The next
+  // Claim acquires it with a higher token. NotFound and InvalidArgument as
+  // CompleteClaim.
+  virtual Result<ClaimResult> ReleaseClaim(std::string_view key,
+                                           uint64_t token) = 0;
+  // One claim as stored (state kExpired for a held one whose lease ran
+  // out); NotFound for a key never claimed. Works on read-only databases
+  // opened with kReadMarkers.
+  virtual Result<ClaimInfo> GetClaim(std::string_view key) = 0;
+  // Claims in key byte order from one snapshot, filtered (see
+  // ListClaimsOptions). Works on read-only databases as GetClaim.
+  virtual Result<std::vector<ClaimInfo>> ListClaims(
+      const ListClaimsOptions& options) = 0;
+
   // ---- reads ----
   // The sum of all shards, read from one consistent snapshot. OutOfRange
   // when the sum lies outside int64 (shards keep their exact sums beyond

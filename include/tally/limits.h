@@ -180,6 +180,24 @@ inline constexpr int64_t kMaxHoldMs = int64_t{30} * 86400 * 1000;
 // hold), so the bound caps that read; Reserve past it is OutOfRange.
 inline constexpr size_t kMaxOpenHolds = 1024;
 
+// Claims (Db::Claim, docs/claims.md). A claim key names one side effect
+// (an item to insert, a mail to send): an event id's rules and length.
+inline constexpr size_t kMaxClaimKeyBytes = kMaxEventIdBytes;
+// A holder names one worker (a host and pid, a thread): 1..kMaxHolderBytes
+// of UTF-8 without control characters, stored in every claim it holds.
+inline constexpr size_t kMaxHolderBytes = 128;
+// Db::Claim's lease_ms: 1..kMaxLeaseMs (7 days). A lease covers one piece
+// of work; a holder that dies keeps the key from everyone else until its
+// lease ends, so a week is already far past any job that should hold one.
+inline constexpr int64_t kMaxLeaseMs = int64_t{7} * 86400 * 1000;
+// Db::CompleteClaim's result: 0..kMaxClaimResultBytes of UTF-8 (a row id,
+// a message id: a reference to what the side effect made, not its data).
+// Every completed claim keeps its result for good.
+inline constexpr size_t kMaxClaimResultBytes = 4096;
+// Claims one Db::ListClaims call returns at most (page with start_after):
+// one page is built in memory, 10,000 of the longest results is ~45 MiB.
+inline constexpr size_t kMaxListClaims = 10000;
+
 static_assert(kMaxShards <= (1u << 16), "shard index must stay small");
 static_assert(kMaxEventIdBytes >= kMaxNameBytes, "ids are at least names");
 static_assert(kMaxBatchOps <= (1u << 20), "a batch must fit one WriteBatch");

@@ -303,6 +303,70 @@ struct ReservationInfo {
   int64_t closed_at_ms = 0;  // when it was committed, released or refused
 };
 
+// A claim's state (Db::Claim, docs/claims.md). kHeld until its lease ends
+// (then kExpired: anyone may claim it again, with a higher token), or until
+// its holder releases it (kReleased, likewise) or completes it (kDone,
+// final: the side effect was done).
+enum class ClaimState : uint8_t {
+  kHeld = 0,
+  kExpired = 1,  // a held claim whose lease ran out (never stored as such)
+  kReleased = 2,
+  kDone = 3,
+};
+const char* ClaimStateName(ClaimState state);
+
+// What Claim, CompleteClaim and ReleaseClaim answer.
+enum class ClaimAnswer : uint8_t {
+  kAcquired = 0,    // Claim: this holder holds it now, with `token`
+  kBusy = 1,        // Claim: another holder holds it until lease_until_ms
+  kDone = 2,        // Claim, ReleaseClaim: it was completed (by `token`)
+  kCompleted = 3,   // CompleteClaim: completed by this token
+  kReleased = 4,    // ReleaseClaim: given up; the next Claim acquires it
+  kStaleToken = 5,  // CompleteClaim, ReleaseClaim: `token` is no longer
+                    // the claim's grant; nothing changed
+};
+const char* ClaimAnswerName(ClaimAnswer answer);
+
+// One claim as stored (Db::GetClaim, ListClaims, and in every answer).
+struct ClaimInfo {
+  std::string key;
+  ClaimState state = ClaimState::kHeld;
+  // The fencing token of the latest grant: 1 for the first, one more for
+  // each grant after it (a renewal by the same holder keeps it).
+  uint64_t token = 0;
+  std::string holder;          // the latest grant's holder
+  int64_t granted_at_ms = 0;   // when the latest grant was made
+  int64_t lease_until_ms = 0;  // when its lease ends (ended: kExpired)
+  int64_t ended_at_ms = 0;     // when it was completed or released; else 0
+  std::string result;          // what CompleteClaim recorded (kDone)
+};
+
+// What a claim call answers: `answer`, and the claim after the call.
+struct ClaimResult {
+  ClaimAnswer answer = ClaimAnswer::kAcquired;
+  // A retry: the call had been made before with the same arguments
+  // (a Claim renewing its own grant, a CompleteClaim or ReleaseClaim of a
+  // token that already completed or released it); nothing was counted
+  // again.
+  bool repeated = false;
+  ClaimInfo claim;
+  // CompleteClaim with counts, when this call completed the claim: one
+  // result per op of the batch, as Db::Apply gives them. Else empty.
+  std::vector<IncrementResult> counted;
+};
+
+// Which claims Db::ListClaims returns.
+enum class ClaimFilter : uint8_t {
+  kAll = 0,
+  kHeld = 1,  // held now (lease not run out)
+  kDone = 2,  // completed
+};
+struct ListClaimsOptions {
+  ClaimFilter filter = ClaimFilter::kAll;
+  size_t limit = 100;       // 1..kMaxListClaims
+  std::string start_after;  // the last key of the previous page
+};
+
 // A strict counter's value with its reservations (Db::ReadHeld).
 struct HeldValue {
   int64_t value = 0;      // what the counter (key) holds: ReadExact's value

@@ -109,6 +109,26 @@ class WrappingDb final : public Db, private BackendOps {
                              const ReadOptions& options) override {
     return inner_->ReadHeld(counter, options);
   }
+  Result<ClaimResult> Claim(std::string_view key, std::string_view holder,
+                            int64_t lease_ms) override {
+    return inner_->Claim(key, holder, lease_ms);
+  }
+  Result<ClaimResult> CompleteClaim(std::string_view key, uint64_t token,
+                                    std::string_view result,
+                                    const Batch& counts) override {
+    return inner_->CompleteClaim(key, token, result, counts);
+  }
+  Result<ClaimResult> ReleaseClaim(std::string_view key,
+                                   uint64_t token) override {
+    return inner_->ReleaseClaim(key, token);
+  }
+  Result<ClaimInfo> GetClaim(std::string_view key) override {
+    return inner_->GetClaim(key);
+  }
+  Result<std::vector<ClaimInfo>> ListClaims(
+      const ListClaimsOptions& options) override {
+    return inner_->ListClaims(options);
+  }
   Result<std::vector<int64_t>> ShardCounts(
       CounterRef counter, const ReadOptions& options) override {
     return inner_->ShardCounts(counter, options);

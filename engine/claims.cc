@@ -1,0 +1,302 @@
+// Claims (Db::Claim, CompleteClaim, ReleaseClaim, GetClaim, ListClaims): a
+// side effect outside tally done once, however often its trigger is
+// delivered and to however many workers (docs/claims.md).
+//
+// A claim is one record in the claims family at its key (docs/format.md,
+// "claims"): the latest grant (fencing token, holder, lease) and, once
+// completed, its end and result for good. Every call reads the record,
+// decides and writes it under the key's stripe of claim_locks_, so two
+// calls on one key never interleave: one Claim acquires, the other sees it
+// held. The token only grows: a grant writes the record's token plus one,
+// and the record is never deleted (a released or expired claim keeps its
+// token for the next grant).
+//
+// CompleteClaim's counts are a Batch applied by ApplyInto with the record as
+// its `also` write: the completion and the counts are one WriteBatch, so
+// "done" and "counted" cannot disagree after any crash. The claim stripe is
+// taken first and ApplyInto's catalog hold and event stripes after it;
+// nothing takes a claim stripe while holding those, so no lock cycle.
+
+#include <rocksdb/iterator.h>
+#include <rocksdb/write_batch.h>
+
+#include <cassert>
+
+#include "engine/db_impl.h"
+#include "engine/format.h"
+#include "engine/hash.h"
+#include "engine/perf_counters.h"
+#include "engine/validate.h"
+#include "tally/limits.h"
+#include "util/rocks_status.h"
+
+namespace tally::engine {
+namespace {
+
+constexpr auto kHeldState = static_cast<uint8_t>(ClaimState::kHeld);
+constexpr auto kReleasedState = static_cast<uint8_t>(ClaimState::kReleased);
+constexpr auto kDoneState = static_cast<uint8_t>(ClaimState::kDone);
+
+ClaimInfo InfoOf(std::string_view key, const schema::ClaimRecord& r,
+                 int64_t now) {
+  ClaimInfo info;
+  info.key = std::string(key);
+  info.state = static_cast<ClaimState>(r.state);
+  if (r.state == kHeldState && now >= r.lease_until_ms) {
+    info.state = ClaimState::kExpired;
+  }
+  info.token = r.token;
+  info.holder = r.holder;
+  info.granted_at_ms = r.granted_at_ms;
+  info.lease_until_ms = r.lease_until_ms;
+  info.ended_at_ms = r.ended_at_ms;
+  info.result = r.result;
+  return info;
+}
+
+std::string Naming(std::string_view key) { return "claim " + Quote(key); }
+
+// The stored claim at `key`: *found false when there is none.
+Status ReadClaim(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* claims,
+                 const rocksdb::ReadOptions& ro, std::string_view key,
+                 schema::ClaimRecord* rec, bool* found) {
+  *found = false;
+  if (claims == nullptr) return Status::OK();  // an old read-only database
+  rocksdb::PinnableSlice v;
+  rocksdb::Status rs =
+      db->Get(ro, claims, rocksdb::Slice(key.data(), key.size()), &v);
+  if (rs.IsNotFound()) return Status::OK();
+  if (!rs.ok()) return FromRocks(rs, "read " + Naming(key));
+  Status s = schema::DecodeClaim(v.ToStringView(), rec);
+  if (!s.ok()) return Status::Corruption(Naming(key) + ": " + s.message());
+  *found = true;
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<ClaimResult> DbImpl::Claim(std::string_view key, std::string_view holder,
+                                  int64_t lease_ms) {
+  ClaimArgs args;
+  args.holder = holder;
+  args.lease_ms = lease_ms;
+  Result<ClaimResult> r = ClaimOne(ClaimCall::kClaim, key, args);
+  CountRefusal(r.status());
+  return r;
+}
+
+Result<ClaimResult> DbImpl::CompleteClaim(std::string_view key, uint64_t token,
+                                          std::string_view result,
+                                          const Batch& counts) {
+  ClaimArgs args;
+  args.token = token;
+  args.result = result;
+  args.counts = &counts;
+  Result<ClaimResult> r = ClaimOne(ClaimCall::kComplete, key, args);
+  CountRefusal(r.status());
+  return r;
+}
+
+Result<ClaimResult> DbImpl::ReleaseClaim(std::string_view key,
+                                         uint64_t token) {
+  ClaimArgs args;
+  args.token = token;
+  Result<ClaimResult> r = ClaimOne(ClaimCall::kRelease, key, args);
+  CountRefusal(r.status());
+  return r;
+}
+
+Result<ClaimResult> DbImpl::ClaimOne(ClaimCall call, std::string_view key,
+                                     const ClaimArgs& args) {
+  const PerfCountersOff perf_off;
+  Status s = CheckWritable();
+  if (s.ok()) s = ValidateClaimKey(key);
+  if (s.ok() && call == ClaimCall::kClaim) {
+    s = ValidateClaim(args.holder, args.lease_ms);
+  }
+  if (s.ok() && call == ClaimCall::kComplete) {
+    s = ValidateClaimResult(args.result);
+  }
+  if (s.ok() && call != ClaimCall::kClaim && args.token == 0) {
+    s = Status::InvalidArgument("token 0 of " + Naming(key) +
+                                " was never granted: tokens start at 1");
+  }
+  // The first claim raises the format (a synced write under the catalog
+  // held exclusively): before the stripe, which nothing holds while
+  // waiting for the catalog.
+  if (s.ok() && call == ClaimCall::kClaim &&
+      !catalog_->HasFormat(kFormatClaims)) {
+    s = catalog_->RequireFormat(kFormatClaims);
+  }
+  if (!s.ok()) return s;
+  EventLocks::Guard guard(&claim_locks_,
+                          claim_locks_.StripeOf(0, StableHash(key)));
+  schema::ClaimRecord rec;
+  bool found = false;
+  s = ReadClaim(db_.get(), claims_, rocksdb::ReadOptions(), key, &rec, &found);
+  if (!s.ok()) return s;
+  if (!found && call != ClaimCall::kClaim) {
+    return Status::NotFound(Naming(key) + " was never claimed");
+  }
+  if (found && call != ClaimCall::kClaim && args.token > rec.token) {
+    return Status::InvalidArgument(
+        "token " + std::to_string(args.token) + " of " + Naming(key) +
+        " was never granted (the latest grant is token " +
+        std::to_string(rec.token) + ")");
+  }
+  // The clock after the read, as for markers.
+  const int64_t now = clock_->NowMillis();
+  const bool held = found && rec.state == kHeldState;
+  const bool running = held && now < rec.lease_until_ms;
+  ClaimResult r;
+  bool write = false;
+  switch (call) {
+    case ClaimCall::kClaim:
+      if (found && rec.state == kDoneState) {
+        r.answer = ClaimAnswer::kDone;
+      } else if (running && rec.holder != args.holder) {
+        r.answer = ClaimAnswer::kBusy;
+      } else if (running) {
+        // Its own holder again (a retried call, or a renewal): the same
+        // token, the lease from now.
+        r.answer = ClaimAnswer::kAcquired;
+        r.repeated = true;
+        rec.lease_until_ms = now + args.lease_ms;
+        write = true;
+      } else {
+        // New, released, or its lease ran out: a new grant.
+        r.answer = ClaimAnswer::kAcquired;
+        rec.state = kHeldState;
+        rec.token = found ? rec.token + 1 : 1;
+        rec.holder = std::string(args.holder);
+        rec.granted_at_ms = now;
+        rec.lease_until_ms = now + args.lease_ms;
+        rec.ended_at_ms = 0;
+        write = true;
+      }
+      break;
+    case ClaimCall::kComplete:
+      if (args.token < rec.token || rec.state == kReleasedState) {
+        r.answer = ClaimAnswer::kStaleToken;
+      } else if (rec.state == kDoneState) {
+        r.answer = ClaimAnswer::kCompleted;  // this token completed it
+        r.repeated = true;
+      } else {
+        // The current grant, held (its lease may have run out: nobody was
+        // granted the key since, so no other holder can act on it).
+        assert(held);
+        r.answer = ClaimAnswer::kCompleted;
+        rec.state = kDoneState;
+        rec.ended_at_ms = now;
+        rec.result = std::string(args.result);
+        write = true;
+      }
+      break;
+    case ClaimCall::kRelease:
+      if (rec.state == kDoneState) {
+        r.answer = ClaimAnswer::kDone;
+      } else if (args.token < rec.token) {
+        r.answer = ClaimAnswer::kStaleToken;
+      } else if (rec.state == kReleasedState) {
+        r.answer = ClaimAnswer::kReleased;
+        r.repeated = true;
+      } else {
+        r.answer = ClaimAnswer::kReleased;
+        rec.state = kReleasedState;
+        rec.ended_at_ms = now;
+        write = true;
+      }
+      break;
+  }
+  if (write) {
+    std::string bytes;
+    schema::EncodeClaim(rec, &bytes);
+    const rocksdb::Slice k(key.data(), key.size());
+    auto put = [&](rocksdb::WriteBatch* wb) {
+      return FromRocks(wb->Put(claims_, k, bytes), "write " + Naming(key));
+    };
+    if (call == ClaimCall::kComplete && !args.counts->empty()) {
+      // The counts and the completion in one write; a refused batch
+      // writes neither and leaves the claim held.
+      s = ApplyInto(*args.counts, &r.counted, put);
+    } else {
+      rocksdb::WriteBatch wb;
+      s = put(&wb);
+      if (s.ok()) s = commit_->Commit(&wb);
+    }
+    if (!s.ok()) return s;
+  }
+  r.claim = InfoOf(key, rec, now);
+  return r;
+}
+
+Result<ClaimInfo> DbImpl::GetClaim(std::string_view key) {
+  Status s = CheckReads(kReadMarkers, "GetClaim");
+  if (s.ok()) s = ValidateClaimKey(key);
+  if (!s.ok()) return s;
+  // A read-only instance is swapped only under the catalog held
+  // exclusively (Refresh).
+  Catalog::Reader catalog(catalog_.get());
+  schema::ClaimRecord rec;
+  bool found = false;
+  s = ReadClaim(db_.get(), claims_, rocksdb::ReadOptions(), key, &rec, &found);
+  if (!s.ok()) return s;
+  if (!found) return Status::NotFound(Naming(key) + " was never claimed");
+  return InfoOf(key, rec, clock_->NowMillis());
+}
+
+Result<std::vector<ClaimInfo>> DbImpl::ListClaims(
+    const ListClaimsOptions& options) {
+  Status s = CheckReads(kReadMarkers, "ListClaims");
+  if (!s.ok()) return s;
+  if (options.limit < 1 || options.limit > kMaxListClaims) {
+    return Status::InvalidArgument(
+        "claim list limit " + std::to_string(options.limit) +
+        " is outside 1.." + std::to_string(kMaxListClaims) +
+        " (kMaxListClaims)");
+  }
+  if (options.filter != ClaimFilter::kAll &&
+      options.filter != ClaimFilter::kHeld &&
+      options.filter != ClaimFilter::kDone) {
+    return Status::InvalidArgument(
+        "claim list filter " +
+        std::to_string(static_cast<int>(options.filter)) +
+        " is not kAll, kHeld or kDone");
+  }
+  if (options.start_after.size() > kMaxClaimKeyBytes) {
+    return Status::InvalidArgument(
+        "start_after " + Quote(options.start_after) + " is " +
+        std::to_string(options.start_after.size()) +
+        " bytes, longer than any claim key (the limit is " +
+        std::to_string(kMaxClaimKeyBytes) + ")");
+  }
+  Catalog::Reader catalog(catalog_.get());
+  std::vector<ClaimInfo> out;
+  if (claims_ == nullptr) return out;  // an old read-only database
+  const int64_t now = clock_->NowMillis();
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), claims_));
+  it->Seek(options.start_after);
+  if (it->Valid() && !options.start_after.empty() &&
+      it->key() == options.start_after) {
+    it->Next();  // start_after is exclusive
+  }
+  for (; it->Valid() && out.size() < options.limit; it->Next()) {
+    const std::string_view key = it->key().ToStringView();
+    schema::ClaimRecord rec;
+    s = schema::DecodeClaim(it->value().ToStringView(), &rec);
+    if (!s.ok()) return Status::Corruption(Naming(key) + ": " + s.message());
+    ClaimInfo info = InfoOf(key, rec, now);
+    if ((options.filter == ClaimFilter::kHeld &&
+         info.state != ClaimState::kHeld) ||
+        (options.filter == ClaimFilter::kDone &&
+         info.state != ClaimState::kDone)) {
+      continue;
+    }
+    out.push_back(std::move(info));
+  }
+  if (!it->status().ok()) return FromRocks(it->status(), "list claims");
+  return out;
+}
+
+}  // namespace tally::engine
