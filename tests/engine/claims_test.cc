@@ -499,8 +499,11 @@ TEST_P(Claims, RacingWorkersCompleteEveryKeyExactlyOnce) {
   ASSERT_TRUE(failures.empty()) << failures.size() << " failures; first: "
                                 << failures[0];
   EXPECT_GT(pauses.load(), 0);
-  // Every paused holder was refused, and only they were.
-  EXPECT_EQ(stale_refused.load(), pauses.load());
+  // Every paused holder was refused (checked above, each); so was any other
+  // holder whose lease a pause ended and whose key was granted again.
+  EXPECT_GE(stale_refused.load(), pauses.load());
+  RecordProperty("pauses", pauses.load());
+  RecordProperty("stale_refused", stale_refused.load());
   EXPECT_EQ(completed.load(), keys);
   EXPECT_EQ(completed_by.size(), static_cast<size_t>(keys));
   EXPECT_EQ(*db->ReadExact("items"), keys);

@@ -50,6 +50,9 @@ void Populate(const std::string& path) {
   ASSERT_OK(db->CreateCounter("stock", stock));
   ASSERT_OK(db->Increment("stock", 5));
   ASSERT_OK(db->Reserve("stock", "cart-1", 2, 60'000));
+  // The claims family: a completed claim.
+  ASSERT_OK(db->Claim("item:1", "worker", 60'000));
+  ASSERT_OK(db->CompleteClaim("item:1", 1, "row 1"));
 }
 
 // The first key of every family, after checking each has one.

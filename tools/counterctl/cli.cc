@@ -59,6 +59,7 @@ struct AllArgs {
   ImportArgs imp;
   BackupArgs backup;
   OutboxArgs outbox;
+  ClaimsArgs claims;
   SyncArgs sync;
   WalArgs wal;
 };
@@ -521,6 +522,53 @@ Command AddOutbox(CLI::App* root, AllArgs* a) {
           }};
 }
 
+// claims has its own subcommands; each fills ClaimsArgs and names itself
+// in ClaimsArgs::action.
+Command AddClaims(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand(
+      "claims", "List, show or release claims (docs/claims.md)");
+  sub->require_subcommand(1);
+  ClaimsArgs* c = &a->claims;
+  auto add_key = [c](CLI::App* app) {
+    app->add_option("key", c->key, "The claim key")
+        ->required()
+        ->type_name("KEY");
+  };
+  CLI::App* list =
+      sub->add_subcommand("list", "Claims in key order, a line each");
+  CLI::Option* held =
+      list->add_flag("--held", c->held, "Only claims held now");
+  list->add_flag("--done", c->done, "Only completed claims")->excludes(held);
+  list->add_option("--limit", c->limit,
+                   "At most N claims (default 100, at most " +
+                       std::to_string(tally::kMaxListClaims) + ")")
+      ->type_name("N");
+  list->add_option("--after", c->after,
+                   "Start after this key (the last of the previous page)")
+      ->type_name("KEY");
+  AddJson(list, &c->json);
+  CLI::App* show = sub->add_subcommand(
+      "show", "One claim: state, token, holder, lease, result");
+  add_key(show);
+  AddJson(show, &c->json);
+  CLI::App* release = sub->add_subcommand(
+      "release",
+      "Give up a stuck claim; its next holder gets a higher token");
+  add_key(release);
+  release->add_option("--token", c->token,
+                      "The token of the grant to give up (claims show KEY)")
+      ->required()
+      ->type_name("T");
+  AddJson(release, &c->json);
+  return {sub, [a, list, show, release] {
+            ClaimsArgs& args = a->claims;
+            if (list->parsed()) args.action = "list";
+            if (show->parsed()) args.action = "show";
+            if (release->parsed()) args.action = "release";
+            return RunClaims(a->global, args);
+          }};
+}
+
 Command AddSync(CLI::App* root, AllArgs* a) {
   CLI::App* sub = root->add_subcommand(
       "sync", "Ship the --db database's outbox to HUB, exactly once");
@@ -638,7 +686,8 @@ CommandLine::Impl::Impl() {
               AddCheckpoint(&root, &args), AddStats(&root, &args),
               AddExport(&root, &args),     AddImport(&root, &args),
               AddBackup(&root, &args),     AddWal(&root, &args),
-              AddOutbox(&root, &args),     AddSync(&root, &args)};
+              AddOutbox(&root, &args),     AddSync(&root, &args),
+              AddClaims(&root, &args)};
 }
 
 CommandLine::CommandLine() : impl_(std::make_unique<Impl>()) {}

@@ -255,6 +255,21 @@ struct OutboxArgs {
 };
 int RunOutbox(const GlobalArgs& global, const OutboxArgs& args);
 
+// claims list [--held|--done] [--limit N] [--after KEY] [--json] |
+// claims show KEY [--json] | claims release KEY --token T [--json]
+// (docs/claims.md).
+struct ClaimsArgs {
+  std::string action;  // list, show, release
+  bool held = false;
+  bool done = false;
+  std::string limit = "100";
+  std::string after;
+  std::string key;
+  std::string token;
+  bool json = false;
+};
+int RunClaims(const GlobalArgs& global, const ClaimsArgs& args);
+
 // sync --to HUB [--batch N] [--no-shard-by-edge] [--progress] [--json]:
 // ships the --db database's outbox to HUB exactly once (tally/sync.h).
 struct SyncArgs {
