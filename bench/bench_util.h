@@ -212,6 +212,20 @@ inline int64_t Scaled(int64_t base) {
   return base * std::max(1LL, scale);
 }
 
+// Whether a binary's Redis rows run: it was built with hiredis
+// (`with_hiredis`) and $REDIS_PORT names the server. When not, says why on
+// stderr ("BINARY: no Redis rows (...)"), so that a run without them is
+// not mistaken for a run with them.
+inline bool RedisRows(const char* binary, bool with_hiredis) {
+  const char* why = !with_hiredis ? "built without hiredis"
+                    : std::getenv("REDIS_PORT") == nullptr
+                        ? "REDIS_PORT is not set"
+                        : nullptr;
+  if (why != nullptr)
+    std::fprintf(stderr, "%s: no Redis rows (%s)\n", binary, why);
+  return why == nullptr;
+}
+
 // The process's peak resident set (VmHWM), in bytes; 0 if unknown.
 inline uint64_t PeakRssBytes() {
   std::ifstream f("/proc/self/status");

@@ -79,6 +79,15 @@ inline void CheckTally(benchmark::State& state, Db* db,
   }
 }
 
+// Verify(db) after a run: "" when it is clean, else its error or its first
+// problem, prefixed "Verify: ".
+inline std::string VerifyProblem(Db& db) {
+  VerifyReport report;
+  Status s = Verify(db, &report);
+  if (!s.ok()) return "Verify: " + s.ToString();
+  return report.ok() ? "" : "Verify: " + report.problems.front();
+}
+
 // For TimedLoop ops: whether `s` is OK, its text in *error if not.
 inline bool Ok(const Status& s, std::string* error) {
   if (!s.ok()) *error = s.ToString();

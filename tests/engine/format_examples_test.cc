@@ -211,6 +211,14 @@ void WriteEveryRecord(const std::string& path, std::string* db_id,
     calls.bucket = BucketWidth::kMinute;
     ASSERT_OK(db->CreateCounter("calls", calls));
     ASSERT_OK(db->IncrementOnce({"calls", "k1"}, "c1", 1));
+    // Claims (format 8): "item:1" held by "w1" for 30 s; "item:2" claimed
+    // by "w1", released, claimed by "w2" (token 2) and completed with
+    // result "row 9".
+    ASSERT_OK(db->Claim("item:1", "w1", 30'000));
+    ASSERT_OK(db->Claim("item:2", "w1", 30'000));
+    ASSERT_OK(db->ReleaseClaim("item:2", 1));
+    ASSERT_OK(db->Claim("item:2", "w2", 30'000));
+    ASSERT_OK(db->CompleteClaim("item:2", 2, "row 9"));
     Result<std::string> id = tally::DatabaseId(*db);
     ASSERT_OK(id);
     *db_id = *id;
@@ -234,6 +242,7 @@ TEST(FormatExamples, EveryDocumentedExampleIsWhatTheEngineStores) {
       {"meta", engine::kMeta},     {"shards", engine::kShards},
       {"events", engine::kEvents}, {"rollups", engine::kRollups},
       {"outbox", engine::kOutbox}, {"holds", engine::kHolds},
+      {"claims", engine::kClaims},
   };
   const bool print = std::getenv("TALLY_FORMAT_EXAMPLES_PRINT") != nullptr;
   test::RawDb raw(dir.Sub("db"));

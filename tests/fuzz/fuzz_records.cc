@@ -1,5 +1,6 @@
 // Fuzzes schema/records.h: the verify-then-decode of the database header,
-// counter metadata, event marker and reservation (hold) FlatBuffers, on arbitrary bytes as a
+// counter metadata, event marker, reservation (hold) and claim FlatBuffers,
+// on arbitrary bytes as a
 // damaged database could hold them. Properties:
 //  - a decoder either succeeds or returns Corruption; it never crashes,
 //    reads out of bounds (ASAN) or hits undefined behaviour (UBSAN);
@@ -58,6 +59,13 @@ bool Same(const HoldRecord& a, const HoldRecord& b) {
          a.created_at_ms == b.created_at_ms &&
          a.expires_at_ms == b.expires_at_ms && a.state == b.state &&
          a.closed_at_ms == b.closed_at_ms;
+}
+
+bool Same(const ClaimRecord& a, const ClaimRecord& b) {
+  return a.state == b.state && a.token == b.token && a.holder == b.holder &&
+         a.granted_at_ms == b.granted_at_ms &&
+         a.lease_until_ms == b.lease_until_ms &&
+         a.ended_at_ms == b.ended_at_ms && a.result == b.result;
 }
 
 // The input at an address that is not 8-aligned (libFuzzer's own buffer is
@@ -163,6 +171,29 @@ void CheckHold(const Placed& in) {
   FUZZ_CHECK(Same(a, c));
 }
 
+void CheckClaim(const Placed& in) {
+  ClaimRecord a, b;
+  const Status sa = DecodeClaim(in.aligned, &a);
+  const Status sb = DecodeClaim(in.misaligned, &b);
+  FUZZ_CHECK(sa.ok() == sb.ok());
+  if (!sa.ok()) {
+    FUZZ_CHECK(sa.IsCorruption() && sb.IsCorruption());
+    return;
+  }
+  FUZZ_CHECK(Same(a, b));
+  // What DecodeClaim promises (records.h).
+  FUZZ_CHECK(a.state == 0 || a.state == 2 || a.state == 3);
+  FUZZ_CHECK(a.token >= 1 && !a.holder.empty());
+  FUZZ_CHECK(a.lease_until_ms > a.granted_at_ms);
+  FUZZ_CHECK((a.state == 0) == (a.ended_at_ms == 0));
+  FUZZ_CHECK(a.state == 3 || a.result.empty());
+  std::string again;
+  EncodeClaim(a, &again);
+  ClaimRecord c;
+  FUZZ_CHECK(DecodeClaim(again, &c).ok());
+  FUZZ_CHECK(Same(a, c));
+}
+
 // Encoders: any field values, including names and ids with NULs and bytes
 // that are not UTF-8, come back unchanged.
 void CheckEncoders(const uint8_t* data, size_t size) {
@@ -207,6 +238,19 @@ void CheckEncoders(const uint8_t* data, size_t size) {
   o.state = fdp.ConsumeIntegralInRange<uint8_t>(0, 4);
   o.closed_at_ms = fdp.ConsumeIntegral<int64_t>();
   o.reservation_id = fdp.ConsumeRandomLengthString(300);
+  // A claim as DecodeClaim accepts it: any fields within its rules.
+  ClaimRecord k;
+  const uint8_t states[] = {0, 2, 3};
+  k.state = states[fdp.ConsumeIntegralInRange<int>(0, 2)];
+  k.token = fdp.ConsumeIntegralInRange<uint64_t>(1, UINT64_MAX);
+  k.granted_at_ms = fdp.ConsumeIntegralInRange<int64_t>(INT64_MIN, INT64_MAX - 1);
+  k.lease_until_ms =
+      fdp.ConsumeIntegralInRange<int64_t>(k.granted_at_ms + 1, INT64_MAX);
+  k.ended_at_ms = k.state == 0 ? 0 : fdp.ConsumeIntegral<int64_t>();
+  if (k.state != 0 && k.ended_at_ms == 0) k.ended_at_ms = 1;
+  k.holder = fdp.ConsumeRandomLengthString(200);
+  if (k.holder.empty()) k.holder = "h";
+  if (k.state == 3) k.result = fdp.ConsumeRandomLengthString(300);
   e.event_id = fdp.ConsumeRemainingBytesAsString();
 
   std::string bytes;
@@ -234,6 +278,13 @@ void CheckEncoders(const uint8_t* data, size_t size) {
   FUZZ_CHECK(Same(o, o2));
   MarkerRecord not_marker;
   FUZZ_CHECK(DecodeMarker(bytes, &not_marker).IsCorruption());
+  ClaimRecord not_claim;
+  FUZZ_CHECK(DecodeClaim(bytes, &not_claim).IsCorruption());
+  EncodeClaim(k, &bytes);
+  ClaimRecord k2;
+  FUZZ_CHECK(DecodeClaim(Placed(bytes).misaligned, &k2).ok());
+  FUZZ_CHECK(Same(k, k2));
+  FUZZ_CHECK(DecodeHold(bytes, &not_hold).IsCorruption());
 }
 
 }  // namespace
@@ -246,6 +297,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CheckCounter(in);
   CheckMarker(in);
   CheckHold(in);
+  CheckClaim(in);
   CheckEncoders(data, size);
   return 0;
 }
