@@ -787,6 +787,31 @@ const std::vector<ApiRow>& Rows() {
              .status();
        },
        nullptr},
+      {"API-74", "Claim(\"\", \"w\", 30000)", Code::kInvalidArgument,
+       "claim key is empty", false,
+       [](Env* e) { return e->db->Claim("", "w", 30'000).status(); }, nullptr},
+      {"API-75", "Claim(\"k\", \"\", 30000)", Code::kInvalidArgument,
+       "claim holder is empty", false,
+       [](Env* e) { return e->db->Claim("k", "", 30'000).status(); }, nullptr},
+      {"API-76", "Claim(\"k\", \"w\", 0)", Code::kInvalidArgument,
+       "lease of 0 ms is outside 1..604800000 ms (kMaxLeaseMs)", false,
+       [](Env* e) { return e->db->Claim("k", "w", 0).status(); }, nullptr},
+      {"API-77", "CompleteClaim(\"k\", 1, \"\")", Code::kNotFound,
+       "claim 'k' was never claimed", false,
+       [](Env* e) { return e->db->CompleteClaim("k", 1, "").status(); },
+       nullptr},
+      {"API-78", "CompleteClaim(\"k\", 0, \"\")", Code::kInvalidArgument,
+       "token 0 of claim 'k' was never granted: tokens start at 1", false,
+       [](Env* e) { return e->db->CompleteClaim("k", 0, "").status(); },
+       nullptr},
+      {"API-79", "ListClaims({limit = 0})", Code::kInvalidArgument,
+       "claim list limit 0 is outside 1..10000 (kMaxListClaims)", false,
+       [](Env* e) {
+         ListClaimsOptions o;
+         o.limit = 0;
+         return e->db->ListClaims(o).status();
+       },
+       nullptr},
   };
   return rows;
 }
