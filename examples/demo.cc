@@ -1,10 +1,16 @@
-// tally_demo: two small experiments that show what tally is for.
+// tally_demo: three small experiments that show what tally is for.
 //
 //   (a) Exactly-once under redelivery (seed lab 000): 40 order events, each
 //       delivered twice at the same moment from two threads, still count 40.
 //   (b) Distribution, not folklore (seed 001): 200 checkouts against one hot
 //       counter and against a 10-shard counter; both count 200, and the
 //       per-operation timings are printed as a distribution.
+//   (c) A side effect done once (seed 004): 30 items, each trigger
+//       delivered 3 times to 4 workers; each worker claims the item, does
+//       the "insert" (a table that checks the fencing token) and completes
+//       the claim with a count in the same write: 30 rows, counted 30. Then
+//       a worker paused past its lease: its insert and its completion are
+//       refused, the next holder's stand.
 //
 // Usage: tally_demo [DB_DIR]
 // Without DB_DIR a fresh database is made under $TMPDIR (or /tmp) and removed
@@ -17,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -253,6 +260,121 @@ void DistributionLab(tally::Db* db) {
   PrintHistogram(db, "checkouts-sharded");
 }
 
+// The demo's clock: the system clock plus an offset the demo moves on, so
+// a lease can run out without waiting (Options::clock).
+class DemoClock : public tally::Clock {
+ public:
+  int64_t NowMillis() const override {
+    return tally::Clock::System()->NowMillis() + offset_ms_.load();
+  }
+  void Advance(int64_t ms) { offset_ms_.fetch_add(ms); }
+
+ private:
+  std::atomic<int64_t> offset_ms_{0};
+};
+
+// The other system a side effect writes to: an items table that keeps the
+// highest fencing token it has seen per item and refuses a write carrying
+// a lower one (docs/claims.md, "What is not").
+class FencedTable {
+ public:
+  bool Insert(const std::string& item, uint64_t token) {
+    std::lock_guard<std::mutex> l(mu_);
+    uint64_t& seen = tokens_[item];
+    if (token < seen) return false;
+    seen = token;
+    ++rows_[item];
+    return true;
+  }
+  size_t Rows(const std::string& item) {
+    std::lock_guard<std::mutex> l(mu_);
+    return rows_[item];
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, uint64_t> tokens_;
+  std::map<std::string, size_t> rows_;
+};
+
+// (c) Seed 004: the Redis-lock recipe done right.
+void ClaimsLab(tally::Db* db, DemoClock* clock) {
+  std::printf("\n(c) A side effect done once (claims, fencing tokens)\n");
+  constexpr int kItems = 30;
+  constexpr int kWorkers = 4;
+  constexpr int64_t kLeaseMs = 30'000;
+  if (!Ok(db->CreateCounter("items-inserted", {1}), "CreateCounter")) return;
+  FencedTable table;
+  std::atomic<int> next{0}, acquired{0}, busy{0}, done{0};
+  std::mutex error_mu;
+  tally::Status error;  // the first failed call of any worker
+  auto failed = [&](const tally::Status& s) {
+    std::lock_guard<std::mutex> l(error_mu);
+    if (error.ok()) error = s;
+  };
+  std::vector<std::thread> workers;
+  for (int w = 0; w < kWorkers; ++w) {
+    workers.emplace_back([&, w] {
+      const std::string me = "worker-" + std::to_string(w);
+      for (int d; (d = next.fetch_add(1)) < 3 * kItems;) {
+        const std::string item = EventId("item-", d / 3);  // copies adjacent
+        auto c = db->Claim(item, me, kLeaseMs);
+        if (!c.ok()) return failed(c.status());
+        if (c->answer == tally::ClaimAnswer::kBusy) ++busy;
+        if (c->answer == tally::ClaimAnswer::kDone) ++done;
+        if (c->answer != tally::ClaimAnswer::kAcquired) continue;
+        ++acquired;
+        table.Insert(item, c->claim.token);  // the side effect
+        tally::Batch count;
+        count.Add("items-inserted", 1);
+        auto r = db->CompleteClaim(item, c->claim.token, "row", count);
+        if (!r.ok()) return failed(r.status());
+      }
+    });
+  }
+  for (std::thread& t : workers) t.join();
+  if (!Ok(error, "a worker's Claim or CompleteClaim")) return;
+  size_t rows = 0;
+  for (int i = 0; i < kItems; ++i) rows += table.Rows(EventId("item-", i));
+  auto counted = db->ReadExact("items-inserted");
+  if (!Ok(counted.status(), "ReadExact")) return;
+  std::printf("  %d deliveries: %d acquired, %d busy, %d already done\n",
+              3 * kItems, acquired.load(), busy.load(), done.load());
+  std::printf("  rows inserted %zu, items-inserted %lld (expected %d each)\n",
+              rows, static_cast<long long>(*counted), kItems);
+  Expect(rows == kItems && *counted == kItems && acquired == kItems,
+        "each item inserted and counted once");
+
+  // A worker paused past its lease (a GC pause, a stall): the lock of the
+  // recipe would let it finish; the token does not.
+  auto slow = db->Claim("item-late", "slow", kLeaseMs);
+  if (!Ok(slow.status(), "Claim")) return;
+  clock->Advance(kLeaseMs);  // slow is paused; its lease runs out
+  auto fast = db->Claim("item-late", "fast", kLeaseMs);
+  if (!Ok(fast.status(), "Claim")) return;
+  const bool fast_inserted = table.Insert("item-late", fast->claim.token);
+  auto fast_done = db->CompleteClaim("item-late", fast->claim.token, "row");
+  const bool slow_inserted = table.Insert("item-late", slow->claim.token);
+  auto slow_done = db->CompleteClaim("item-late", slow->claim.token, "row");
+  if (!Ok(fast_done.status(), "CompleteClaim") ||
+      !Ok(slow_done.status(), "CompleteClaim")) {
+    return;
+  }
+  std::printf("  paused worker: token %llu, insert %s, completion %s\n",
+              static_cast<unsigned long long>(slow->claim.token),
+              slow_inserted ? "accepted" : "refused (older token)",
+              tally::ClaimAnswerName(slow_done->answer));
+  std::printf("  next holder:   token %llu, insert %s, completion %s\n",
+              static_cast<unsigned long long>(fast->claim.token),
+              fast_inserted ? "accepted" : "refused",
+              tally::ClaimAnswerName(fast_done->answer));
+  Expect(fast_inserted && !slow_inserted &&
+            fast_done->answer == tally::ClaimAnswer::kCompleted &&
+            slow_done->answer == tally::ClaimAnswer::kStaleToken &&
+            table.Rows("item-late") == 1,
+        "the paused worker's insert and completion are refused");
+}
+
 // A fresh directory under $TMPDIR or /tmp, or "" on failure.
 std::string MakeTempDir() {
   const char* base = std::getenv("TMPDIR");
@@ -279,10 +401,14 @@ int main(int argc, char** argv) {
               keep ? "" : " (temporary, removed at the end)");
 
   {
+    DemoClock clock;
+    tally::Options options;
+    options.clock = &clock;
     std::unique_ptr<tally::Db> db;
-    if (Ok(tally::Db::Open(tally::Options(), path, &db), "Db::Open")) {
+    if (Ok(tally::Db::Open(options, path, &db), "Db::Open")) {
       RedeliveryLab(db.get());
       if (!g_failed) DistributionLab(db.get());
+      if (!g_failed) ClaimsLab(db.get(), &clock);
     }
   }  // the Db closes here, before its directory is removed
 

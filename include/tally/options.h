@@ -51,7 +51,8 @@ class Clock {
 inline constexpr uint32_t kReadValues = 1u << 0;   // ReadExact, ShardCounts,
                                                    // ReadRange, PendingOperands
 inline constexpr uint32_t kReadMarkers = 1u << 1;  // CountMarkers, GetMarker,
-                                                   // ListMarkers
+                                                   // ListMarkers, GetClaim,
+                                                   // ListClaims
 inline constexpr uint32_t kReadRollups = 1u << 2;  // ReadCached
 inline constexpr uint32_t kReadOutbox = 1u << 3;   // ReadOutbox,
                                                    // GetOutboxStatus
