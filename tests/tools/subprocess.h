@@ -28,6 +28,39 @@ struct ProcessResult {
 ProcessResult RunProcess(const std::vector<std::string>& argv,
                          const std::string& scratch_dir, int timeout_s = 120);
 
+// A child the test talks to while it runs: its stdin and stdout are pipes
+// (the test writes lines in and reads lines out as they come), its stderr
+// a file under `scratch_dir`. As for RunProcess, SIGALRM ends a child still
+// running after `timeout_s` seconds, so a read from a hung one returns
+// end-of-file instead of hanging the test. Not thread-safe.
+class LiveProcess {
+ public:
+  LiveProcess(const std::vector<std::string>& argv,
+              const std::string& scratch_dir, int timeout_s = 120);
+  ~LiveProcess();  // kills and reaps the child if Wait() was not called
+  LiveProcess(const LiveProcess&) = delete;
+  LiveProcess& operator=(const LiveProcess&) = delete;
+
+  bool started() const { return pid_ > 0; }
+  // Writes to the child's stdin; false once it is closed or gone.
+  bool Write(const std::string& text);
+  void CloseStdin();
+  // The next line of stdout without its newline; false at end-of-file.
+  bool ReadLine(std::string* line);
+  // Sends `sig` to the child.
+  void Signal(int sig);
+  // Closes stdin, reads stdout to its end, reaps the child: `out` holds
+  // what ReadLine had not returned yet.
+  ProcessResult Wait();
+
+ private:
+  int pid_ = -1;
+  int in_ = -1;   // the child's stdin, write end
+  int out_ = -1;  // the child's stdout, read end
+  std::string err_path_;
+  std::string buffered_;  // read from stdout, not yet returned as a line
+};
+
 }  // namespace tally::test
 
 #endif  // TALLY_TESTS_TOOLS_SUBPROCESS_H_

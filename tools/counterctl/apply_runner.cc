@@ -32,6 +32,8 @@ struct Shared {
   tally::Db* const db;
   const std::vector<std::string_view>& lines;
   const ApplyConfig& config;
+  const size_t chunks =
+      (lines.size() + config.batch_ops - 1) / config.batch_ops;
   std::atomic<size_t> next_chunk{0};
   std::atomic<bool> stop{false};
   // For the progress line: chunks processed, workers finished.
@@ -40,6 +42,27 @@ struct Shared {
 
   std::mutex mu;
   ApplyReport report;  // guarded by mu; workers merge into it when done
+  // Chunks finished, and how many of the first ones all are (guarded by mu).
+  std::vector<bool> finished = std::vector<bool>(chunks, false);
+  size_t prefix = 0;
+
+  // Input line number of lines[i].
+  size_t LineOf(size_t i) const { return config.first_line + i; }
+
+  // Records that `chunk` was committed (or rejected) whole.
+  void Finished(size_t chunk) {
+    std::lock_guard<std::mutex> lock(mu);
+    finished[chunk] = true;
+    const size_t before = prefix;
+    while (prefix < chunks && finished[prefix]) ++prefix;
+    if (prefix != before && config.on_committed) {
+      config.on_committed(LineOf(CommittedLines()) - 1);
+    }
+  }
+  // Lines in the committed prefix (the caller holds mu).
+  size_t CommittedLines() const {
+    return std::min(lines.size(), prefix * config.batch_ops);
+  }
 
   // Records the first database failure and stops all workers. `first` and
   // `last` are the 1-based input lines in flight: a plain increment among
@@ -63,25 +86,18 @@ class Worker {
   void Run() {
     const size_t n = shared_->lines.size();
     const size_t chunk_lines = shared_->config.batch_ops;
-    const size_t chunks = (n + chunk_lines - 1) / chunk_lines;
-    while (!shared_->stop.load(std::memory_order_relaxed)) {
+    const std::atomic<bool>* interrupt = shared_->config.stop;
+    while (!shared_->stop.load(std::memory_order_relaxed) &&
+           (interrupt == nullptr || !interrupt->load())) {
       const size_t chunk = shared_->next_chunk.fetch_add(1);
-      if (chunk >= chunks) break;
+      if (chunk >= shared_->chunks) break;
       const size_t begin = chunk * chunk_lines;
       if (!ProcessChunk(begin, std::min(n, begin + chunk_lines))) break;
+      shared_->Finished(chunk);
       shared_->chunks_done.fetch_add(1, std::memory_order_relaxed);
     }
     std::lock_guard<std::mutex> lock(shared_->mu);
-    ApplyReport& total = shared_->report;
-    total.lines += local_.lines;
-    total.applied += local_.applied;
-    total.duplicates += local_.duplicates;
-    total.conflicts += local_.conflicts;
-    total.outside_window += local_.outside_window;
-    total.rejected += local_.rejected;
-    total.rejections.insert(total.rejections.end(),
-                            std::make_move_iterator(local_.rejections.begin()),
-                            std::make_move_iterator(local_.rejections.end()));
+    AddCounts(local_, &shared_->report);
   }
 
  private:
@@ -94,24 +110,24 @@ class Worker {
       if (IsBlankLine(line)) continue;
       ++local_.lines;
       if (!ParseApplyLine(line, &event_, &reason_)) {
-        Reject(i + 1, std::move(reason_));
+        Reject(shared_->LineOf(i), std::move(reason_));
         continue;
       }
       const tally::CounterInfo* info = nullptr;
       tally::Status s = cache_.Lookup(event_.counter, &info);
       if (!s.ok()) {
         if (!IsLineError(s)) {
-          shared_->SetFatal(std::move(s), i + 1, i + 1);
+          shared_->SetFatal(std::move(s), shared_->LineOf(i), shared_->LineOf(i));
           return false;
         }
-        Reject(i + 1, s.IsNotFound() ? "unknown counter \"" +
+        Reject(shared_->LineOf(i), s.IsNotFound() ? "unknown counter \"" +
                                            Printable(event_.counter) + "\""
                                      : s.ToString());
         continue;
       }
       if (info->keyed != !event_.key.empty()) {
         // The engine would refuse the whole batch for this one op.
-        Reject(i + 1, info->keyed
+        Reject(shared_->LineOf(i), info->keyed
                           ? "counter \"" + Printable(event_.counter) +
                                 "\" is keyed: the line needs a \"key\""
                           : "counter \"" + Printable(event_.counter) +
@@ -122,7 +138,7 @@ class Worker {
       if (!event_.once && info->policy == tally::ShardPolicy::kAffinity) {
         // The line format has no affinity key, and the engine refuses a
         // plain increment without one under this policy.
-        Reject(i + 1, "counter \"" + Printable(event_.counter) +
+        Reject(shared_->LineOf(i), "counter \"" + Printable(event_.counter) +
                           "\" has policy affinity: plain increments need an "
                           "affinity key, use an event_id or `incr --affinity`");
         continue;
@@ -135,7 +151,7 @@ class Worker {
         batch_.Add(ref, event_.delta,
                    tally::IncrementOptions{{}, event_.event_time_ms});
       }
-      batch_lines_.push_back(i + 1);
+      batch_lines_.push_back(shared_->LineOf(i));
     }
     if (batch_.empty()) return true;
     return Submit(begin, end);
@@ -150,7 +166,7 @@ class Worker {
                 "Db::Apply returned " + std::to_string(results_.size()) +
                 " results for " + std::to_string(batch_.size()) +
                 " operations"),
-            begin + 1, end);
+            shared_->LineOf(begin), shared_->LineOf(end - 1));
         return false;
       }
       for (size_t k = 0; k < results_.size(); ++k) {
@@ -159,7 +175,8 @@ class Worker {
       return true;
     }
     if (!IsLineError(s)) {
-      shared_->SetFatal(std::move(s), begin + 1, end);
+      shared_->SetFatal(std::move(s), shared_->LineOf(begin),
+                        shared_->LineOf(end - 1));
       return false;
     }
     // The batch was refused whole and nothing was written, so retrying its
@@ -187,7 +204,7 @@ class Worker {
     return true;
   }
 
-  // `line`: the input line of the op (1-based).
+  // `line`: the input line of the op.
   void Count(const tally::IncrementResult& r, size_t line) {
     switch (r.outcome) {
       case tally::Outcome::kApplied:
@@ -229,12 +246,22 @@ class Worker {
 
 }  // namespace
 
+void AddCounts(const ApplyReport& from, ApplyReport* to) {
+  to->lines += from.lines;
+  to->applied += from.applied;
+  to->duplicates += from.duplicates;
+  to->conflicts += from.conflicts;
+  to->outside_window += from.outside_window;
+  to->rejected += from.rejected;
+  to->rejections.insert(to->rejections.end(), from.rejections.begin(),
+                        from.rejections.end());
+}
+
 ApplyReport ApplyLines(tally::Db* db,
                        const std::vector<std::string_view>& lines,
                        const ApplyConfig& config) {
   Shared shared(db, lines, config);
-  const size_t chunks =
-      (lines.size() + config.batch_ops - 1) / config.batch_ops;
+  const size_t chunks = shared.chunks;
   const size_t threads = std::max<size_t>(1, std::min(config.threads, chunks));
   // Drawn only when stderr is a terminal; then the workers always run on
   // their own threads and this one redraws the line until they finish.
@@ -259,6 +286,8 @@ ApplyReport ApplyLines(tally::Db* db,
   }
   progress.Finish();
   ApplyReport report = std::move(shared.report);
+  report.committed_through = shared.LineOf(shared.CommittedLines()) - 1;
+  report.stopped = report.fatal.ok() && shared.prefix < chunks;
   std::sort(
       report.rejections.begin(), report.rejections.end(),
       [](const Rejection& a, const Rejection& b) { return a.line < b.line; });

@@ -384,6 +384,17 @@ Command AddApply(CLI::App* root, AllArgs* a) {
   sub->add_option("--batch", a->apply.batch,
                   "Operations per atomic batch, 1..65536 (default 1000)")
       ->type_name("N");
+  sub->add_option("--skip", a->apply.skip,
+                  "Skip the first N lines of FILE: continue a run that was "
+                  "stopped (it prints N)")
+      ->type_name("N");
+  sub->add_option("--max-delay", a->apply.max_delay,
+                  "--file -: commit a line within this long even when the "
+                  "feed is slow, 1ms..60s (default 100ms)")
+      ->type_name("DURATION");
+  sub->add_flag("--progress", a->apply.progress,
+                "Print \"committed through line L\" on stdout as the "
+                "committed lines grow");
   return {sub, [a] { return RunApply(a->global, a->apply); }};
 }
 

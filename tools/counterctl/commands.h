@@ -185,6 +185,9 @@ struct ApplyArgs {
   std::string file;
   std::string threads = "1";
   std::string batch = "1000";
+  std::string skip = "0";            // input lines to skip (a resumed run)
+  std::string max_delay = "100ms";   // stdin: a pending line's longest wait
+  bool progress = false;             // "committed through line L" lines
 };
 int RunApply(const GlobalArgs& global, const ApplyArgs& args);
 

@@ -1,0 +1,31 @@
+// Stopping a long command cleanly: SIGINT (Ctrl-C) and SIGTERM set a flag
+// the command checks between units of work (apply: before each batch), so
+// it can finish what it started, report where it stopped and exit with
+// 128 + the signal's number (130 for SIGINT, 143 for SIGTERM), as a shell
+// reports a command a signal ended. A second signal of the same kind ends
+// the process at once (the default action is restored by the first).
+//
+// Thread safety: the flag may be read from any thread.
+
+#ifndef TALLY_TOOLS_COUNTERCTL_INTERRUPT_H_
+#define TALLY_TOOLS_COUNTERCTL_INTERRUPT_H_
+
+#include <atomic>
+
+namespace counterctl {
+
+// Installs the handlers (once per process; later calls do nothing).
+void InstallStopHandlers();
+
+// Set once a stop was asked for; never cleared.
+const std::atomic<bool>& StopRequested();
+
+// The signal that asked (SIGINT or SIGTERM), 0 before one arrived.
+int StopSignal();
+
+// "SIGINT", "SIGTERM" or "signal N".
+const char* StopSignalName();
+
+}  // namespace counterctl
+
+#endif  // TALLY_TOOLS_COUNTERCTL_INTERRUPT_H_
