@@ -1,6 +1,7 @@
 // Maintenance: compaction, checkpoints and the pending-operand estimate.
 
 #include <rocksdb/utilities/checkpoint.h>
+#include <rocksdb/version.h>
 
 #include <algorithm>
 #include <cassert>
@@ -281,3 +282,16 @@ Status DbImpl::Checkpoint(const std::string& dir) {
 }
 
 }  // namespace tally::engine
+
+namespace tally {
+
+const char* StorageEngineVersion() {
+#define TALLY_STR2(x) #x
+#define TALLY_STR(x) TALLY_STR2(x)
+  return "RocksDB " TALLY_STR(ROCKSDB_MAJOR) "." TALLY_STR(
+      ROCKSDB_MINOR) "." TALLY_STR(ROCKSDB_PATCH);
+#undef TALLY_STR
+#undef TALLY_STR2
+}
+
+}  // namespace tally

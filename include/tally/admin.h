@@ -55,6 +55,10 @@ Result<DbStats> GetDbStats(Db& db);
 // much work an exact read does beyond one value per shard.
 Result<uint64_t> PendingOperands(Db& db, std::string_view counter);
 
+// The storage engine this library is built on, for version lines and bug
+// reports: "RocksDB MAJOR.MINOR.PATCH".
+const char* StorageEngineVersion();
+
 }  // namespace tally
 
 #endif  // TALLY_ADMIN_H_

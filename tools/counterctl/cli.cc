@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "build_info.h"
 #include "commands.h"
 #include "common.h"
 #include "tally/limits.h"
@@ -645,7 +646,12 @@ std::string DescribeParseError(const CLI::ParseError& e, CLI::App* root,
   }
   const std::vector<std::string> rest = root->remaining();
   if (!chosen && !rest.empty()) return "unknown subcommand \"" + rest[0] + "\"";
-  return e.what();
+  const std::string what = e.what();
+  if (what.rfind("--db", 0) == 0 && root->get_option("--db")->count() == 0) {
+    return "no database given: pass --db DIR (or -d DIR) before or after "
+           "the subcommand, or set TALLY_DB";
+  }
+  return what;
 }
 
 }  // namespace
@@ -665,11 +671,15 @@ struct CommandLine::Impl {
 };
 
 CommandLine::Impl::Impl() {
-  root.set_version_flag("--version", TALLY_VERSION_STRING);
-  root.add_option("--db", args.global.db_path,
-                  "Database directory; goes before the subcommand")
+  root.set_version_flag("--version", VersionText());
+  root.add_option("-d,--db", args.global.db_path,
+                  "Database directory, before or after the subcommand "
+                  "(default: $TALLY_DB)")
       ->required()
+      ->envname("TALLY_DB")
       ->type_name("DIR");
+  // Subcommands take the root's options too: `counterctl get X --db DIR`.
+  root.fallthrough();
   root.footer(
       "Exit codes: 0 ok, 1 a tally operation failed, 2 usage error,\n"
       "3 verify found problems.\n"

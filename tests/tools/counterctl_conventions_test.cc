@@ -1,0 +1,72 @@
+// counterctl's command-line conventions (issue 18): --db anywhere on the
+// line, -d as its short form, TALLY_DB as its default, and --version
+// naming counterctl's build.
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <regex>
+#include <string>
+
+#include "counterctl_fixture.h"
+
+namespace tally::test {
+namespace {
+
+class CounterctlConventions : public CounterctlTest {
+ protected:
+  void SetUp() override {
+    ::unsetenv("TALLY_DB");
+    CtlOk({"create", "orders", "--shards", "2"});
+    CtlOk({"incr", "orders", "--by", "5"});
+  }
+  void TearDown() override { ::unsetenv("TALLY_DB"); }
+};
+
+TEST_F(CounterctlConventions, DbGoesBeforeOrAfterTheSubcommand) {
+  for (const auto& argv : std::vector<std::vector<std::string>>{
+           {"--db", db_, "get", "orders"},
+           {"get", "orders", "--db", db_},
+           {"get", "--db", db_, "orders"},
+           {"-d", db_, "get", "orders"},
+           {"get", "orders", "-d", db_}}) {
+    const ProcessResult r = CtlRaw(argv);
+    EXPECT_EQ(r.exit_code, 0) << Describe(argv, r);
+    EXPECT_EQ(r.out, "5\n") << Describe(argv, r);
+  }
+  // Subcommands with their own actions take it too.
+  const ProcessResult r = CtlRaw({"claims", "list", "--db", db_});
+  EXPECT_EQ(r.exit_code, 0) << Describe({}, r);
+}
+
+TEST_F(CounterctlConventions, TallyDbIsTheDefaultAndDbWins) {
+  ::setenv("TALLY_DB", db_.c_str(), 1);
+  ProcessResult r = CtlRaw({"get", "orders"});
+  EXPECT_EQ(r.exit_code, 0) << Describe({}, r);
+  EXPECT_EQ(r.out, "5\n");
+  // --db names another database: it wins over the environment.
+  const std::string other = tmp_.Sub("other");
+  CtlOnOk(other, {"create", "orders", "--shards", "1"});
+  r = CtlRaw({"get", "orders", "--db", other});
+  EXPECT_EQ(r.out, "0\n") << Describe({}, r);
+  ::unsetenv("TALLY_DB");
+  r = CtlRaw({"get", "orders"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "counterctl: no database given: pass --db DIR (or -d DIR) before "
+            "or after the subcommand, or set TALLY_DB (see counterctl "
+            "--help)\n");
+}
+
+TEST_F(CounterctlConventions, VersionNamesTallyRocksDbAndTheCommit) {
+  const ProcessResult r = CtlRaw({"--version"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_TRUE(std::regex_match(
+      r.out, std::regex("counterctl [0-9]+\\.[0-9]+\\.[0-9]+ \\(tally "
+                        "[0-9]+\\.[0-9]+\\.[0-9]+, RocksDB [0-9]+\\.[0-9]+\\."
+                        "[0-9]+, commit ([0-9a-f]{12}(-dirty)?|unknown)\\)\n")))
+      << r.out;
+}
+
+}  // namespace
+}  // namespace tally::test
