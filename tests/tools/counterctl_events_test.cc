@@ -84,14 +84,24 @@ class CounterctlEvents : public CounterctlTest {
   }
 
   // The expected listing: markers created at or after `since_minute`, at
-  // most `limit`, one text line each.
+  // most `limit`, one text line each, and a last line saying so when the
+  // limit left some out.
   std::string Expected(int since_minute, size_t limit) const {
     std::string out;
     size_t n = 0;
+    bool more = false;
     for (const Marker& m : markers_) {
-      if (m.minute < since_minute || n == limit) continue;
+      if (m.minute < since_minute) continue;
+      if (n == limit) {
+        more = true;
+        continue;
+      }
       out += TextLine(m) + "\n";
       ++n;
+    }
+    if (more) {
+      out += "(more: the list stopped at --limit " + std::to_string(limit) +
+             ")\n";
     }
     return out;
   }
@@ -116,6 +126,10 @@ TEST_F(CounterctlEvents, LimitAndSince) {
   EXPECT_EQ(CtlOk({"events", "orders", "--limit", "3"}), Expected(0, 3));
   EXPECT_EQ(CtlOk({"events", "orders", "--limit", "1"}), Expected(0, 1));
   EXPECT_EQ(CtlOk({"events", "orders", "--limit", "10"}), Expected(0, 10));
+  // A list the limit cut says so; one that ends exactly at it does not.
+  EXPECT_NE(Expected(0, 3).find("(more: the list stopped at --limit 3)\n"),
+            std::string::npos);
+  EXPECT_EQ(Expected(0, 10).find("(more:"), std::string::npos);
 
   const std::string since5 = Expected(5, 100);
   EXPECT_EQ(Lines(since5).size(), 5u);
@@ -245,7 +259,9 @@ TEST_F(CounterctlEvents, PagesPastOneCall) {
   ProcessResult r = Ctl({"events", "big", "--limit", std::to_string(limit)});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::vector<std::string> lines = Lines(r.out);
-  ASSERT_EQ(lines.size(), limit);
+  ASSERT_EQ(lines.size(), limit + 1);
+  EXPECT_EQ(lines.back(),
+            "(more: the list stopped at --limit " + std::to_string(limit) + ")");
   char id[32];
   for (size_t i = 0; i < limit; ++i) {
     std::snprintf(id, sizeof id, "e-%07zu ", i);

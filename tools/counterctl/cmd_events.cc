@@ -5,7 +5,8 @@
 //   events NAME [--limit N] [--since TIME]   list markers in event-id byte
 //       order, one line each: "EVENT_ID shard=S delta=D created_at=ISO".
 //       At most N (default 100, at most kMaxEventsLimit); only those created
-//       at or after TIME (ISO-8601 UTC or epoch milliseconds).
+//       at or after TIME (ISO-8601 UTC or epoch milliseconds). A list cut
+//       by the limit ends with "(more: the list stopped at --limit N)".
 //   events NAME --show EVENT_ID              one marker as "key: value"
 //       lines; exit 1 when the event was never counted.
 //   events NAME --count                      the number of markers.
@@ -106,9 +107,8 @@ int List(tally::Db* db, const EventsArgs& args, uint64_t limit,
     }
     options.start_after = page->back().event_id;
   }
-  if (!args.json) return kExitOk;
 
-  // "more": whether markers beyond the limit match, so a script knows the
+  // "more": whether markers beyond the limit match, so a reader knows the
   // list is cut. Costs one more call only when the limit was reached.
   bool more = false;
   if (!exhausted) {
@@ -117,6 +117,12 @@ int List(tally::Db* db, const EventsArgs& args, uint64_t limit,
         db->ListMarkers(RefOf(args.name, args.key), options);
     if (!next.ok()) return Fail(next.status());
     more = !next->empty();
+  }
+  if (!args.json) {
+    if (more) {
+      std::cout << "(more: the list stopped at --limit " << limit << ")\n";
+    }
+    return kExitOk;
   }
   Json doc = {{"counter", args.name},
               {"limit", limit},
