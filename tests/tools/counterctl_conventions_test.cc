@@ -68,5 +68,27 @@ TEST_F(CounterctlConventions, VersionNamesTallyRocksDbAndTheCommit) {
       << r.out;
 }
 
+// help [SUBCOMMAND] needs no database: the tool's --help, or one
+// subcommand's with a footer naming that subcommand (not another's
+// example).
+TEST_F(CounterctlConventions, HelpNamesTheSubcommand) {
+  const ProcessResult all = CtlRaw({"help"});
+  EXPECT_EQ(all.exit_code, 0);
+  EXPECT_EQ(all.out, CtlRaw({"--help"}).out);
+  for (const char* name : {"get", "apply", "claims", "backup"}) {
+    const ProcessResult r = CtlRaw({"help", name});
+    EXPECT_EQ(r.exit_code, 0) << Describe({}, r);
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(r.out, CtlRaw({name, "--help"}).out) << name;
+    EXPECT_NE(r.out.find(std::string("Run as: counterctl --db DIR ") + name +
+                         " ..."),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("Example: counterctl --db /var/lib/tally get"),
+              std::string::npos)
+        << name << " shows get's example:\n" << r.out;
+  }
+}
+
 }  // namespace
 }  // namespace tally::test

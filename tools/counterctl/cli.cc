@@ -12,6 +12,8 @@
 #include <CLI/CLI.hpp>
 #include <cassert>
 #include <functional>
+#include <iostream>
+#include <string_view>
 #include <memory>
 #include <optional>
 #include <string>
@@ -680,11 +682,6 @@ CommandLine::Impl::Impl() {
       ->type_name("DIR");
   // Subcommands take the root's options too: `counterctl get X --db DIR`.
   root.fallthrough();
-  root.footer(
-      "Exit codes: 0 ok, 1 a tally operation failed, 2 usage error,\n"
-      "3 verify found problems.\n"
-      "Example: counterctl --db /var/lib/tally get orders-today\n"
-      "Each subcommand takes --help. See docs/counterctl.md.");
   root.require_subcommand(1);
 
   commands = {AddCreate(&root, &args),     AddList(&root, &args),
@@ -709,6 +706,20 @@ CommandLine::Impl::Impl() {
               AddBackup(&root, &args),     AddWal(&root, &args),
               AddOutbox(&root, &args),     AddSync(&root, &args),
               AddClaims(&root, &args)};
+  // Set after the subcommands, which would otherwise inherit it: each
+  // gets its own, naming itself with the database flag its usage line
+  // (CLI11's) leaves out.
+  root.footer(
+      "Exit codes: 0 ok, 1 a tally operation failed, 2 usage error,\n"
+      "3 verify found problems, 130/143 apply stopped by SIGINT/SIGTERM.\n"
+      "Example: counterctl --db /var/lib/tally get orders-today\n"
+      "Each subcommand takes --help (or: counterctl help SUBCOMMAND). See "
+      "docs/counterctl.md.");
+  for (const Command& c : commands) {
+    c.app->footer("Run as: counterctl --db DIR " + c.app->get_name() +
+                  " ... (--db may also follow it, as -d, or come from "
+                  "TALLY_DB). Exit codes: counterctl help.");
+  }
 }
 
 CommandLine::CommandLine() : impl_(std::make_unique<Impl>()) {}
@@ -716,6 +727,26 @@ CommandLine::~CommandLine() = default;
 
 std::optional<int> CommandLine::Parse(int argc, const char* const* argv) {
   Impl& im = *impl_;
+  // help [SUBCOMMAND]: --help of the whole tool or of one subcommand, with
+  // no database needed.
+  if (argc >= 2 && std::string_view(argv[1]) == "help") {
+    if (argc > 3) return UsageError("help takes at most one subcommand");
+    CLI::App* app = &im.root;
+    if (argc == 3) {
+      app = nullptr;
+      for (const Command& c : im.commands) {
+        if (c.app->get_name() == argv[2]) app = c.app;
+      }
+      if (app == nullptr) {
+        return UsageError("help: unknown subcommand \"" +
+                          std::string(argv[2]) + "\" (see counterctl help)");
+      }
+    }
+    // As `SUBCOMMAND --help` prints it: the usage line starts with the
+    // tool's name.
+    std::cout << (app == &im.root ? app->help() : app->help("counterctl"));
+    return kExitOk;
+  }
   try {
     im.root.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
