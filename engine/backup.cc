@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <vector>
 
 #include "engine/db_impl.h"
 #include "util/rocks_status.h"
@@ -40,6 +41,26 @@ BackupInfo InfoOf(const rocksdb::BackupInfo& b) {
   return out;
 }
 
+// Whether `engine` holds backup `id` (valid or not).
+bool BackupExists(rocksdb::BackupEngine* engine, uint32_t id) {
+  std::vector<rocksdb::BackupInfo> infos;
+  engine->GetBackupInfo(&infos);
+  std::vector<rocksdb::BackupID> corrupt;
+  engine->GetCorruptedBackups(&corrupt);
+  for (const rocksdb::BackupInfo& b : infos) {
+    if (b.backup_id == id) return true;
+  }
+  for (rocksdb::BackupID b : corrupt) {
+    if (b == id) return true;
+  }
+  return false;
+}
+
+Status BackupNotFound(const std::string& dir, uint32_t id) {
+  return Status::NotFound("there is no backup " + std::to_string(id) +
+                          " in " + dir + " (listing it shows the ids)");
+}
+
 }  // namespace
 
 Status ListBackups(const std::string& backup_dir,
@@ -59,12 +80,14 @@ Status VerifyBackup(const std::string& backup_dir, uint32_t id) {
   std::unique_ptr<rocksdb::BackupEngine> engine;
   Status s = OpenEngine(backup_dir, /*must_exist=*/true, &engine);
   if (!s.ok()) return s;
-  s = FromRocks(engine->VerifyBackup(id, /*verify_with_checksum=*/true),
-                     "verify backup " + std::to_string(id) + " in " +
-                         backup_dir);
-  // A checksum or size mismatch comes back as Corruption or IOError; both
-  // mean the backup cannot be trusted.
-  if (s.IsIOError()) return Status::Corruption(s.message());
+  rocksdb::Status rs = engine->VerifyBackup(id, /*verify_with_checksum=*/true);
+  if (rs.ok()) return Status::OK();
+  if (!BackupExists(engine.get(), id)) return BackupNotFound(backup_dir, id);
+  s = FromRocks(rs, "verify backup " + std::to_string(id) + " in " +
+                        backup_dir);
+  // A checksum or size mismatch (Corruption, IOError) or a file gone
+  // (NotFound) of a backup that exists: it cannot be trusted.
+  if (s.IsIOError() || s.IsNotFound()) return Status::Corruption(s.message());
   return s;
 }
 
@@ -80,6 +103,7 @@ Status RestoreBackup(const std::string& backup_dir, uint32_t id,
   std::unique_ptr<rocksdb::BackupEngine> engine;
   Status s = OpenEngine(backup_dir, /*must_exist=*/true, &engine);
   if (!s.ok()) return s;
+  if (!BackupExists(engine.get(), id)) return BackupNotFound(backup_dir, id);
   return FromRocks(
       engine->RestoreDBFromBackup(rocksdb::RestoreOptions(), id, db_path,
                                   db_path),

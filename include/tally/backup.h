@@ -38,11 +38,13 @@ Status ListBackups(const std::string& backup_dir,
                    std::vector<BackupInfo>* backups);
 
 // Checks that every file of backup `id` exists with the size and checksum
-// recorded when it was taken. Corruption names what differs.
+// recorded when it was taken. Corruption names what differs; NotFound
+// when `backup_dir` holds no backup `id` (or is no backup directory).
 Status VerifyBackup(const std::string& backup_dir, uint32_t id);
 
 // Restores backup `id` into `db_path`, which must not hold a database (an
-// empty or missing directory). The result opens with Db::Open.
+// empty or missing directory). The result opens with Db::Open. NotFound
+// when `backup_dir` holds no backup `id`.
 Status RestoreBackup(const std::string& backup_dir, uint32_t id,
                      const std::string& db_path);
 

@@ -812,6 +812,17 @@ const std::vector<ApiRow>& Rows() {
          return e->db->ListClaims(o).status();
        },
        nullptr},
+      {"API-80", "VerifyBackup(\"<TMP>/bk\", 9)", Code::kNotFound,
+       "there is no backup 9 in <TMP>/bk (listing it shows the ids)", false,
+       [](Env* e) {
+         Status s = tally::CreateBackup(*e->db, e->tmp.Sub("bk")).status();
+         return s.ok() ? VerifyBackup(e->tmp.Sub("bk"), 9) : s;
+       },
+       [](Env* e) {
+         // The backup this row takes first is the only new file.
+         EXPECT_TRUE(fs::is_directory(e->tmp.Sub("bk")));
+         EXPECT_EQ(*e->db->ReadExact("c"), 5);
+       }},
   };
   return rows;
 }

@@ -122,7 +122,17 @@ TEST_F(CounterctlBackup, BadIds) {
   CtlOk({"backup", "create", backups_});
   EXPECT_EQ(Ctl({"backup", "verify", backups_, "x"}).exit_code, 2);
   EXPECT_EQ(Ctl({"backup", "verify", backups_, "0"}).exit_code, 2);
-  EXPECT_EQ(Ctl({"backup", "verify", backups_, "9"}).exit_code, 1);
+  // A backup id the directory does not hold is said in plain words, not
+  // as a failed verification (issue 18).
+  const std::string missing = "counterctl: NotFound: there is no backup 9 in " +
+                              backups_ + " (listing it shows the ids)\n";
+  ProcessResult verify = Ctl({"backup", "verify", backups_, "9"});
+  EXPECT_EQ(verify.exit_code, 1);
+  EXPECT_EQ(verify.err, missing);
+  ProcessResult restore =
+      Ctl({"backup", "restore", backups_, "9", tmp_.Sub("target")});
+  EXPECT_EQ(restore.exit_code, 1);
+  EXPECT_EQ(restore.err, missing);
   EXPECT_EQ(Ctl({"backup", "list", tmp_.Sub("none")}).exit_code, 1);
   EXPECT_EQ(Ctl({"backup"}).exit_code, 2);
 }

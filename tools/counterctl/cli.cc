@@ -649,6 +649,14 @@ std::string DescribeParseError(const CLI::ParseError& e, CLI::App* root,
   const std::vector<std::string> rest = root->remaining();
   if (!chosen && !rest.empty()) return "unknown subcommand \"" + rest[0] + "\"";
   const std::string what = e.what();
+  // CLI11's "--by: At Most 1 required but received 2", in plain words.
+  static const std::string kAtMost1 = ": At Most 1 required but received ";
+  const size_t at_most = what.find(kAtMost1);
+  if (at_most != std::string::npos) {
+    return what.substr(0, at_most) + " was given " +
+           what.substr(at_most + kAtMost1.size()) +
+           " times; it takes one value";
+  }
   if (what.rfind("--db", 0) == 0 && root->get_option("--db")->count() == 0) {
     return "no database given: pass --db DIR (or -d DIR) before or after "
            "the subcommand, or set TALLY_DB";

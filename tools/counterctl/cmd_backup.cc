@@ -71,6 +71,7 @@ int Verify(const BackupArgs& args) {
   std::optional<uint32_t> id = ParseBackupId(args.id);
   if (!id) return kExitUsage;
   tally::Status s = tally::VerifyBackup(args.dir, *id);
+  if (s.IsNotFound()) return Fail(s);  // no such backup (or directory)
   if (!s.ok()) {
     PrintError("backup " + std::to_string(*id) + " in " +
                Printable(args.dir) + " failed verification: " +
