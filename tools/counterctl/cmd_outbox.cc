@@ -22,12 +22,17 @@ int Status(tally::Db* db, bool json) {
   tally::Result<tally::OutboxStatus> st = tally::GetOutboxStatus(*db);
   if (!st.ok()) return Fail(st.status());
   if (json) {
-    PrintJson(Json{{"entries", st->entries},
-                   {"acked_through", st->acked_through},
-                   {"last_seq", st->last_seq},
-                   {"oldest_time_ms", st->entries ? Json(st->oldest_time_ms)
-                                                  : Json(nullptr)},
-                   {"age_ms", st->entries ? Json(st->age_ms) : Json(nullptr)}});
+    Json doc{{"entries", st->entries},
+             {"acked_through", st->acked_through},
+             {"last_seq", st->last_seq},
+             {"age_ms", st->entries ? Json(st->age_ms) : Json(nullptr)}};
+    if (st->entries) {
+      SetTime(&doc, "oldest_time", st->oldest_time_ms);
+    } else {
+      doc["oldest_time_ms"] = nullptr;
+      doc["oldest_time"] = nullptr;
+    }
+    PrintJson(doc);
     return kExitOk;
   }
   std::cout << "entries: " << st->entries << "\n"
@@ -50,8 +55,11 @@ int List(tally::Db* db, uint64_t after, uint64_t limit, bool json) {
       Json j{{"seq", e.seq},
              {"counter", e.counter},
              {"delta", e.delta},
-             {"time_ms", e.time_ms}};
+             {"origin", e.origin},
+             {"origin_seq", e.origin_seq}};
+      SetTime(&j, "time", e.time_ms);
       if (!e.event_id.empty()) j["event_id"] = e.event_id;
+      if (!e.key.empty()) j["key"] = e.key;
       list.push_back(std::move(j));
     }
     PrintJson(Json{{"entries", list}});
