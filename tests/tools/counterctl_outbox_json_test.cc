@@ -52,5 +52,25 @@ TEST_F(CounterctlOutboxJson, TimesComeAsMsAndIsoAndEntriesCarryTheirIdentity) {
   EXPECT_NE(b["origin"], a["origin"]);
 }
 
+// incr --json: the answer as one document (issue 18).
+TEST_F(CounterctlOutboxJson, IncrAnswersInJson) {
+  CtlOk({"create", "orders", "--shards", "4"});
+  nlohmann::json a = CtlJson({"incr", "orders", "--event-id", "o-1"});
+  EXPECT_EQ(a["counter"], "orders");
+  EXPECT_EQ(a["event_id"], "o-1");
+  EXPECT_EQ(a["outcome"], "applied");
+  EXPECT_TRUE(a["shard"].is_number());
+  EXPECT_FALSE(a.contains("value"));
+  nlohmann::json d = CtlJson({"incr", "orders", "--event-id", "o-1"});
+  EXPECT_EQ(d["outcome"], "duplicate");
+  EXPECT_EQ(d["shard"], a["shard"]);
+  CtlOk({"create", "stock", "--shards", "1", "--min", "0", "--keyed"});
+  nlohmann::json r = CtlJson({"incr", "stock", "--key", "sku", "--by", "-1"});
+  EXPECT_EQ(r["key"], "sku");
+  EXPECT_EQ(r["outcome"], "refused");
+  EXPECT_EQ(r["value"], 0);
+  EXPECT_EQ(r["remaining"], 0);
+}
+
 }  // namespace
 }  // namespace tally::test

@@ -167,6 +167,7 @@ Command AddIncr(CLI::App* root, AllArgs* a) {
                   "epoch; default now): picks a bucketed counter's bucket, "
                   "and is checked against a dedupe window")
       ->type_name("TIME");
+  AddJson(sub, &a->incr.json);
   return {sub, [a, event_id, affinity, key] {
             a->incr.key.given = key->count() > 0;
             a->incr.has_event_id = event_id->count() > 0;

@@ -5,12 +5,16 @@
 // increment left or that refused it and the room left toward the bound
 // ("refused shard=0 value=0 remaining=0"), and for a quota when its window
 // ends ("applied shard=0 value=3 remaining=97 window_ends=2026-...Z").
+// --json: {"counter", "key" (with --key), "event_id" (with --event-id),
+// "outcome", "shard"}, plus for a strict counter "value" and "remaining",
+// and for a quota "window_ends_ms" and "window_ends".
 
 #include <iostream>
 #include <memory>
 #include <optional>
 
 #include "commands.h"
+#include "json_output.h"
 #include "tally/limits.h"
 #include "tally/types.h"
 
@@ -59,9 +63,26 @@ int RunIncr(const GlobalArgs& global, const IncrArgs& args) {
                 RefOf(args.name, args.key), *delta,
                 tally::IncrementOptions{args.affinity_key, event_time});
   if (!result.ok()) return Fail(result.status());
-  std::cout << tally::OutcomeName(result->outcome) << " shard=" << result->shard;
   tally::Result<tally::CounterInfo> info = db->DescribeCounter(args.name);
-  if (info.ok() && info->bounds.any()) {
+  const bool strict = info.ok() && info->bounds.any();
+  if (args.json) {
+    Json doc = {{"counter", args.name},
+                {"outcome", tally::OutcomeName(result->outcome)},
+                {"shard", result->shard}};
+    if (args.key.given) doc["key"] = args.key.value;
+    if (args.has_event_id) doc["event_id"] = args.event_id;
+    if (strict) {
+      doc["value"] = result->value;
+      doc["remaining"] = result->remaining;
+      if (result->window_ends_ms != 0) {
+        SetTime(&doc, "window_ends", result->window_ends_ms);
+      }
+    }
+    PrintJson(doc);
+    return kExitOk;
+  }
+  std::cout << tally::OutcomeName(result->outcome) << " shard=" << result->shard;
+  if (strict) {
     std::cout << " value=" << result->value
               << " remaining=" << result->remaining;
     if (result->window_ends_ms != 0) {

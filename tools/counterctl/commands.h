@@ -77,6 +77,7 @@ struct IncrArgs {
   std::string affinity_key;
   bool has_affinity_key = false;
   std::string time;  // event time (ParseUtcTime); empty: now
+  bool json = false;
 };
 int RunIncr(const GlobalArgs& global, const IncrArgs& args);
 
