@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <nlohmann/json.hpp>
 #include <fstream>
 #include <memory>
 #include <regex>
@@ -154,6 +155,24 @@ TEST_F(CounterctlApplyStop, AFeedStopsOnSigint) {
             "counterctl: interrupted by SIGINT: lines 1..1 are committed (the "
             "batches in flight were finished); stdin was not read further\n");
   EXPECT_EQ(CtlValue({"get", "views"}), "5");
+}
+
+// apply --json: the summary as one document (issue 18).
+TEST_F(CounterctlApplyStop, JsonSummary) {
+  Create(db_);
+  const std::string in = WriteFile(
+      "three.jsonl",
+      "{\"counter\":\"orders\",\"event_id\":\"a\"}\n"
+      "{\"counter\":\"orders\",\"event_id\":\"a\"}\n"
+      "{\"counter\":\"views\",\"delta\":4}\n");
+  nlohmann::json doc = CtlJson({"apply", "--file", in});
+  EXPECT_EQ(doc["applied"], 2);
+  EXPECT_EQ(doc["duplicates"], 1);
+  EXPECT_EQ(doc["rejected"], 0);
+  EXPECT_EQ(doc["lines"], 3);
+  EXPECT_EQ(doc["committed_through"], 3);
+  EXPECT_EQ(doc["stopped"], false);
+  EXPECT_EQ(CtlValue({"get", "views"}), "4");
 }
 
 TEST_F(CounterctlApplyStop, BadFlagsAreOneLine) {

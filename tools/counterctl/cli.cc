@@ -399,6 +399,7 @@ Command AddApply(CLI::App* root, AllArgs* a) {
   sub->add_flag("--progress", a->apply.progress,
                 "Print \"committed through line L\" on stdout as the "
                 "committed lines grow");
+  AddJson(sub, &a->apply.json);
   return {sub, [a] { return RunApply(a->global, a->apply); }};
 }
 

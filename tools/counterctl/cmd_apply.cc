@@ -13,7 +13,11 @@
 // time the committed prefix grows; then "applied=A duplicates=D
 // conflicts=C outside_window=W rejected=R lines=L" on stdout, where L
 // (non-blank lines read) = A + D + C + W + R unless the run stopped on a
-// database failure. Exit 1 when any line was rejected.
+// database failure. Exit 1 when any line was rejected. --json prints the
+// summary as one document instead: {"applied", "duplicates", "conflicts",
+// "outside_window", "rejected", "lines", "committed_through", "stopped"}
+// (not with --progress, whose lines would make stdout more than one
+// document).
 //
 // SIGINT or SIGTERM stops the run cleanly (interrupt.h): the batches
 // already started are finished, nothing more is read or written, the
@@ -40,6 +44,7 @@
 #include "apply_runner.h"
 #include "commands.h"
 #include "interrupt.h"
+#include "json_output.h"
 #include "tally/limits.h"
 
 namespace counterctl {
@@ -216,6 +221,11 @@ int RunApply(const GlobalArgs& global, const ApplyArgs& args) {
     return UsageError("--max-delay " + Printable(args.max_delay) +
                       ": expected a duration of 1ms..60s, such as 100ms");
   }
+  if (args.json && args.progress) {
+    return UsageError(
+        "--json prints one document at the end; --progress prints lines as "
+        "it goes: choose one");
+  }
   const bool feed = args.file == "-";
   if (feed && *skip != 0) {
     return UsageError(
@@ -268,12 +278,23 @@ int RunApply(const GlobalArgs& global, const ApplyArgs& args) {
     PrintError(args.file + ": stopped at " + report.fatal_lines + ": " +
                report.fatal.ToString());
   }
-  std::cout << "applied=" << report.applied
-            << " duplicates=" << report.duplicates
-            << " conflicts=" << report.conflicts
-            << " outside_window=" << report.outside_window
-            << " rejected=" << report.rejected << " lines=" << report.lines
-            << std::endl;
+  if (args.json) {
+    PrintJson(Json{{"applied", report.applied},
+                   {"duplicates", report.duplicates},
+                   {"conflicts", report.conflicts},
+                   {"outside_window", report.outside_window},
+                   {"rejected", report.rejected},
+                   {"lines", report.lines},
+                   {"committed_through", report.committed_through},
+                   {"stopped", report.stopped}});
+  } else {
+    std::cout << "applied=" << report.applied
+              << " duplicates=" << report.duplicates
+              << " conflicts=" << report.conflicts
+              << " outside_window=" << report.outside_window
+              << " rejected=" << report.rejected << " lines=" << report.lines
+              << std::endl;
+  }
   if (report.stopped) {
     const std::string done =
         report.committed_through == 0

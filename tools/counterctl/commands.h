@@ -189,6 +189,7 @@ struct ApplyArgs {
   std::string skip = "0";            // input lines to skip (a resumed run)
   std::string max_delay = "100ms";   // stdin: a pending line's longest wait
   bool progress = false;             // "committed through line L" lines
+  bool json = false;                 // the summary as one JSON document
 };
 int RunApply(const GlobalArgs& global, const ApplyArgs& args);
 
