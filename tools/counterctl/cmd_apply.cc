@@ -144,7 +144,6 @@ ApplyReport ApplyFeed(tally::Db* db, ApplyConfig config, int64_t max_delay_ms) {
       config.first_line += take;
       const size_t used = static_cast<size_t>(
           batch.back().data() + batch.back().size() + 1 - buffer.data());
-      pending.erase(pending.begin(), pending.begin() + take);
       // Keep the views valid: move the rest to the front and re-split.
       buffer.erase(0, std::min(used, buffer.size()));
       pending.clear();
