@@ -53,9 +53,7 @@ class BucketRetentionFilterFactory final
                                                    rules_->Snapshot());
   }
 
-  const char* Name() const override {
-    return "tally.BucketRetentionFilterFactory";
-  }
+  const char* Name() const override { return kBucketRetentionFactoryName; }
 
  private:
   const std::shared_ptr<const EngineClock> clock_;

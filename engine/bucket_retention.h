@@ -52,6 +52,8 @@ class RetentionRules {
 // the rules once, and drops every value and merge operand of a bucket past
 // its counter's retention at that time (engine/buckets.h, BucketExpired).
 // Keys of counters without a rule, and plain shard keys, are kept.
+inline constexpr char kBucketRetentionFactoryName[] =
+    "tally.BucketRetentionFilterFactory";  // as the OPTIONS file records it
 std::shared_ptr<rocksdb::CompactionFilterFactory>
 NewBucketRetentionFilterFactory(std::shared_ptr<const EngineClock> clock,
                                 std::shared_ptr<RetentionRules> rules);

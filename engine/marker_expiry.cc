@@ -36,7 +36,7 @@ class MarkerExpiryFilterFactory final
     return std::make_unique<MarkerExpiryFilter>(clock_->Durable());
   }
 
-  const char* Name() const override { return "tally.MarkerExpiryFilterFactory"; }
+  const char* Name() const override { return kMarkerExpiryFactoryName; }
 
  private:
   const std::shared_ptr<const EngineClock> clock_;

@@ -30,6 +30,10 @@ inline bool MarkerExpired(int64_t expires_at_ms, int64_t now_ms) {
 // irreversible, and only a durable time is sure to stay <= the engine's now
 // after a crash and a backward clock step) and drops every marker expired
 // at that time. A marker that fails to decode is kept (Verify reports it).
+// The factory's name, as RocksDB records it in the OPTIONS file.
+inline constexpr char kMarkerExpiryFactoryName[] =
+    "tally.MarkerExpiryFilterFactory";
+
 std::shared_ptr<rocksdb::CompactionFilterFactory> NewMarkerExpiryFilterFactory(
     std::shared_ptr<const EngineClock> clock);
 

@@ -11,8 +11,9 @@ std::string_view View(const rocksdb::Slice& s) { return {s.data(), s.size()}; }
 
 class Int64AddOperator final : public rocksdb::MergeOperator {
  public:
-  // The name is not persisted; the value format is docs/format.md's.
-  const char* Name() const override { return "tally.Int64Add.v1"; }
+  // The name is recorded in the OPTIONS file, which only RocksDB's own
+  // tools read (counterctl ldb); the value format is docs/format.md's.
+  const char* Name() const override { return kInt64AddName; }
 
   bool FullMergeV2(const MergeOperationInput& in,
                    MergeOperationOutput* out) const override {
@@ -70,8 +71,8 @@ class Int64AddOperator final : public rocksdb::MergeOperator {
 
 }  // namespace
 
-std::shared_ptr<rocksdb::MergeOperator> NewInt64AddOperator() {
-  return std::make_shared<Int64AddOperator>();
+std::unique_ptr<rocksdb::MergeOperator> NewInt64AddOperator() {
+  return std::make_unique<Int64AddOperator>();
 }
 
 }  // namespace tally::engine

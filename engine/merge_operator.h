@@ -29,7 +29,10 @@
 
 namespace tally::engine {
 
-std::shared_ptr<rocksdb::MergeOperator> NewInt64AddOperator();
+// The name RocksDB records in a database's OPTIONS file.
+inline constexpr char kInt64AddName[] = "tally.Int64Add.v1";
+
+std::unique_ptr<rocksdb::MergeOperator> NewInt64AddOperator();
 
 }  // namespace tally::engine
 

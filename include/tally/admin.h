@@ -59,6 +59,14 @@ Result<uint64_t> PendingOperands(Db& db, std::string_view counter);
 // reports: "RocksDB MAJOR.MINOR.PATCH".
 const char* StorageEngineVersion();
 
+// Runs RocksDB's ldb tool (`rocksdb::LDBTool`, the same arguments:
+// `--db=DIR [--column_family=shards] scan|get|dump_wal|manifest_dump|...`)
+// with tally's merge operator and column families known to it, so its
+// reads fold merge operands as the engine does. Never returns: it ends the
+// process with ldb's exit code (0 ok, 1 failed). For tools (counterctl
+// ldb), not for a process that has work of its own.
+[[noreturn]] void RunLdb(int argc, char** argv);
+
 }  // namespace tally
 
 #endif  // TALLY_ADMIN_H_

@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cassert>
+#include <cstdlib>
 #include <functional>
 #include <iostream>
 #include <string_view>
@@ -65,6 +66,7 @@ struct AllArgs {
   ClaimsArgs claims;
   SyncArgs sync;
   WalArgs wal;
+  LdbArgs ldb;
 };
 
 void AddName(CLI::App* sub, std::string* name) {
@@ -625,6 +627,54 @@ Command AddWal(CLI::App* root, AllArgs* a) {
           }};
 }
 
+// ldb takes every word after it unparsed (CommandLine::Parse hands them
+// over before CLI11 sees them); the node is here for help and usage.
+Command AddLdb(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand(
+      "ldb",
+      "RocksDB's ldb with tally's merge operator: scan, get, dump_wal, "
+      "manifest_dump, checkconsistency, ... (counterctl ldb --help)");
+  sub->prefix_command();
+  return {sub, [a]() -> int { RunLdb(a->global, a->ldb); }};
+}
+
+// `[--db DIR | -d DIR | --db=DIR]... ldb ARGS...`: whether argv runs ldb,
+// and if so its words, counterctl's own --db (anywhere) taken out into
+// `db`. Nullopt when argv is not an ldb command line.
+std::optional<std::vector<std::string>> LdbWords(int argc,
+                                                 const char* const* argv,
+                                                 std::string* db) {
+  auto take_db = [&](int* i) {
+    const std::string_view w = argv[*i];
+    if ((w == "--db" || w == "-d") && *i + 1 < argc) {
+      *db = argv[*i + 1];
+      *i += 2;
+      return true;
+    }
+    if (w.rfind("--db=", 0) == 0) {
+      *db = std::string(w.substr(5));
+      *i += 1;
+      return true;
+    }
+    return false;
+  };
+  int i = 1;
+  while (i < argc && take_db(&i)) {
+  }
+  if (i >= argc || std::string_view(argv[i]) != "ldb") return std::nullopt;
+  std::vector<std::string> words;
+  for (++i; i < argc;) {
+    const std::string_view w = argv[i];
+    // ldb's own --db=DIR stays ldb's.
+    if (w == "--db" || w == "-d") {
+      if (!take_db(&i)) words.emplace_back(argv[i++]);
+    } else {
+      words.emplace_back(argv[i++]);
+    }
+  }
+  return words;
+}
+
 // CLI11's messages, reworded where they would mislead: with no subcommand
 // given, an unknown word is reported as "A subcommand is required", and so
 // is a missing action of a subcommand that has actions (backup).
@@ -715,7 +765,7 @@ CommandLine::Impl::Impl() {
               AddExport(&root, &args),     AddImport(&root, &args),
               AddBackup(&root, &args),     AddWal(&root, &args),
               AddOutbox(&root, &args),     AddSync(&root, &args),
-              AddClaims(&root, &args)};
+              AddClaims(&root, &args),     AddLdb(&root, &args)};
   // Set after the subcommands, which would otherwise inherit it: each
   // gets its own, naming itself with the database flag its usage line
   // (CLI11's) leaves out.
@@ -756,6 +806,25 @@ std::optional<int> CommandLine::Parse(int argc, const char* const* argv) {
     // tool's name.
     std::cout << (app == &im.root ? app->help() : app->help("counterctl"));
     return kExitOk;
+  }
+  std::string ldb_db;
+  if (std::optional<std::vector<std::string>> words =
+          LdbWords(argc, argv, &ldb_db)) {
+    for (const std::string& w : *words) {
+      if (!ldb_db.empty() && w.rfind("--db=", 0) == 0) {
+        return UsageError("ldb: the database is given twice (--db " + ldb_db +
+                          " and ldb's " + w + "); give it once");
+      }
+    }
+    if (ldb_db.empty()) {
+      const char* env = std::getenv("TALLY_DB");
+      if (env != nullptr) ldb_db = env;
+    }
+    im.args.global.db_path = ldb_db;
+    im.args.ldb.args = std::move(*words);
+    im.chosen = &im.commands.back();
+    assert(im.chosen->app->get_name() == "ldb");
+    return std::nullopt;
   }
   try {
     im.root.parse(argc, argv);

@@ -1,0 +1,24 @@
+// ldb ARGS...: hands the rest of the command line to RocksDB's ldb with
+// tally's merge operator (tally::RunLdb), after turning counterctl's
+// --db DIR into ldb's --db=DIR. ldb prints its own output and errors and
+// ends the process with its own exit code (0 ok, 1 failed).
+
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "tally/admin.h"
+
+namespace counterctl {
+
+int RunLdb(const GlobalArgs& global, const LdbArgs& args) {
+  std::vector<std::string> words = {"counterctl ldb"};
+  if (!global.db_path.empty()) words.push_back("--db=" + global.db_path);
+  words.insert(words.end(), args.args.begin(), args.args.end());
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  tally::RunLdb(static_cast<int>(words.size()), argv.data());
+}
+
+}  // namespace counterctl
