@@ -4,6 +4,7 @@
 #include <rocksdb/version.h>
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <cstdlib>
 #include <filesystem>
@@ -204,7 +205,7 @@ Status DbImpl::KeyedCounterFigures(const Catalog::Reader& catalog,
   return first;
 }
 
-Status DbImpl::Compact() {
+Status DbImpl::Compact(const ProgressFn& progress) {
   Status s = CheckWritable();
   // The filters judge expiry by the durable mark: make it the engine's now.
   if (s.ok()) s = AdvanceTimeMark();
@@ -212,6 +213,23 @@ Status DbImpl::Compact() {
   rocksdb::CompactRangeOptions co;
   co.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
   const FamilyHandles handles = HandlesOf(handles_);
+  // Progress in bytes: each family's SST and memtable bytes as it stood
+  // before, counted done once that family is compacted.
+  std::array<uint64_t, kFamilyCount> bytes{};
+  ProgressReport report;
+  report.unit = "bytes";
+  if (progress) {
+    for (const ColumnFamily& f : ColumnFamilies()) {
+      uint64_t sst = 0, mem = 0;
+      db_->GetIntProperty(handles[f.index],
+                          rocksdb::DB::Properties::kLiveSstFilesSize, &sst);
+      db_->GetIntProperty(handles[f.index],
+                          rocksdb::DB::Properties::kSizeAllMemTables, &mem);
+      bytes[f.index] = sst + mem;
+      report.total += sst + mem;
+    }
+    progress(report);
+  }
   for (const ColumnFamily& f : ColumnFamilies()) {
     // A writer opens (or creates) every family of the table.
     rocksdb::ColumnFamilyHandle* h = handles[f.index];
@@ -219,6 +237,10 @@ Status DbImpl::Compact() {
     s = FromRocks(db_->CompactRange(co, h, nullptr, nullptr),
                   std::string("compact ") + f.name);
     if (!s.ok()) return s;
+    if (progress) {
+      report.done += bytes[f.index];
+      progress(report);
+    }
   }
   return Status::OK();
 }

@@ -17,9 +17,13 @@ BackendOps& Ops(Db& db) { return internal::BackendAccess::Of(db); }
 
 }  // namespace
 
-Status Verify(Db& db, VerifyReport* report) { return Ops(db).Verify(report); }
+Status Verify(Db& db, VerifyReport* report, const ProgressFn& progress) {
+  return Ops(db).Verify(report, progress);
+}
 
-Status Compact(Db& db) { return Ops(db).Compact(); }
+Status Compact(Db& db, const ProgressFn& progress) {
+  return Ops(db).Compact(progress);
+}
 
 EngineStats GetStats(Db& db) { return Ops(db).GetStats(); }
 
@@ -33,8 +37,9 @@ Status Checkpoint(Db& db, const std::string& dir) {
   return Ops(db).Checkpoint(dir);
 }
 
-Result<BackupInfo> CreateBackup(Db& db, const std::string& backup_dir) {
-  return Ops(db).CreateBackup(backup_dir);
+Result<BackupInfo> CreateBackup(Db& db, const std::string& backup_dir,
+                                const ProgressFn& progress) {
+  return Ops(db).CreateBackup(backup_dir, progress);
 }
 
 Status ImportCounter(Db& db, const CounterImport& counter) {

@@ -15,6 +15,10 @@
 namespace tally {
 namespace {
 
+// How often a backup reports progress: every MiB copied (RocksDB's default,
+// 4 MiB, leaves a small database's progress at 0 until the end).
+constexpr uint64_t kBackupProgressBytes = uint64_t{1} << 20;
+
 Status OpenEngine(const std::string& dir, bool must_exist,
                   std::unique_ptr<rocksdb::BackupEngine>* engine) {
   if (dir.empty()) return Status::InvalidArgument("backup directory is empty");
@@ -24,6 +28,7 @@ Status OpenEngine(const std::string& dir, bool must_exist,
   }
   rocksdb::BackupEngineOptions options(dir);
   options.share_files_with_checksum = true;
+  options.callback_trigger_interval_size = kBackupProgressBytes;
   rocksdb::BackupEngine* raw = nullptr;
   Status s = FromRocks(
       rocksdb::BackupEngine::Open(options, rocksdb::Env::Default(), &raw),
@@ -112,7 +117,8 @@ Status RestoreBackup(const std::string& backup_dir, uint32_t id,
 
 namespace engine {
 
-Result<BackupInfo> DbImpl::CreateBackup(const std::string& backup_dir) {
+Result<BackupInfo> DbImpl::CreateBackup(const std::string& backup_dir,
+                                        const ProgressFn& progress) {
   Status reads = CheckReads(kReadAll, "CreateBackup");
   if (!reads.ok()) return reads;
   // A read-only instance backs up the files the writer has now: catch up
@@ -126,6 +132,27 @@ Result<BackupInfo> DbImpl::CreateBackup(const std::string& backup_dir) {
   rocksdb::BackupID id = 0;
   rocksdb::CreateBackupOptions options;
   options.flush_before_backup = false;  // the WAL is copied instead
+  ProgressReport report;
+  if (progress) {
+    // RocksDB calls back after every kBackupProgressBytes copied
+    // (BackupEngineOptions::callback_trigger_interval_size, set in
+    // OpenEngine), on its one copying thread.
+    report.unit = "bytes";
+    report.estimated = true;
+    std::vector<rocksdb::LiveFileStorageInfo> files;
+    if (db_->GetLiveFilesStorageInfo(rocksdb::LiveFilesStorageInfoOptions(),
+                                     &files)
+            .ok()) {
+      for (const rocksdb::LiveFileStorageInfo& f : files) {
+        report.total += f.size;
+      }
+    }
+    progress(report);
+    options.progress_callback = [&progress, &report] {
+      report.done += kBackupProgressBytes;
+      progress(report);
+    };
+  }
   s = FromRocks(engine->CreateNewBackup(options, db_.get(), &id),
                      "back up " + path_ + " to " + backup_dir);
   if (!s.ok()) return s;

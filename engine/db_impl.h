@@ -147,10 +147,11 @@ class DbImpl final : public Db, private BackendOps {
 
   // BackendOps (tally/admin.h, checkpoint.h, backup.h, import.h, outbox.h).
   Result<uint64_t> PendingOperands(std::string_view counter) override;
-  Status Compact() override;
+  Status Compact(const ProgressFn& progress) override;
   Status Checkpoint(const std::string& dir) override;
-  Status Verify(VerifyReport* report) override;
-  Result<BackupInfo> CreateBackup(const std::string& backup_dir) override;
+  Status Verify(VerifyReport* report, const ProgressFn& progress) override;
+  Result<BackupInfo> CreateBackup(const std::string& backup_dir,
+                                  const ProgressFn& progress) override;
   Status ImportCounter(const CounterImport& counter) override;
   Status ImportOutbox(const std::vector<OutboxEntry>& entries) override;
   Result<std::vector<OutboxEntry>> ReadOutbox(uint64_t after_seq,

@@ -110,6 +110,18 @@ class FamilyChecks {
   }
   const std::map<uint64_t, CounterSums>& sums() const { return by_id_; }
 
+  // Reports every kProgressEvery records to `progress` (not owned; may be
+  // empty), of `estimated_total`.
+  void set_progress(const ProgressFn* progress, uint64_t estimated_total) {
+    progress_ = progress;
+    progress_report_.unit = "records";
+    progress_report_.total = estimated_total;
+    progress_report_.estimated = true;
+  }
+  void ReportProgress() {
+    if (progress_ != nullptr && *progress_) (*progress_)(progress_report_);
+  }
+
   void Check(const ColumnFamily& f, std::string_view key,
              std::string_view value) {
     FamilyRecord rec;
@@ -121,6 +133,7 @@ class FamilyChecks {
   void CheckDecoded(const ColumnFamily& f, std::string_view key,
                     std::string_view value, const std::string& bad_key,
                     FamilyRecord* rec) {
+    if (++progress_report_.done % kProgressEvery == 0) ReportProgress();
     const std::string family = f.name;
     if (rec->kind == RecordKind::kShard) ++report_->shard_keys;
     if (rec->kind == RecordKind::kMarker) ++report_->markers;
@@ -211,6 +224,11 @@ class FamilyChecks {
   void StopJudgingKeys() { judge_keys_ = false; }
 
  private:
+  // Often enough to redraw a progress line several times a second, rarely
+  // enough to cost nothing next to decoding the records.
+  static constexpr uint64_t kProgressEvery = 4096;
+  const ProgressFn* progress_ = nullptr;
+  ProgressReport progress_report_;
   // The sums of key `key` of keyed counter `owner`, judging the previous
   // key first when this is another one.
   Sums& KeyOf(CounterSums* owner, const std::string& key) {
@@ -389,7 +407,7 @@ Status MergedWalk(rocksdb::DB* db, const rocksdb::ReadOptions& ro,
 
 }  // namespace
 
-Status DbImpl::Verify(VerifyReport* report) {
+Status DbImpl::Verify(VerifyReport* report, const ProgressFn& progress) {
   *report = VerifyReport();
   Status reads = CheckReads(kReadAll, "Verify");
   if (!reads.ok()) return reads;
@@ -443,6 +461,19 @@ Status DbImpl::Verify(VerifyReport* report) {
   bool scan_stopped = false;
   FamilyChecks checks(&findings, report);
   checks.set_now(clock_->NowMillis());
+  if (progress) {
+    uint64_t estimated = 0;
+    for (rocksdb::ColumnFamilyHandle* h : HandlesOf(handles_)) {
+      uint64_t keys = 0;
+      if (h != nullptr &&
+          db_->GetIntProperty(h, rocksdb::DB::Properties::kEstimateNumKeys,
+                              &keys)) {
+        estimated += keys;
+      }
+    }
+    checks.set_progress(&progress, estimated);
+    checks.ReportProgress();
+  }
   for (const CounterInfo& c : counters) checks.AddCounter(c);
   // Every family of the table, meta first (the table's order): the counter
   // records and import notes it holds are what the other families' keys
@@ -467,6 +498,8 @@ Status DbImpl::Verify(VerifyReport* report) {
     Status scan = ScanStatus(it->status(), f.name, &findings, &scan_stopped);
     if (!scan.ok()) return scan;
   }
+
+  checks.ReportProgress();  // the last records
 
   // Cross-record invariant: each key's value covers what its open
   // reservations hold, above its minimum (value - held >= min).

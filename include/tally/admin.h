@@ -32,11 +32,17 @@ namespace tally {
 // checksum failed while the writer changed its files: Refresh and verify
 // again; NotSupported on a read-only Db opened without all of
 // Options::reads).
-Status Verify(Db& db, VerifyReport* report);
+// `progress`: records checked of RocksDB's estimate of what the families
+// hold (after a first pass over every file's checksums, which it does not
+// report).
+Status Verify(Db& db, VerifyReport* report,
+              const ProgressFn& progress = nullptr);
 
 // Flushes memtables and compacts every column family (meta, shards, events,
 // rollups, outbox: folds all operands, drops deleted counters' keys). Writers only: NotSupported read-only.
-Status Compact(Db& db);
+// `progress`: bytes (SST and memtable) of the families compacted so far, of
+// all of them, reported before each family and at the end.
+Status Compact(Db& db, const ProgressFn& progress = nullptr);
 
 // Engine-wide figures. A writer: counted by this Db since it was opened,
 // taken now (origin.source kThisProcess). A read-only Db: the figures its

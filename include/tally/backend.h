@@ -35,14 +35,15 @@ namespace tally {
 class BackendOps {
  public:
   // tally/admin.h
-  virtual Status Verify(VerifyReport* report) = 0;
-  virtual Status Compact() = 0;
+  virtual Status Verify(VerifyReport* report, const ProgressFn& progress) = 0;
+  virtual Status Compact(const ProgressFn& progress) = 0;
   virtual EngineStats GetStats() const = 0;
   virtual Result<DbStats> GetDbStats() = 0;
   virtual Result<uint64_t> PendingOperands(std::string_view counter) = 0;
   // tally/checkpoint.h, tally/backup.h
   virtual Status Checkpoint(const std::string& dir) = 0;
-  virtual Result<BackupInfo> CreateBackup(const std::string& backup_dir) = 0;
+  virtual Result<BackupInfo> CreateBackup(const std::string& backup_dir,
+                                          const ProgressFn& progress) = 0;
   // tally/import.h
   virtual Status ImportCounter(const CounterImport& counter) = 0;
   virtual Status ImportOutbox(const std::vector<OutboxEntry>& entries) = 0;

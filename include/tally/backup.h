@@ -31,7 +31,11 @@ struct BackupInfo {
 // Adds a backup of the open database `db` to `backup_dir` (created if
 // missing) and returns its description. Writers and read-only instances
 // alike; may run while other threads use the Db.
-Result<BackupInfo> CreateBackup(Db& db, const std::string& backup_dir);
+// `progress`: bytes copied, of the live files' bytes (an estimate: an
+// incremental backup copies only what the earlier ones lack, and ends
+// below it).
+Result<BackupInfo> CreateBackup(Db& db, const std::string& backup_dir,
+                                const ProgressFn& progress = nullptr);
 
 // The backups in `backup_dir`, oldest first. NotFound when there is none.
 Status ListBackups(const std::string& backup_dir,

@@ -8,6 +8,7 @@
 #define TALLY_TYPES_H_
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -478,6 +479,22 @@ struct ListMarkersOptions {
   int64_t since_ms = std::numeric_limits<int64_t>::min();
   std::string start_after;
 };
+
+// How far a long call (Verify, Compact, CreateBackup) has come, for a
+// progress display: `done` of `total` units named by `unit` ("records",
+// "bytes"); with `estimated` the total is RocksDB's estimate and `done` may
+// end above or below it. `unit` is a string literal.
+struct ProgressReport {
+  const char* unit = "";
+  uint64_t done = 0;
+  uint64_t total = 0;
+  bool estimated = false;
+};
+// Called as the work goes, at most every few thousand records or few MiB,
+// never concurrently with itself; Verify and Compact call it on the
+// caller's thread, CreateBackup on RocksDB's copying thread. It must not
+// call back into the Db. An empty function: no reports.
+using ProgressFn = std::function<void(const ProgressReport&)>;
 
 // What tally::Verify found. `problems` holds one line per broken invariant,
 // naming the key or counter; at most kMaxVerifyProblems are kept and

@@ -172,13 +172,13 @@ class WrappingDb final : public Db, private BackendOps {
  private:
   BackendOps& backend_ops() override { return *this; }
 
-  Status Verify(VerifyReport* report) override {
+  Status Verify(VerifyReport* report, const ProgressFn& progress) override {
     ++calls["Verify"];
-    return tally::Verify(*inner_, report);
+    return tally::Verify(*inner_, report, progress);
   }
-  Status Compact() override {
+  Status Compact(const ProgressFn& progress) override {
     ++calls["Compact"];
-    return tally::Compact(*inner_);
+    return tally::Compact(*inner_, progress);
   }
   EngineStats GetStats() const override {
     ++const_cast<WrappingDb*>(this)->calls["GetStats"];
@@ -196,9 +196,10 @@ class WrappingDb final : public Db, private BackendOps {
     ++calls["Checkpoint"];
     return tally::Checkpoint(*inner_, dir);
   }
-  Result<BackupInfo> CreateBackup(const std::string& backup_dir) override {
+  Result<BackupInfo> CreateBackup(const std::string& backup_dir,
+                                  const ProgressFn& progress) override {
     ++calls["CreateBackup"];
-    return tally::CreateBackup(*inner_, backup_dir);
+    return tally::CreateBackup(*inner_, backup_dir, progress);
   }
   Status ImportCounter(const CounterImport& counter) override {
     ++calls["ImportCounter"];

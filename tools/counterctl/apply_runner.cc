@@ -265,7 +265,7 @@ ApplyReport ApplyLines(tally::Db* db,
   const size_t threads = std::max<size_t>(1, std::min(config.threads, chunks));
   // Drawn only when stderr is a terminal; then the workers always run on
   // their own threads and this one redraws the line until they finish.
-  Progress progress("apply: lines", lines.size());
+  Progress progress("apply", "lines", lines.size());
   if (threads == 1 && !progress.enabled()) {
     Worker(&shared).Run();
   } else {

@@ -23,6 +23,7 @@
 #include "build_info.h"
 #include "commands.h"
 #include "common.h"
+#include "progress.h"
 #include "tally/limits.h"
 #include "tally/version.h"
 
@@ -65,6 +66,7 @@ struct AllArgs {
   OutboxArgs outbox;
   ClaimsArgs claims;
   SyncArgs sync;
+  WatchArgs watch;
   WalArgs wal;
   LdbArgs ldb;
 };
@@ -605,6 +607,27 @@ Command AddSync(CLI::App* root, AllArgs* a) {
   return {sub, [a] { return RunSync(a->global, a->sync); }};
 }
 
+Command AddWatch(CLI::App* root, AllArgs* a) {
+  CLI::App* sub = root->add_subcommand(
+      "watch",
+      "A live view beside the writer: rates, busiest counters and keys, "
+      "roll-up lag, pending operands, outbox age");
+  sub->add_option("--interval", a->watch.interval,
+                  "Time between frames, 100ms..1h (default 1s)")
+      ->type_name("DURATION");
+  sub->add_option("--count", a->watch.count,
+                  "Stop after N frames, 1..1000000 (default: run until "
+                  "SIGINT or SIGTERM)")
+      ->type_name("N");
+  sub->add_option("--top", a->watch.top,
+                  "How many busiest counters and largest keys, 1..100 "
+                  "(default 5)")
+      ->type_name("N");
+  sub->add_flag("--json", a->watch.json,
+                "Print JSON Lines, one object per frame (docs/counterctl.md)");
+  return {sub, [a] { return RunWatch(a->global, a->watch); }};
+}
+
 // wal has one action, dump; like backup, a missing action is named.
 Command AddWal(CLI::App* root, AllArgs* a) {
   CLI::App* sub =
@@ -740,6 +763,8 @@ CommandLine::Impl::Impl() {
       ->required()
       ->envname("TALLY_DB")
       ->type_name("DIR");
+  root.add_flag("-q,--quiet", args.global.quiet,
+                "No progress line on stderr (drawn only on a terminal)");
   // Subcommands take the root's options too: `counterctl get X --db DIR`.
   root.fallthrough();
   root.require_subcommand(1);
@@ -765,7 +790,8 @@ CommandLine::Impl::Impl() {
               AddExport(&root, &args),     AddImport(&root, &args),
               AddBackup(&root, &args),     AddWal(&root, &args),
               AddOutbox(&root, &args),     AddSync(&root, &args),
-              AddClaims(&root, &args),     AddLdb(&root, &args)};
+              AddClaims(&root, &args),     AddWatch(&root, &args),
+              AddLdb(&root, &args)};
   // Set after the subcommands, which would otherwise inherit it: each
   // gets its own, naming itself with the database flag its usage line
   // (CLI11's) leaves out.
@@ -845,6 +871,7 @@ std::optional<int> CommandLine::Parse(int argc, const char* const* argv) {
 
 int CommandLine::Run() {
   assert(impl_->chosen != nullptr);
+  SetProgressQuiet(impl_->args.global.quiet);
   return impl_->chosen->run();
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "progress.h"
 #include "json_output.h"
 #include "tally/backup.h"
 
@@ -35,7 +36,10 @@ int Create(const GlobalArgs& global, const BackupArgs& args) {
   std::unique_ptr<tally::Db> db;
   tally::Status s = OpenDb(global, OpenMode::kRead, &db);
   if (!s.ok()) return Fail(s);
-  tally::Result<tally::BackupInfo> info = tally::CreateBackup(*db, args.dir);
+  Progress progress("backup", "bytes", 0);
+  tally::Result<tally::BackupInfo> info =
+      tally::CreateBackup(*db, args.dir, progress.Callback());
+  progress.Finish();
   if (!info.ok()) return Fail(info.status());
   std::cout << "backup " << info->id << " created in " << Printable(args.dir)
             << " (" << info->files << " files, " << info->bytes

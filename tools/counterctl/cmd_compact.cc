@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "progress.h"
 #include "tally/admin.h"
 
 namespace counterctl {
@@ -15,7 +16,10 @@ int RunCompact(const GlobalArgs& global) {
   std::unique_ptr<tally::Db> db;
   tally::Status s = OpenDb(global, OpenMode::kWrite, &db);
   if (!s.ok()) return Fail(s);
-  s = tally::Compact(*db);
+  {
+    Progress progress("compact", "bytes", 0);
+    s = tally::Compact(*db, progress.Callback());
+  }
   if (!s.ok()) return Fail(s);
   std::cout << "compacted\n";
   return kExitOk;

@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "json_output.h"
 #include "progress.h"
+#include "tally/admin.h"
 #include "tally/limits.h"
 #include "tally/outbox.h"
 
@@ -29,6 +30,8 @@ struct Totals {
   uint64_t shards = 0;
   uint64_t markers = 0;
   uint64_t outbox = 0;
+  uint64_t records = 0;  // every line written, for the progress line
+  Progress* progress = nullptr;
 };
 
 // Writes one record; invalid UTF-8 (only a damaged database has it) is an
@@ -36,14 +39,32 @@ struct Totals {
 // Records keep their keys in the documented order ("type" first).
 using Record = nlohmann::ordered_json;
 
-bool WriteRecord(std::ostream& out, const Record& record) {
+bool WriteRecord(std::ostream& out, const Record& record, Totals* totals) {
   try {
     out << record.dump() << "\n";
   } catch (const Record::exception& e) {
     PrintError(std::string("cannot export record: ") + e.what());
     return false;
   }
+  ++totals->records;
+  if (totals->progress != nullptr) totals->progress->Update(totals->records);
   return true;
+}
+
+// The progress line's total: what RocksDB estimates the shards and events
+// families hold (a shard value or marker each, plus operands not yet
+// folded, so it can be off either way), the counters and the outbox.
+uint64_t EstimatedRecords(tally::Db* db, size_t counters) {
+  uint64_t n = 1 + counters;
+  tally::Result<tally::DbStats> stats = tally::GetDbStats(*db);
+  if (stats.ok()) {
+    for (const tally::FamilyStats& f : stats->families) {
+      if (f.name == "shards" || f.name == "events" || f.name == "outbox") {
+        n += f.estimated_keys;
+      }
+    }
+  }
+  return n;
 }
 
 // The unsynced outbox entries, in seq order, with their identity. Refuses
@@ -66,7 +87,7 @@ int ExportOutbox(tally::Db* db, std::ostream& out, Totals* totals) {
       rec["time_ms"] = e.time_ms;
       rec["origin"] = e.origin;
       rec["origin_seq"] = e.origin_seq;
-      if (!WriteRecord(out, rec)) return kExitError;
+      if (!WriteRecord(out, rec, totals)) return kExitError;
       ++totals->outbox;
     }
     cursor = entries->back().seq;
@@ -100,7 +121,7 @@ int ExportValues(tally::Db* db, std::ostream& out, tally::CounterRef ref,
     rec["shard"] = i;
     rec["value"] = value;
     ++totals->shards;
-    return WriteRecord(out, rec);
+    return WriteRecord(out, rec, totals);
   };
   bool written = false;
   for (size_t i = 0; i < shards->size(); ++i) {
@@ -136,7 +157,7 @@ int ExportValues(tally::Db* db, std::ostream& out, tally::CounterRef ref,
         }
         if (m.reset) marker["reset"] = true;  // a reset's (format 7)
       }
-      if (!WriteRecord(out, marker)) return kExitError;
+      if (!WriteRecord(out, marker, totals)) return kExitError;
       ++totals->markers;
       marker_sum += m.delta;
     }
@@ -186,10 +207,13 @@ int ExportTo(tally::Db* db, std::ostream& out, bool show_progress,
           "export does not support yet; nothing was exported"));
     }
   }
-  if (!WriteRecord(out, Record{{"tally_export", 1}})) return kExitError;
-  Progress progress("export: counters", counters->size(), show_progress);
+  if (!WriteRecord(out, Record{{"tally_export", 1}}, totals)) return kExitError;
+  Progress progress("export", "records", 0, show_progress);
+  if (progress.enabled()) {
+    progress.SetTotal(EstimatedRecords(db, counters->size()), true);
+    totals->progress = &progress;
+  }
   for (const tally::CounterInfo& c : *counters) {
-    progress.Update(totals->counters);
     Record counter{{"type", "counter"},
                    {"name", c.name},
                    {"shards", c.shards},
@@ -204,7 +228,7 @@ int ExportTo(tally::Db* db, std::ostream& out, bool show_progress,
     if (c.keyed) counter["keyed"] = true;
     if (c.bounds.has_min) counter["min"] = c.bounds.min;
     if (c.bounds.has_max) counter["max"] = c.bounds.max;
-    if (!WriteRecord(out, counter)) return kExitError;
+    if (!WriteRecord(out, counter, totals)) return kExitError;
     ++totals->counters;
     const bool judged = (c.flags & tally::kCounterFlagPlainIncrements) == 0 &&
                         c.dedupe_window_ms == 0;
@@ -231,9 +255,12 @@ int RunExport(const GlobalArgs& global, const ExportArgs& args) {
     return UsageError("--json needs a FILE: with - stdout holds the export");
   }
   std::unique_ptr<tally::Db> db;
-  tally::Status s =
-      OpenDb(global, OpenMode::kRead, &db,
-             tally::kReadValues | tally::kReadMarkers | tally::kReadOutbox);
+  // The progress line's estimate (GetDbStats) reads every family's figures.
+  const uint32_t reads =
+      !to_stdout && ProgressWanted()
+          ? tally::kReadAll
+          : tally::kReadValues | tally::kReadMarkers | tally::kReadOutbox;
+  tally::Status s = OpenDb(global, OpenMode::kRead, &db, reads);
   if (!s.ok()) return Fail(s);
   Totals totals;
   if (to_stdout) return ExportTo(db.get(), std::cout, false, &totals);

@@ -46,6 +46,12 @@ struct CounterPlan {
   std::map<std::string, size_t> key_index;  // key -> import.keys[i]
 };
 
+// The file's records of one counter: its own, its shard values, markers
+// and outbox entries.
+uint64_t Records(const CounterPlan& c) {
+  return 1 + c.shard_records + c.import.markers.size() + c.outbox.size();
+}
+
 struct Plan {
   std::vector<CounterPlan> counters;
   std::map<std::string, size_t> index;                    // name -> counters[i]
@@ -419,9 +425,14 @@ int RunImport(const GlobalArgs& global, const ImportArgs& args) {
 
   uint64_t counters = 0, keys = 0, shards = 0, markers = 0, outbox = 0,
            skipped = 0;
-  Progress progress("import: counters", plan.counters.size());
+  // In records (each line of the file after the header), the unit that
+  // moves: one counter may hold most of them.
+  uint64_t records_total = 0, records_done = 0;
+  for (const CounterPlan& c : plan.counters) records_total += Records(c);
+  Progress progress("import", "records", records_total);
   for (const CounterPlan& c : plan.counters) {
-    progress.Update(counters + skipped);
+    progress.Update(records_done);
+    records_done += Records(c);
     if (taken.count(c.import.info.name) != 0) {
       progress.Finish();
       std::cout << "skipped " << Printable(c.import.info.name) << " (exists)\n";

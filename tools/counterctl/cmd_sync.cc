@@ -11,6 +11,8 @@
 
 #include "commands.h"
 #include "json_output.h"
+#include "progress.h"
+#include "tally/outbox.h"
 #include "tally/limits.h"
 #include "tally/sync.h"
 
@@ -34,14 +36,25 @@ int RunSync(const GlobalArgs& global, const SyncArgs& args) {
   tally::SyncOptions options;
   options.batch_entries = *batch;
   options.shard_by_edge = !args.no_shard_by_edge;
-  if (args.progress) {
-    options.on_batch = [](const tally::SyncReport& r) {
+  // The line on a terminal, in entries, of those pending now (entries
+  // written while it runs are shipped too, past the total).
+  Progress bar("sync", "entries", 0);
+  if (bar.enabled()) {
+    tally::Result<tally::OutboxStatus> pending = tally::GetOutboxStatus(*edge);
+    if (pending.ok()) bar.SetTotal(pending->entries, false);
+  }
+  const bool lines = args.progress;
+  options.on_batch = [&bar, lines](const tally::SyncReport& r) {
+    bar.Update(r.entries);
+    if (lines) {
+      bar.Finish();
       std::cout << "batch " << r.batches << " acked_through=" << r.acked_through
                 << std::endl;  // flushed: a watcher acts on each line
-    };
-  }
+    }
+  };
   tally::SyncReport report;
   s = tally::SyncOutbox(edge.get(), hub.get(), options, &report);
+  bar.Finish();
   if (!s.ok()) return Fail(s);
   if (args.json) {
     PrintJson(Json{{"entries", report.entries},

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "progress.h"
 #include "json_output.h"
 #include "tally/admin.h"
 
@@ -17,7 +18,10 @@ int RunVerify(const GlobalArgs& global, const VerifyArgs& args) {
   tally::Status s = OpenDb(global, OpenMode::kRead, &db);
   if (!s.ok()) return Fail(s);
   tally::VerifyReport report;
-  s = tally::Verify(*db, &report);
+  {
+    Progress progress("verify", "records", 0);
+    s = tally::Verify(*db, &report, progress.Callback());
+  }
   if (!s.ok()) return Fail(s);
   const uint64_t problems = report.problems.size() + report.problems_dropped;
   const int code = problems == 0 ? kExitOk : kExitProblems;

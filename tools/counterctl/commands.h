@@ -294,6 +294,17 @@ struct SyncArgs {
 };
 int RunSync(const GlobalArgs& global, const SyncArgs& args);
 
+// watch [--interval DURATION] [--count N] [--top N] [--json]: a live view of
+// the database beside its writer, one frame per interval, from one
+// read-only instance caught up by Db::Refresh (cmd_watch.cc).
+struct WatchArgs {
+  std::string interval = "1s";  // a duration, 100ms..1h (ParseDurationMs)
+  std::string count;            // frames, 1..1000000; empty: until stopped
+  std::string top = "5";        // busiest counters and keys, 1..100
+  bool json = false;            // JSON Lines, one object per frame
+};
+int RunWatch(const GlobalArgs& global, const WatchArgs& args);
+
 }  // namespace counterctl
 
 #endif  // TALLY_TOOLS_COUNTERCTL_COMMANDS_H_

@@ -29,6 +29,7 @@ inline constexpr int kExitProblems = 3;  // verify found broken invariants
 // Flags given before the subcommand.
 struct GlobalArgs {
   std::string db_path;
+  bool quiet = false;  // --quiet: no progress line
 };
 
 // Writes "counterctl: <message>" as exactly one line on stderr; control
