@@ -89,6 +89,15 @@ void AddJson(CLI::App* sub, bool* json) {
                 "Print one JSON document instead of text (docs/counterctl.md)");
 }
 
+// --json, and --format text|tsv (checked by ChooseFormat, in plain words).
+void AddJsonOrTsv(CLI::App* sub, bool* json, std::string* format) {
+  AddJson(sub, json);
+  sub->add_option("--format", *format,
+                  "text (default) or tsv: a header line, then one "
+                  "tab-separated line per row, for scripts")
+      ->type_name("FORMAT");
+}
+
 Command AddCreate(CLI::App* root, AllArgs* a) {
   CLI::App* sub = root->add_subcommand("create", "Create a counter");
   AddName(sub, &a->create.name);
@@ -137,7 +146,7 @@ Command AddCreate(CLI::App* root, AllArgs* a) {
 
 Command AddList(CLI::App* root, AllArgs* a) {
   CLI::App* sub = root->add_subcommand("list", "List counters, by name");
-  AddJson(sub, &a->list.json);
+  AddJsonOrTsv(sub, &a->list.json, &a->list.format);
   return {sub, [a] { return RunList(a->global, a->list); }};
 }
 
@@ -289,7 +298,7 @@ Command AddShards(CLI::App* root, AllArgs* a) {
       AddKey(sub, &a->shards.key, "the key whose shards to print");
   sub->add_flag("--stats", a->shards.stats,
                 "Then min, max, mean and max/mean of the shards");
-  AddJson(sub, &a->shards.json);
+  AddJsonOrTsv(sub, &a->shards.json, &a->shards.format);
   return {sub, [a, key] {
             a->shards.key.given = key->count() > 0;
             return RunShards(a->global, a->shards);
@@ -324,7 +333,7 @@ Command AddEvents(CLI::App* root, AllArgs* a) {
                       "List only markers created at or after TIME: "
                       "2026-11-30T04:00:00Z (optional .mmm) or epoch ms")
           ->type_name("TIME");
-  AddJson(sub, &a->events.json);
+  AddJsonOrTsv(sub, &a->events.json, &a->events.format);
   return {sub, [a, show, limit, since, key] {
             a->events.key.given = key->count() > 0;
             a->events.has_show = show->count() > 0;
@@ -361,7 +370,7 @@ Command AddKeys(CLI::App* root, AllArgs* a) {
                   "At most N keys, 1.." + std::to_string(tally::kMaxListKeys) +
                       " (default " + std::to_string(kDefaultKeysLimit) + ")")
       ->type_name("N");
-  AddJson(sub, &a->keys.json);
+  AddJsonOrTsv(sub, &a->keys.json, &a->keys.format);
   return {sub, [a] { return RunKeys(a->global, a->keys); }};
 }
 

@@ -73,7 +73,7 @@ int Show(tally::Db* db, const EventsArgs& args) {
   return kExitOk;
 }
 
-int List(tally::Db* db, const EventsArgs& args, uint64_t limit,
+int List(tally::Db* db, const EventsArgs& args, Format format, uint64_t limit,
          std::optional<int64_t> since) {
   tally::ListMarkersOptions options;
   if (since) options.since_ms = *since;
@@ -92,7 +92,7 @@ int List(tally::Db* db, const EventsArgs& args, uint64_t limit,
           " markers for a limit of " + std::to_string(options.limit)));
     }
     for (const tally::MarkerInfo& m : *page) {
-      if (args.json) {
+      if (format != Format::kText) {
         events.push_back(MarkerJson(m));
       } else {
         std::cout << Id(m.event_id) << " shard=" << m.shard
@@ -118,10 +118,18 @@ int List(tally::Db* db, const EventsArgs& args, uint64_t limit,
     if (!next.ok()) return Fail(next.status());
     more = !next->empty();
   }
-  if (!args.json) {
+  if (format == Format::kText) {
     if (more) {
       std::cout << "(more: the list stopped at --limit " << limit << ")\n";
     }
+    return kExitOk;
+  }
+  if (format == Format::kTsv) {
+    PrintTsv({"event_id", "key", "shard", "delta", "created_at_ms",
+              "created_at", "expires_at_ms", "expires_at"},
+             events);
+    // The rows are data only: that the list stopped goes to stderr.
+    if (more) PrintNote("the list stopped at --limit " + std::to_string(limit));
     return kExitOk;
   }
   Json doc = {{"counter", args.name},
@@ -153,6 +161,11 @@ int RunEvents(const GlobalArgs& global, const EventsArgs& args) {
         "events: --show prints one marker; --limit and --since apply to "
         "the listing only");
   }
+  const std::optional<Format> format = ChooseFormat(args.json, args.format);
+  if (!format) return kExitUsage;
+  if (*format == Format::kTsv && (args.count || args.has_show)) {
+    return UsageError("events: --format tsv applies to the listing only");
+  }
   std::optional<uint64_t> limit = kDefaultEventsLimit;
   if (args.has_limit) {
     limit = ParseCountFlag("--limit", args.limit, 1, kMaxEventsLimit);
@@ -169,7 +182,7 @@ int RunEvents(const GlobalArgs& global, const EventsArgs& args) {
   if (!s.ok()) return Fail(s);
   if (args.count) return Count(db.get(), args);
   if (args.has_show) return Show(db.get(), args);
-  return List(db.get(), args, *limit, since);
+  return List(db.get(), args, *format, *limit, since);
 }
 
 }  // namespace counterctl

@@ -30,6 +30,8 @@ int RunKeys(const GlobalArgs& global, const KeysArgs& args) {
   std::optional<uint64_t> limit =
       ParseCountFlag("--limit", args.limit, 1, tally::kMaxListKeys);
   if (!limit) return kExitUsage;
+  const std::optional<Format> format = ChooseFormat(args.json, args.format);
+  if (!format) return kExitUsage;
 
   std::unique_ptr<tally::Db> db;
   tally::Status s = OpenDb(global, OpenMode::kRead, &db, tally::kReadValues);
@@ -68,6 +70,16 @@ int RunKeys(const GlobalArgs& global, const KeysArgs& args) {
         {"start_after", TextOrNull(args.start_after)},
         {"more", more},
         {"next_start_after", more ? Json(page->back().key) : Json(nullptr)}});
+    return kExitOk;
+  }
+  if (*format == Format::kTsv) {
+    PrintTsv({"key", "value"}, KeyValuesJson(*page));
+    // The rows are data only: that the page stopped goes to stderr.
+    if (more) {
+      PrintNote("the page stopped at --limit " + std::to_string(*limit) +
+                "; more keys follow (--start-after " +
+                Escaped(page->back().key) + ")");
+    }
     return kExitOk;
   }
   PrintKeyValues(*page);

@@ -58,6 +58,11 @@ std::string Fixed3(double v) {
 
 int RunShards(const GlobalArgs& global, const ShardsArgs& args) {
   if (args.key.given && !CheckKeyFlag(args.key.value)) return kExitUsage;
+  const std::optional<Format> format = ChooseFormat(args.json, args.format);
+  if (!format) return kExitUsage;
+  if (*format == Format::kTsv && args.stats) {
+    return UsageError("--stats prints figures, not rows: not with --format tsv");
+  }
   std::unique_ptr<tally::Db> db;
   tally::Status s = OpenDb(global, OpenMode::kRead, &db, tally::kReadValues);
   if (!s.ok()) return Fail(s);
@@ -66,6 +71,14 @@ int RunShards(const GlobalArgs& global, const ShardsArgs& args) {
   if (!counts.ok()) return Fail(counts.status());
   const ShardStats st = ComputeStats(*counts);
 
+  if (*format == Format::kTsv) {
+    Json rows = Json::array();
+    for (size_t i = 0; i < counts->size(); ++i) {
+      rows.push_back(Json{{"shard", i}, {"value", (*counts)[i]}});
+    }
+    PrintTsv({"shard", "value"}, rows);
+    return kExitOk;
+  }
   if (args.json) {
     Json doc = {{"counter", args.name}, {"counts", *counts}};
     if (args.key.given) doc["key"] = args.key.value;

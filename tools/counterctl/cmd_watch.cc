@@ -23,7 +23,8 @@
 //    read, no scan of its keys), so its change moves in steps as the writer
 //    rolls it up; a keyed counter never rolled up has no value to show. On
 //    the first frame (and for a counter new since the previous one) there
-//    is no change yet: "-", ranked after the others by value;
+//    is no change yet: "-", ranked after the others by value (equal
+//    changes, as on an idle database, also rank by value);
 //  - for each keyed counter among them, its N keys with the largest values
 //    as its last roll-up listed them (not the keys that changed most: that
 //    would take a scan of every key each frame), with the roll-up's age;
@@ -89,9 +90,9 @@ constexpr int64_t kMaxWatchIntervalMs = 3'600'000;
 // --count: at most a million frames (11.5 days at 1 s); without it the
 // watch runs until stopped.
 constexpr uint64_t kMaxWatchFrames = 1'000'000;
-// --top: how many busiest counters and keys, at most.
+// --top: how many busiest counters and keys, at most (a frame is for a
+// screen; `top NAME -n N` lists up to kMaxTopKeys keys of one counter).
 constexpr uint64_t kMaxWatchTop = 100;
-constexpr uint64_t kDefaultWatchTop = 5;
 // Counters read per frame, at most (the first by name): bounds a frame's
 // cost on a database with very many counters; the frame says when there
 // are more.
@@ -183,7 +184,7 @@ class Watcher {
     const SteadyClock::time_point point = SteadyClock::now();
     f->time_ms = tally::Clock::System()->NowMillis();
     ReadEngine(f);
-    tally::Status s = ReadCounters(point, f);
+    tally::Status s = ReadCounters(point, f->refresh_error.empty(), f);
     if (!s.ok()) return s;
     tally::Result<tally::OutboxStatus> outbox = tally::GetOutboxStatus(*db_);
     if (!outbox.ok()) return outbox.status();
@@ -233,7 +234,11 @@ class Watcher {
   }
 
   // Every watched counter's value, change, roll-up and pending operands.
-  tally::Status ReadCounters(SteadyClock::time_point point, Frame* f) {
+  // `moved`: the instance was refreshed (or just opened); after a failed
+  // Refresh it still shows the previous point, so the frame has no changes
+  // and the next one measures from that point.
+  tally::Status ReadCounters(SteadyClock::time_point point, bool moved,
+                             Frame* f) {
     tally::Result<std::vector<tally::CounterInfo>> list = db_->ListCounters();
     if (!list.ok()) return list.status();
     f->counters = list->size();
@@ -284,30 +289,34 @@ class Watcher {
         }
       }
       auto prev = prev_values_.find(c.name);
-      if (secs > 0 && prev != prev_values_.end() && prev->second.first == c.id) {
+      if (moved && secs > 0 && prev != prev_values_.end() &&
+          prev->second.first == c.id) {
         one.per_s = static_cast<double>(one.value - prev->second.second) / secs;
       }
       values[c.name] = {c.id, one.value};
       read.push_back(std::move(one));
     }
-    // The largest change first (either sign), then those without one by
-    // value; ties by name.
+    // The largest change first (either sign), then those without one; ties
+    // (an idle database: every change 0) by the largest value, then by name.
     std::sort(read.begin(), read.end(),
               [](const CounterNow& a, const CounterNow& b) {
                 if (a.per_s.has_value() != b.per_s.has_value()) {
                   return a.per_s.has_value();
                 }
-                const double ka = a.per_s ? std::fabs(*a.per_s)
-                                          : std::fabs(double(a.value));
-                const double kb = b.per_s ? std::fabs(*b.per_s)
-                                          : std::fabs(double(b.value));
-                if (ka != kb) return ka > kb;
+                if (a.per_s && std::fabs(*a.per_s) != std::fabs(*b.per_s)) {
+                  return std::fabs(*a.per_s) > std::fabs(*b.per_s);
+                }
+                const double va = std::fabs(static_cast<double>(a.value));
+                const double vb = std::fabs(static_cast<double>(b.value));
+                if (va != vb) return va > vb;
                 return a.name < b.name;
               });
     if (read.size() > top_) read.resize(top_);
     f->busiest = std::move(read);
-    prev_values_ = std::move(values);
-    prev_point_ = point;
+    if (moved) {
+      prev_values_ = std::move(values);
+      prev_point_ = point;
+    }
     return tally::Status::OK();
   }
 
@@ -322,6 +331,11 @@ class Watcher {
   std::map<std::string, std::pair<uint64_t, int64_t>> prev_values_;
   std::optional<SteadyClock::time_point> prev_point_;
 };
+
+// "1 key", "2 keys".
+std::string Count(uint64_t n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
 
 std::string Rate(const std::optional<double>& r) {
   if (!r) return "-";
@@ -345,9 +359,9 @@ void Watcher::PrintText(const Frame& f, bool terminal) const {
   const tally::EngineStats& e = f.engine;
   const tally::StatsOrigin& o = e.origin;
   out << "time: " << FormatUtcMillis(f.time_ms) << " (frame " << f.number
-      << ", every " << interval_ms_ << " ms, opened "
-      << FormatUtcMillis(opened_ms_) << ", refreshed " << refreshes_
-      << " times, took " << f.took_ms << " ms)\n";
+      << ", every " << interval_ms_ << " ms, took " << f.took_ms << " ms)\n"
+      << "reader: opened " << FormatUtcMillis(opened_ms_) << ", refreshed "
+      << Count(refreshes_, "time") << " since\n";
   if (!f.refresh_error.empty()) {
     out << "refresh: " << Printable(f.refresh_error, 400)
         << " (showing the previous point; trying again next frame)\n";
@@ -373,22 +387,25 @@ void Watcher::PrintText(const Frame& f, bool terminal) const {
         << Printable(f.not_shown_first, 400) << ")\n";
   }
   out << "busiest (change/s since the previous frame, value now):\n";
-  size_t width = 0;
+  // Names left-aligned, rates right-aligned.
+  size_t width = 0, rate_width = 0;
   for (const CounterNow& c : f.busiest) {
     width = std::max(width, Printable(c.name).size());
+    rate_width = std::max(rate_width, Rate(c.per_s).size());
   }
   for (const CounterNow& c : f.busiest) {
     const std::string name = Printable(c.name);
+    const std::string rate = Rate(c.per_s);
     out << "  " << name << std::string(width - name.size(), ' ') << "  "
-        << Rate(c.per_s) << "  " << c.value
-        << (c.keyed ? " (keyed: roll-up total)" : "") << "\n";
+        << std::string(rate_width - rate.size(), ' ') << rate << "  "
+        << c.value << (c.keyed ? " (keyed: roll-up total)" : "") << "\n";
   }
   for (const CounterNow& c : f.busiest) {
     if (!c.top) continue;
     const tally::TopKeysResult& t = *c.top;
     out << "largest keys of " << Printable(c.name) << " (from its roll-up as of "
         << FormatUtcMillis(t.as_of_ms) << ", lag " << t.lag_ms << " ms; "
-        << t.key_count << " keys):\n";
+        << Count(t.key_count, "key") << "):\n";
     size_t kw = 0;
     for (const tally::KeyValue& kv : t.keys) {
       kw = std::max(kw, Escaped(kv.key).size());
@@ -406,7 +423,7 @@ void Watcher::PrintText(const Frame& f, bool terminal) const {
   } else {
     out << "none (every cached total read is current)";
   }
-  out << "; writer: " << e.rollups_behind << " counters behind, "
+  out << "; writer: " << Count(e.rollups_behind, "counter") << " behind, "
       << e.rollup_lag_ms << " ms\n";
   out << "pending operands: " << f.pending;
   if (!f.pending_max_counter.empty()) {
@@ -414,7 +431,8 @@ void Watcher::PrintText(const Frame& f, bool terminal) const {
         << f.pending_max << ")";
   }
   out << "; writer memtable entries: " << e.pending_operands << "\n";
-  out << "outbox: " << f.outbox.entries << " entries";
+  out << "outbox: " << f.outbox.entries
+      << (f.outbox.entries == 1 ? " entry" : " entries");
   if (f.outbox.entries > 0) {
     out << ", oldest " << FormatUtcMillis(f.outbox.oldest_time_ms) << " (age "
         << f.outbox.age_ms << " ms)";
@@ -546,6 +564,12 @@ int RunWatch(const GlobalArgs& global, const WatchArgs& args) {
       watcher.PrintJsonFrame(frame);
     } else {
       watcher.PrintText(frame, terminal);
+    }
+    // A reader that went away (a closed pipe, with SIGPIPE ignored): stop
+    // rather than refresh forever for nobody.
+    if (!std::cout) {
+      PrintError("stdout: write failed; stopping");
+      return kExitError;
     }
     if (count && n >= *count) break;
     // The next frame one interval after this one began; at once when this

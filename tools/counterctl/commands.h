@@ -38,6 +38,7 @@ int RunCreate(const GlobalArgs& global, const CreateArgs& args);
 // list [--json]
 struct ListArgs {
   bool json = false;
+  std::string format = "text";  // or tsv (json_output.h, ChooseFormat)
 };
 int RunList(const GlobalArgs& global, const ListArgs& args);
 
@@ -127,6 +128,7 @@ struct ShardsArgs {
   KeyArg key;
   bool stats = false;
   bool json = false;
+  std::string format = "text";
 };
 int RunShards(const GlobalArgs& global, const ShardsArgs& args);
 
@@ -148,6 +150,7 @@ struct EventsArgs {
   std::string since;
   bool has_since = false;
   bool json = false;
+  std::string format = "text";  // tsv: listing only
 };
 int RunEvents(const GlobalArgs& global, const EventsArgs& args);
 
@@ -168,6 +171,7 @@ struct KeysArgs {
   std::string start_after;
   std::string limit = std::to_string(kDefaultKeysLimit);
   bool json = false;
+  std::string format = "text";
 };
 int RunKeys(const GlobalArgs& global, const KeysArgs& args);
 

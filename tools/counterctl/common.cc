@@ -40,6 +40,10 @@ void PrintKeyValues(const std::vector<tally::KeyValue>& keys) {
   }
 }
 
+void PrintNote(std::string_view message) {
+  PrintError("note: " + std::string(message));
+}
+
 void PrintError(std::string_view message) {
   // Messages may be long (a path, an engine message); only control
   // characters are escaped, nothing is cut.

@@ -37,6 +37,10 @@ struct GlobalArgs {
 // counter name) are escaped so one error never spans two lines.
 void PrintError(std::string_view message);
 
+// A line on stderr beside data on stdout that must stay rows only (--format
+// tsv): "counterctl: note: <message>", escaped as PrintError's.
+void PrintNote(std::string_view message);
+
 // Reports a failed operation and returns kExitError.
 int Fail(const tally::Status& status);
 

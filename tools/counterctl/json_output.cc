@@ -12,6 +12,52 @@ void PrintJson(const Json& doc) {
             << "\n";
 }
 
+std::optional<Format> ChooseFormat(bool json, const std::string& format) {
+  if (format != "text" && format != "tsv") {
+    UsageError("--format " + format + ": expected text or tsv");
+    return std::nullopt;
+  }
+  if (json && format == "tsv") {
+    UsageError("--json and --format tsv both choose the output: give one");
+    return std::nullopt;
+  }
+  if (json) return Format::kJson;
+  return format == "tsv" ? Format::kTsv : Format::kText;
+}
+
+std::string TsvField(const Json& value) {
+  if (value.is_null()) return "";
+  if (!value.is_string()) return value.dump();
+  std::string out;
+  for (const char c : value.get_ref<const std::string&>()) {
+    switch (c) {
+      case '\\': out += "\\\\"; break;
+      case '\t': out += "\\t"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+void PrintTsv(const std::vector<std::string>& columns, const Json& rows) {
+  std::string text;
+  for (size_t i = 0; i < columns.size(); ++i) {
+    text += (i == 0 ? "" : "\t") + columns[i];
+  }
+  text += "\n";
+  for (const Json& row : rows) {
+    for (size_t i = 0; i < columns.size(); ++i) {
+      if (i != 0) text += '\t';
+      const auto field = row.find(columns[i]);
+      if (field != row.end()) text += TsvField(*field);
+    }
+    text += '\n';
+  }
+  std::cout << text;
+}
+
 void SetTime(Json* obj, const std::string& name, int64_t ms) {
   (*obj)[name + "_ms"] = ms;
   (*obj)[name] = FormatUtcMillis(ms);

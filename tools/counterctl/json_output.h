@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,21 @@ using Json = nlohmann::json;
 // engine refuses them in names and ids, so only a damaged database has
 // them) are replaced by U+FFFD rather than failing the whole command.
 void PrintJson(const Json& doc);
+
+// --format tsv (list, shards, events, keys), for scripts: a header line of
+// column names, then one line per row, fields separated by a tab. A text
+// field escapes backslash, tab, newline and carriage return as \\, \t, \n,
+// \r (PostgreSQL's text format), so every row is one line; null is an
+// empty field; true/false and numbers as JSON writes them.
+enum class Format { kText, kJson, kTsv };
+// The output a subcommand was asked for: --json, or --format text|tsv (not
+// both). A usage error is reported (and nullopt returned) for any other
+// --format, or for --json with --format tsv.
+std::optional<Format> ChooseFormat(bool json, const std::string& format);
+// Prints `rows` (objects) as TSV: the header, then each row's `columns`.
+void PrintTsv(const std::vector<std::string>& columns, const Json& rows);
+// One TSV field, escaped as above.
+std::string TsvField(const Json& value);
 
 // Sets (*obj)[name + "_ms"] and (*obj)[name].
 void SetTime(Json* obj, const std::string& name, int64_t ms);
