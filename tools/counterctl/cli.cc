@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "build_info.h"
+#include "cli_spec.h"
 #include "commands.h"
 #include "common.h"
 #include "progress.h"
@@ -707,6 +708,35 @@ std::optional<std::vector<std::string>> LdbWords(int argc,
   return words;
 }
 
+// The grammar as plain data, for the completion scripts and the man page.
+CommandSpec SpecOf(const CLI::App* app) {
+  CommandSpec spec;
+  spec.name = app->get_name();
+  spec.aliases = app->get_aliases();
+  spec.description = app->get_description();
+  for (const CLI::Option* o : app->get_options()) {
+    if (o == app->get_help_ptr() || o == app->get_version_ptr()) continue;
+    OptionSpec opt;
+    opt.positional = !o->nonpositional();
+    for (const std::string& s : o->get_snames()) opt.names.push_back("-" + s);
+    for (const std::string& l : o->get_lnames()) opt.names.push_back("--" + l);
+    if (opt.positional || o->get_type_size_max() > 0) {
+      opt.value = opt.positional ? o->get_name(true) : o->get_type_name();
+      if (opt.positional) {
+        // The positional's placeholder, as its usage line shows it.
+        opt.value = o->get_type_name().empty() ? opt.value : o->get_type_name();
+      }
+    }
+    opt.description = o->get_description();
+    spec.options.push_back(std::move(opt));
+  }
+  for (const CLI::App* s :
+       app->get_subcommands([](const CLI::App*) { return true; })) {
+    spec.subcommands.push_back(SpecOf(s));
+  }
+  return spec;
+}
+
 // CLI11's messages, reworded where they would mislead: with no subcommand
 // given, an unknown word is reported as "A subcommand is required", and so
 // is a missing action of a subcommand that has actions (backup).
@@ -840,6 +870,23 @@ std::optional<int> CommandLine::Parse(int argc, const char* const* argv) {
     // As `SUBCOMMAND --help` prints it: the usage line starts with the
     // tool's name.
     std::cout << (app == &im.root ? app->help() : app->help("counterctl"));
+    return kExitOk;
+  }
+  // completion bash|zsh, man: generated from the grammar, no database.
+  if (argc >= 2 && (std::string_view(argv[1]) == "completion" ||
+                    std::string_view(argv[1]) == "man")) {
+    const CommandSpec spec = SpecOf(&im.root);
+    const std::string_view what = argv[1];
+    if (what == "man") {
+      if (argc != 2) return UsageError("man takes no arguments");
+      std::cout << ManPage(spec, VersionText());
+      return kExitOk;
+    }
+    const std::string_view shell = argc == 3 ? argv[2] : "";
+    if (argc != 3 || (shell != "bash" && shell != "zsh")) {
+      return UsageError("completion takes one shell: bash or zsh");
+    }
+    std::cout << (shell == "bash" ? BashCompletion(spec) : ZshCompletion(spec));
     return kExitOk;
   }
   std::string ldb_db;
