@@ -5,8 +5,11 @@
 // One read-only instance for the whole run: the database is opened once
 // (OpenMode::kRead with the reads below) and each later frame starts with
 // Db::Refresh(), which catches that instance up with the writer instead of
-// opening the database again. A frame then shows (docs/counterctl.md,
-// "watch"):
+// opening the database again. A Refresh that returns Busy (the writer
+// deleted logs during each attempt) is named in its frame, which shows the
+// previous point without changes, and is tried again at the next frame;
+// any other error ends the run (exit 1). A frame then shows
+// (docs/counterctl.md, "watch"):
 //  - the time (UTC), the writer's state (live, closed, gone or none, from
 //    tally::GetStats' origin) and the age of the figures it last published;
 //  - increments/s and duplicates/s: the change of the writer's published
