@@ -15,9 +15,9 @@
 
 #include <rocksdb/compaction_filter.h>
 #include <rocksdb/ldb_tool.h>
+#include <rocksdb/utilities/ldb_cmd.h>
 #include <rocksdb/utilities/object_registry.h>
 
-#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -71,7 +71,7 @@ void RegisterTallyObjects(rocksdb::ObjectLibrary* library) {
 
 }  // namespace
 
-void RunLdb(int argc, char** argv) {
+int RunLdb(int argc, char** argv) {
   RegisterTallyObjects(rocksdb::ObjectLibrary::Default().get());
   // Without the OPTIONS file every family gets these: the shards family's
   // (merge operator, prefix extractor), harmless for the others, which
@@ -83,9 +83,10 @@ void RunLdb(int argc, char** argv) {
   rocksdb::LDBOptions ldb_options;
   ldb_options.print_help_header =
       "counterctl ldb: RocksDB's ldb with tally's merge operator";
-  rocksdb::LDBTool().Run(argc, argv, options, ldb_options);
-  // LDBTool::Run ends the process with ldb's exit code.
-  std::abort();
+  // LDBTool::Run is this and exit(); returning instead lets the caller's
+  // destructors run.
+  return rocksdb::LDBCommandRunner::RunCommand(argc, argv, options,
+                                               ldb_options, nullptr);
 }
 
 }  // namespace tally

@@ -68,10 +68,11 @@ const char* StorageEngineVersion();
 // Runs RocksDB's ldb tool (`rocksdb::LDBTool`, the same arguments:
 // `--db=DIR [--column_family=shards] scan|get|dump_wal|manifest_dump|...`)
 // with tally's merge operator and column families known to it, so its
-// reads fold merge operands as the engine does. Never returns: it ends the
-// process with ldb's exit code (0 ok, 1 failed). For tools (counterctl
-// ldb), not for a process that has work of its own.
-[[noreturn]] void RunLdb(int argc, char** argv);
+// reads fold merge operands as the engine does. Returns ldb's exit code (0
+// ok, 1 failed); ldb prints its output and errors itself. For tools
+// (counterctl ldb): it registers tally's objects in RocksDB's process-wide
+// ObjectLibrary.
+int RunLdb(int argc, char** argv);
 
 }  // namespace tally
 

@@ -668,7 +668,7 @@ Command AddLdb(CLI::App* root, AllArgs* a) {
       "RocksDB's ldb with tally's merge operator: scan, get, dump_wal, "
       "manifest_dump, checkconsistency, ... (counterctl ldb --help)");
   sub->prefix_command();
-  return {sub, [a]() -> int { RunLdb(a->global, a->ldb); }};
+  return {sub, [a] { return RunLdb(a->global, a->ldb); }};
 }
 
 // `[--db DIR | -d DIR | --db=DIR]... ldb ARGS...`: whether argv runs ldb,

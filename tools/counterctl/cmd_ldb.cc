@@ -1,7 +1,7 @@
 // ldb ARGS...: hands the rest of the command line to RocksDB's ldb with
 // tally's merge operator (tally::RunLdb), after turning counterctl's
-// --db DIR into ldb's --db=DIR. ldb prints its own output and errors and
-// ends the process with its own exit code (0 ok, 1 failed).
+// --db DIR into ldb's --db=DIR. ldb prints its own output and errors; its
+// exit code (0 ok, 1 failed) is counterctl's.
 
 #include <string>
 #include <vector>
@@ -18,7 +18,7 @@ int RunLdb(const GlobalArgs& global, const LdbArgs& args) {
   std::vector<char*> argv;
   for (std::string& w : words) argv.push_back(w.data());
   argv.push_back(nullptr);
-  tally::RunLdb(static_cast<int>(words.size()), argv.data());
+  return tally::RunLdb(static_cast<int>(words.size()), argv.data());
 }
 
 }  // namespace counterctl

@@ -255,11 +255,11 @@ int RunWal(const GlobalArgs& global, const WalArgs& args);
 
 // ldb ARGS...: RocksDB's ldb on the database (tally::RunLdb), every word
 // after `ldb` passed to it but counterctl's own --db DIR / -d DIR, which
-// becomes ldb's --db=DIR. Never returns.
+// becomes ldb's --db=DIR. Returns ldb's exit code.
 struct LdbArgs {
   std::vector<std::string> args;
 };
-[[noreturn]] int RunLdb(const GlobalArgs& global, const LdbArgs& args);
+int RunLdb(const GlobalArgs& global, const LdbArgs& args);
 
 // outbox status [--json] | list [--after SEQ] [--limit N] [--json] |
 // ack SEQ: the change feed of counters created with --outbox (docs/sync.md).
