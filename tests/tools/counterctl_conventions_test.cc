@@ -20,7 +20,10 @@ class CounterctlConventions : public CounterctlTest {
     CtlOk({"create", "orders", "--shards", "2"});
     CtlOk({"incr", "orders", "--by", "5"});
   }
-  void TearDown() override { ::unsetenv("TALLY_DB"); }
+  void TearDown() override {
+    ::unsetenv("TALLY_DB");
+    ::unsetenv("COUNTERCTL_NOW");
+  }
 };
 
 TEST_F(CounterctlConventions, DbGoesBeforeOrAfterTheSubcommand) {
@@ -88,6 +91,41 @@ TEST_F(CounterctlConventions, HelpNamesTheSubcommand) {
               std::string::npos)
         << name << " shows get's example:\n" << r.out;
   }
+}
+
+// COUNTERCTL_NOW stops counterctl's clock: creation times and a --last
+// range read it; a malformed value fails the open naming it, and the
+// engine never goes below the time it persisted.
+TEST_F(CounterctlConventions, CounterctlNowStopsTheClock) {
+  // A database of its own: the fixture's was written at the wall clock.
+  const std::string db = tmp_.Sub("frozen");
+  ::setenv("COUNTERCTL_NOW", "2026-11-30T04:30:00Z", 1);
+  CtlOnOk(db, {"create", "daily", "--shards", "1", "--bucket", "day"});
+  const nlohmann::json daily =
+      nlohmann::json::parse(CtlOnOk(db, {"describe", "daily", "--json"}));
+  EXPECT_EQ(daily["created_at"], "2026-11-30T04:30:00.000Z");
+  CtlOnOk(db,
+          {"incr", "daily", "--by", "5", "--time", "2026-11-29T18:30:00Z"});
+  CtlOnOk(db,
+          {"incr", "daily", "--by", "2", "--time", "2026-11-20T00:00:00Z"});
+  // A week back from the frozen now holds the first, not the second.
+  EXPECT_EQ(CtlOnOk(db, {"get", "daily", "--last", "7d"}),
+            "from: 2026-11-24T00:00:00.000Z\nto: 2026-12-01T00:00:00.000Z\n5\n");
+
+  ::setenv("COUNTERCTL_NOW", "yesterday", 1);
+  const ProcessResult bad = CtlOn(db, {"get", "daily"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_EQ(bad.err,
+            "counterctl: InvalidArgument: COUNTERCTL_NOW=yesterday: expected "
+            "an ISO-8601 UTC time or epoch milliseconds\n");
+
+  // Stopped before what the database has seen: its time stays there.
+  ::setenv("COUNTERCTL_NOW", "2026-01-01T00:00:00Z", 1);
+  CtlOnOk(db, {"create", "later", "--shards", "1"});
+  const nlohmann::json later =
+      nlohmann::json::parse(CtlOnOk(db, {"describe", "later", "--json"}));
+  ::unsetenv("COUNTERCTL_NOW");
+  EXPECT_EQ(later["created_at"], "2026-11-30T04:30:00.000Z");
 }
 
 }  // namespace

@@ -62,9 +62,8 @@ int PrintCached(const GetArgs& args, const tally::CachedValue& c) {
 }
 
 int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  const tally::Clock* clock = ToolClock();
+  return (clock != nullptr ? clock : tally::Clock::System())->NowMillis();
 }
 
 // The [from, to) a range flag asks for; false (after a usage error) when

@@ -27,6 +27,7 @@ int RunSync(const GlobalArgs& global, const SyncArgs& args) {
   if (!s.ok()) return Fail(s);
   tally::Options hub_options;
   hub_options.create_if_missing = false;
+  hub_options.clock = ToolClock();  // non-null: the edge opened with it
   hub_options.sync = true;
   hub_options.rollup_interval_ms = 0;
   std::unique_ptr<tally::Db> hub;

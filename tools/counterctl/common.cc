@@ -1,6 +1,7 @@
 #include "common.h"
 
 #include <charconv>
+#include <cstdlib>
 #include <cstdio>
 #include <ctime>
 #include <iostream>
@@ -61,9 +62,37 @@ int UsageError(std::string_view message) {
   return kExitUsage;
 }
 
+namespace {
+class FrozenClock final : public tally::Clock {
+ public:
+  explicit FrozenClock(int64_t ms) : ms_(ms) {}
+  int64_t NowMillis() const override { return ms_; }
+
+ private:
+  const int64_t ms_;
+};
+}  // namespace
+
+const tally::Clock* ToolClock() {
+  static const tally::Clock* const clock = []() -> const tally::Clock* {
+    const char* now = std::getenv("COUNTERCTL_NOW");
+    if (now == nullptr) return tally::Clock::System();
+    const std::optional<int64_t> ms = ParseUtcTime(now);
+    if (!ms) return nullptr;
+    return new FrozenClock(*ms);  // lives as long as the process
+  }();
+  return clock;
+}
+
 tally::Status OpenDb(const GlobalArgs& global, OpenMode mode,
                      std::unique_ptr<tally::Db>* db, uint32_t reads) {
   tally::Options options;
+  options.clock = ToolClock();
+  if (options.clock == nullptr) {
+    return tally::Status::InvalidArgument(
+        "COUNTERCTL_NOW=" + std::string(std::getenv("COUNTERCTL_NOW")) +
+        ": expected an ISO-8601 UTC time or epoch milliseconds");
+  }
   options.create_if_missing = mode == OpenMode::kCreate;
   options.read_only = mode == OpenMode::kRead;
   options.reads = options.read_only ? reads : tally::kReadAll;

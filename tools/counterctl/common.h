@@ -47,6 +47,16 @@ int Fail(const tally::Status& status);
 // Reports a command-line mistake and returns kExitUsage.
 int UsageError(std::string_view message);
 
+// The time counterctl's runs go by: the system clock, or, when the
+// environment sets COUNTERCTL_NOW (ISO-8601 UTC or epoch ms, as --time),
+// that instant, frozen for the whole run, as SOURCE_DATE_EPOCH freezes a
+// build's: docs/counterctl.md's examples run under it, so their dates and
+// windows read the same on any day. The engine still never goes below its
+// durable time mark (a database written later in real time keeps that
+// time). Null when COUNTERCTL_NOW is malformed (OpenDb then fails naming
+// it).
+const tally::Clock* ToolClock();
+
 // How a subcommand opens the database named by --db.
 enum class OpenMode {
   kCreate,  // read-write, creating it if missing (`create`, `import`)
