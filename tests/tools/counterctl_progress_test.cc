@@ -143,7 +143,6 @@ TEST_F(CounterctlProgress, LongCommandsDrawOnATerminalInTheirUnit) {
   }
   const std::string file = WriteFile("orders.jsonl", lines);
   const std::string exported = tmp_.Sub("orders.export");
-  const std::string backups = tmp_.Sub("backups");
   struct Case {
     std::vector<std::string> args;
     std::string drawn;  // the start of the progress line
@@ -153,7 +152,6 @@ TEST_F(CounterctlProgress, LongCommandsDrawOnATerminalInTheirUnit) {
       {{"verify"}, "verify: 0/~"},
       {{"compact"}, "compact: 0 B/"},
       {{"export", exported}, "export: 2/~"},  // RocksDB's estimate
-      {{"backup", "create", backups}, "backup: 0 B/~"},
   };
   for (const Case& c : cases) {
     const PtyResult r = OnTerminal(c.args);
@@ -174,6 +172,18 @@ TEST_F(CounterctlProgress, LongCommandsDrawOnATerminalInTheirUnit) {
   EXPECT_NE(imported.tty.find("\rimport: 0/20005 records 0% ["),
             std::string::npos)
       << imported.tty;
+}
+
+// Its own test, named for scripts/dev's TSAN pass, which leaves backups out
+// (RocksDB's BackupEngine copies on threads TSAN cannot see).
+TEST_F(CounterctlProgress, BackupDrawsBytesOnATerminal) {
+  CtlOk({"create", "orders", "--shards", "4"});
+  CtlOk({"incr", "orders", "--by", "3"});
+  const PtyResult r = OnTerminal({"backup", "create", tmp_.Sub("backups")});
+  EXPECT_EQ(r.exit_code, 0) << r.tty;
+  EXPECT_NE(r.tty.find("\rbackup: 0 B/~"), std::string::npos) << r.tty;
+  EXPECT_NE(r.tty.rfind("\r\x1b[K"), std::string::npos);
+  EXPECT_NE(r.out.find("backup 1 created"), std::string::npos) << r.out;
 }
 
 TEST_F(CounterctlProgress, QuietAndPipesDrawNothing) {
