@@ -76,6 +76,8 @@ uint64_t IntProperty(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* family,
   return v;
 }
 
+}  // namespace
+
 FamilyStats FamilyFigures(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* f) {
   FamilyStats out;
   out.sst_bytes = IntProperty(db, f, "rocksdb.live-sst-files-size");
@@ -87,8 +89,6 @@ FamilyStats FamilyFigures(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* f) {
   }
   return out;
 }
-
-}  // namespace
 
 EngineStats DbImpl::GetStats() const {
   if (options_.read_only) {
@@ -220,13 +220,9 @@ Status DbImpl::Compact(const ProgressFn& progress) {
   report.unit = "bytes";
   if (progress) {
     for (const ColumnFamily& f : ColumnFamilies()) {
-      uint64_t sst = 0, mem = 0;
-      db_->GetIntProperty(handles[f.index],
-                          rocksdb::DB::Properties::kLiveSstFilesSize, &sst);
-      db_->GetIntProperty(handles[f.index],
-                          rocksdb::DB::Properties::kSizeAllMemTables, &mem);
-      bytes[f.index] = sst + mem;
-      report.total += sst + mem;
+      const FamilyStats figures = FamilyFigures(db_.get(), handles[f.index]);
+      bytes[f.index] = figures.sst_bytes + figures.memtable_bytes;
+      report.total += bytes[f.index];
     }
     progress(report);
   }

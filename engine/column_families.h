@@ -23,6 +23,7 @@
 
 #include "engine/family_record.h"
 #include "tally/options.h"
+#include "tally/types.h"
 
 namespace tally::engine {
 
@@ -87,6 +88,10 @@ const std::array<ColumnFamily, kTallyFamilyCount>& ColumnFamilies();
 // The block-based table options every family starts from (no filter).
 rocksdb::TableFactory* NewTallyTableFactory(
     const std::shared_ptr<rocksdb::Cache>& cache);
+// RocksDB's figures of one family (GetDbStats, Compact's and Verify's
+// progress totals; defined in admin.cc with the other figures); advisory:
+// a property RocksDB lacks reads 0.
+FamilyStats FamilyFigures(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* f);
 // The entry named `name`, or null.
 const ColumnFamily* FindFamily(std::string_view name);
 

@@ -464,12 +464,7 @@ Status DbImpl::Verify(VerifyReport* report, const ProgressFn& progress) {
   if (progress) {
     uint64_t estimated = 0;
     for (rocksdb::ColumnFamilyHandle* h : HandlesOf(handles_)) {
-      uint64_t keys = 0;
-      if (h != nullptr &&
-          db_->GetIntProperty(h, rocksdb::DB::Properties::kEstimateNumKeys,
-                              &keys)) {
-        estimated += keys;
-      }
+      if (h != nullptr) estimated += FamilyFigures(db_.get(), h).estimated_keys;
     }
     checks.set_progress(&progress, estimated);
     checks.ReportProgress();

@@ -698,12 +698,9 @@ std::optional<std::vector<std::string>> LdbWords(int argc,
   std::vector<std::string> words;
   for (++i; i < argc;) {
     const std::string_view w = argv[i];
-    // ldb's own --db=DIR stays ldb's.
-    if (w == "--db" || w == "-d") {
-      if (!take_db(&i)) words.emplace_back(argv[i++]);
-    } else {
-      words.emplace_back(argv[i++]);
-    }
+    // counterctl's --db DIR / -d DIR; ldb's own --db=DIR stays ldb's.
+    if ((w == "--db" || w == "-d") && take_db(&i)) continue;
+    words.emplace_back(argv[i++]);
   }
   return words;
 }
@@ -720,12 +717,12 @@ CommandSpec SpecOf(const CLI::App* app) {
     opt.positional = !o->nonpositional();
     for (const std::string& s : o->get_snames()) opt.names.push_back("-" + s);
     for (const std::string& l : o->get_lnames()) opt.names.push_back("--" + l);
-    if (opt.positional || o->get_type_size_max() > 0) {
-      opt.value = opt.positional ? o->get_name(true) : o->get_type_name();
-      if (opt.positional) {
-        // The positional's placeholder, as its usage line shows it.
-        opt.value = o->get_type_name().empty() ? opt.value : o->get_type_name();
-      }
+    // The placeholder the usage line shows; none for a flag.
+    if (opt.positional) {
+      opt.value = o->get_type_name().empty() ? o->get_name(true)
+                                             : o->get_type_name();
+    } else if (o->get_type_size_max() > 0) {
+      opt.value = o->get_type_name();
     }
     opt.description = o->get_description();
     spec.options.push_back(std::move(opt));

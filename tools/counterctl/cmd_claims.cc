@@ -46,12 +46,7 @@ Json ClaimJson(const tally::ClaimInfo& c) {
             {"result", done ? Json(c.result) : Json(nullptr)}};
   SetTime(&j, "granted_at", c.granted_at_ms);
   SetTime(&j, "lease_until", c.lease_until_ms);
-  if (c.ended_at_ms != 0) {
-    SetTime(&j, "ended_at", c.ended_at_ms);
-  } else {
-    j["ended_at_ms"] = nullptr;
-    j["ended_at"] = nullptr;
-  }
+  SetTimeOrNull(&j, "ended_at", c.ended_at_ms != 0, c.ended_at_ms);
   return j;
 }
 

@@ -137,12 +137,7 @@ int List(tally::Db* db, const EventsArgs& args, Format format, uint64_t limit,
               {"events", std::move(events)},
               {"more", more}};
   if (args.key.given) doc["key"] = args.key.value;
-  if (since) {
-    SetTime(&doc, "since", *since);
-  } else {
-    doc["since_ms"] = nullptr;
-    doc["since"] = nullptr;
-  }
+  SetTimeOrNull(&doc, "since", since.has_value(), since.value_or(0));
   PrintJson(doc);
   return kExitOk;
 }

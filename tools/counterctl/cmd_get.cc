@@ -227,12 +227,8 @@ int RunGet(const GlobalArgs& global, const GetArgs& args) {
     }
     if (holds) {
       Json r = {{"open", h.open}, {"held", h.held}, {"available", h.available}};
-      if (h.next_expiry_ms != 0) {
-        SetTime(&r, "next_expiry", h.next_expiry_ms);
-      } else {
-        r["next_expiry_ms"] = nullptr;
-        r["next_expiry"] = nullptr;
-      }
+      SetTimeOrNull(&r, "next_expiry", h.next_expiry_ms != 0,
+                    h.next_expiry_ms);
       doc["reservations"] = r;
     }
     PrintJson(doc);

@@ -26,12 +26,7 @@ int Status(tally::Db* db, bool json) {
              {"acked_through", st->acked_through},
              {"last_seq", st->last_seq},
              {"age_ms", st->entries ? Json(st->age_ms) : Json(nullptr)}};
-    if (st->entries) {
-      SetTime(&doc, "oldest_time", st->oldest_time_ms);
-    } else {
-      doc["oldest_time_ms"] = nullptr;
-      doc["oldest_time"] = nullptr;
-    }
+    SetTimeOrNull(&doc, "oldest_time", st->entries != 0, st->oldest_time_ms);
     PrintJson(doc);
     return kExitOk;
   }

@@ -130,12 +130,7 @@ int RunReservation(const GlobalArgs& global, const HoldArgs& args) {
     if (args.key.given) doc["key"] = args.key.value;
     SetTime(&doc, "created_at", info->created_at_ms);
     SetTime(&doc, "expires_at", info->expires_at_ms);
-    if (closed) {
-      SetTime(&doc, "closed_at", info->closed_at_ms);
-    } else {
-      doc["closed_at_ms"] = nullptr;
-      doc["closed_at"] = nullptr;
-    }
+    SetTimeOrNull(&doc, "closed_at", closed, info->closed_at_ms);
     PrintJson(doc);
     return kExitOk;
   }

@@ -33,14 +33,6 @@ void PrintFamily(const tally::FamilyStats& f) {
             << name << ".l0_files: " << f.l0_files << "\n";
 }
 
-// "live", "closed" or "gone" (the writer stopped without closing); empty
-// when no writer's figures are shown.
-std::string WriterState(const tally::StatsOrigin& o) {
-  if (o.source == tally::StatsSource::kNone) return "";
-  if (o.live) return "live";
-  return o.closed ? "closed" : "gone";
-}
-
 // Members per group on average; negative when there was no group.
 double GroupMean(const tally::EngineStats& e) {
   if (e.group_commits == 0) return -1;

@@ -153,14 +153,6 @@ struct Frame {
   int64_t took_ms = 0;
 };
 
-// "live", "closed", "gone" (stopped without closing) or "none" (nothing
-// published: GetStats' origin.problem says why).
-std::string WriterState(const tally::StatsOrigin& o) {
-  if (o.source == tally::StatsSource::kNone) return "none";
-  if (o.live) return "live";
-  return o.closed ? "closed" : "gone";
-}
-
 class Watcher {
  public:
   Watcher(tally::Db* db, int64_t interval_ms, size_t top, int64_t opened_ms)
@@ -207,7 +199,9 @@ class Watcher {
     f->engine = tally::GetStats(*db_);
     const tally::EngineStats& e = f->engine;
     const tally::StatsOrigin& o = e.origin;
-    f->writer_state = WriterState(o);
+    // "none": nothing published (GetStats' origin.problem says why).
+    const std::string state = WriterState(o);
+    f->writer_state = state.empty() ? "none" : state;
     if (o.source == tally::StatsSource::kNone) {
       last_pub_.reset();
       rates_.reset();
@@ -509,12 +503,8 @@ void Watcher::PrintJsonFrame(const Frame& f) const {
             f.outbox.entries ? Json(f.outbox.age_ms) : Json(nullptr)}};
   SetTime(&doc, "time", f.time_ms);
   SetTime(&doc, "opened", opened_ms_);
-  if (f.outbox.entries) {
-    SetTime(&doc, "outbox_oldest_time", f.outbox.oldest_time_ms);
-  } else {
-    doc["outbox_oldest_time_ms"] = nullptr;
-    doc["outbox_oldest_time"] = nullptr;
-  }
+  SetTimeOrNull(&doc, "outbox_oldest_time", f.outbox.entries != 0,
+                f.outbox.oldest_time_ms);
   PrintJson(doc);
   std::cout << std::flush;
 }

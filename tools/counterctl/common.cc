@@ -62,6 +62,12 @@ int UsageError(std::string_view message) {
   return kExitUsage;
 }
 
+std::string WriterState(const tally::StatsOrigin& o) {
+  if (o.source == tally::StatsSource::kNone) return "";
+  if (o.live) return "live";
+  return o.closed ? "closed" : "gone";
+}
+
 namespace {
 class FrozenClock final : public tally::Clock {
  public:

@@ -57,6 +57,11 @@ int UsageError(std::string_view message);
 // it).
 const tally::Clock* ToolClock();
 
+// The state of the writer whose figures a read-only GetStats returned:
+// "live", "closed" or "gone" (it stopped without closing); empty when no
+// writer's figures are shown (origin.source kNone).
+std::string WriterState(const tally::StatsOrigin& origin);
+
 // How a subcommand opens the database named by --db.
 enum class OpenMode {
   kCreate,  // read-write, creating it if missing (`create`, `import`)

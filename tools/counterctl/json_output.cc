@@ -63,6 +63,15 @@ void SetTime(Json* obj, const std::string& name, int64_t ms) {
   (*obj)[name] = FormatUtcMillis(ms);
 }
 
+void SetTimeOrNull(Json* obj, const std::string& name, bool given, int64_t ms) {
+  if (given) {
+    SetTime(obj, name, ms);
+  } else {
+    (*obj)[name + "_ms"] = nullptr;
+    (*obj)[name] = nullptr;
+  }
+}
+
 Json CounterJson(const tally::CounterInfo& info) {
   Json j = Json::object();
   j["name"] = info.name;

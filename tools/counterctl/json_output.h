@@ -45,6 +45,8 @@ std::string TsvField(const Json& value);
 
 // Sets (*obj)[name + "_ms"] and (*obj)[name].
 void SetTime(Json* obj, const std::string& name, int64_t ms);
+// SetTime when `given`, else both null (a time that does not exist yet).
+void SetTimeOrNull(Json* obj, const std::string& name, bool given, int64_t ms);
 
 // A counter's catalog entry: name, id, shards, policy, schema_version,
 // created_at_ms, created_at, flags, plain_increments, dedupe_window_ms,
