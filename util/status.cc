@@ -2,6 +2,8 @@
 // and the system clock.
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 
 #include "tally/options.h"
 #include "tally/status.h"
@@ -35,6 +37,15 @@ class SystemClock final : public Clock {
 };
 
 }  // namespace
+
+namespace internal {
+void DieReadingFailedResult(const Status& status) {
+  std::fprintf(stderr, "tally: read the value of a failed Result: %s\n",
+               status.ToString().c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+}  // namespace internal
 
 const std::string& Status::message() const {
   static const std::string kEmpty;

@@ -95,7 +95,19 @@ class [[nodiscard]] Status {
   std::unique_ptr<std::string> msg_;  // null for OK
 };
 
+namespace internal {
+// Writes "tally: read the value of a failed Result: <status>" to stderr and
+// aborts. Out of line, so the check costs callers one compare and branch.
+[[noreturn]] void DieReadingFailedResult(const Status& status);
+}  // namespace internal
+
 // Result<T>: a Status and, when it is OK, a value.
+//
+// Reading the value of a failed Result (value(), operator*, operator->)
+// aborts the process with the status on stderr, in every build (as
+// absl::StatusOr does): a failed read must never pass for a value (a
+// default-constructed T, such as 0, would be a wrong number). Check ok()
+// first.
 //
 // Ownership: owns its value. Thread safety: as Status.
 template <typename T>
@@ -109,17 +121,26 @@ class [[nodiscard]] Result {
 
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
-  // Precondition: ok(). Reading the value of a failed Result is a bug.
-  const T& value() const& { return value_; }
-  T& value() & { return value_; }
-  T&& value() && { return std::move(value_); }
-  const T& operator*() const& { return value_; }
+  // Precondition: ok(); aborts with the status otherwise.
+  const T& value() const& { return Checked(); }
+  T& value() & { return Checked(); }
+  T&& value() && { return std::move(Checked()); }
+  const T& operator*() const& { return Checked(); }
   // On a temporary (`for (auto& c : *db->ListCounters())`) the value is
   // moved out, so nothing refers into the destroyed Result.
-  T operator*() && { return std::move(value_); }
-  const T* operator->() const { return &value_; }
+  T operator*() && { return std::move(Checked()); }
+  const T* operator->() const { return &Checked(); }
 
  private:
+  const T& Checked() const {
+    if (!status_.ok()) internal::DieReadingFailedResult(status_);
+    return value_;
+  }
+  T& Checked() {
+    if (!status_.ok()) internal::DieReadingFailedResult(status_);
+    return value_;
+  }
+
   Status status_;
   T value_{};
 };
