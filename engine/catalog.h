@@ -77,6 +77,10 @@ class Catalog {
     // Options::clock when this process last rolled the counter up (with
     // rolled_up_at; 0: not yet), for EngineStats::rollup_lag_ms.
     mutable std::atomic<int64_t> rolled_up_ms{0};
+    // The snapshot sequence of the last roll-up this process wrote (0: not
+    // yet); a roll-up read from an older snapshot is not written
+    // (engine/rollups.cc, CommitRollup; under DbImpl::rollup_write_mu_).
+    mutable std::atomic<uint64_t> rollup_sequence{0};
     // Keyed counters: how long this process's last roll-up scan took, in
     // ms of the steady clock; the worker waits nine times that between
     // scans (engine/rollups.cc).

@@ -161,7 +161,7 @@ Result<ClaimResult> DbImpl::ClaimOne(ClaimCall call, std::string_view key,
         // token, the lease from now.
         r.answer = ClaimAnswer::kAcquired;
         r.repeated = true;
-        rec.lease_until_ms = now + args.lease_ms;
+        rec.lease_until_ms = DeadlineAfter(now, args.lease_ms);
         write = true;
       } else {
         // New, released, or its lease ran out: a new grant.
@@ -170,7 +170,7 @@ Result<ClaimResult> DbImpl::ClaimOne(ClaimCall call, std::string_view key,
         rec.token = found ? rec.token + 1 : 1;
         rec.holder = std::string(args.holder);
         rec.granted_at_ms = now;
-        rec.lease_until_ms = now + args.lease_ms;
+        rec.lease_until_ms = DeadlineAfter(now, args.lease_ms);
         rec.ended_at_ms = 0;
         write = true;
       }

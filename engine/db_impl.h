@@ -93,7 +93,8 @@ class DbImpl final : public Db, private BackendOps {
                std::vector<IncrementResult>* results) override;
 
   Result<IncrementResult> Reset(CounterRef counter, std::string_view reset_id,
-                                int64_t value) override;
+                                int64_t value,
+                                const ResetOptions& options) override;
   Result<ReservationResult> Reserve(CounterRef counter,
                                     std::string_view reservation_id,
                                     int64_t units,
@@ -170,6 +171,12 @@ class DbImpl final : public Db, private BackendOps {
   // snapshot (set before Verify runs, not concurrently).
   void SetVerifyHookForTest(std::function<void()> hook) {
     verify_hook_for_test_ = std::move(hook);
+  }
+  // Tests only: runs inside every roll-up between its read (snapshot and
+  // sum, or a keyed counter's scan) and its write (set while no roll-up
+  // runs).
+  void SetRollupHookForTest(std::function<void()> hook) {
+    rollup_hook_for_test_ = std::move(hook);
   }
   // engine/test_hooks.h.
   bool CatalogWriterPending() { return catalog_->WriterPending(); }
@@ -296,7 +303,8 @@ class DbImpl final : public Db, private BackendOps {
   // Db::Reset's work (engine/reset.cc): the reset planned, locked, read,
   // answered and committed.
   Result<IncrementResult> ResetOne(CounterRef counter,
-                                   std::string_view reset_id, int64_t value);
+                                   std::string_view reset_id, int64_t value,
+                                   const ResetOptions& options);
   // The value a reset replaces: of `key` (a bucketed counter's: of
   // `bucket`), from one consistent view.
   Status ReadResetValue(const CounterInfo& c, std::string_view key,
@@ -448,10 +456,14 @@ class DbImpl final : public Db, private BackendOps {
                              std::vector<KeyedCounterStats>* out);
   // Rolls one counter up (the caller holds the catalog shared); `force`
   // also when nothing changed since this process last did.
-  // `written`, when given, receives the record written (untouched when the
-  // counter was skipped).
-  Status RollupOne(const Catalog::Entry& c, bool force,
-                   RollupRecord* written = nullptr);
+  Status RollupOne(const Catalog::Entry& c, bool force);
+  // Writes the roll-up `r` of `c` (and a keyed counter's top list) unless
+  // a roll-up from a newer snapshot was written first; raises r's as_of to
+  // the last one's, so a cached total never goes back in value or time.
+  // Sets *wrote. Called with the catalog held shared.
+  Status CommitRollup(const Catalog::Entry& c, uint64_t applied,
+                      RollupRecord* r, const std::string* top_list,
+                      bool* wrote);
   // Loads the time mark from meta into clock_ (both kinds of open and
   // Refresh).
   Status LoadTimeMark();
@@ -498,6 +510,10 @@ class DbImpl final : public Db, private BackendOps {
   // Serialises Refresh calls (the reader_* fields above are theirs).
   Mutex refresh_mu_;
   std::function<void()> verify_hook_for_test_;
+  std::function<void()> rollup_hook_for_test_;
+  // Orders the writes of roll-ups (engine/rollups.cc, CommitRollup): taken
+  // under the catalog hold, never the other way round.
+  Mutex rollup_write_mu_;
   std::shared_ptr<rocksdb::Env> env_;  // Options::env, wrapped; outlives db_
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // by engine::Family

@@ -15,6 +15,12 @@
 // judged with F <= every later Now(): after any backward step of the clock
 // the engine still treats that marker or bucket as expired.
 //
+// A base clock reading outside the event-time range (kMinEventTimeMs..
+// kMaxEventTimeMs: 1970 to the end of 9999) is refused: Db::Open fails with
+// InvalidArgument naming it, and a later one is not used (the engine's time
+// stays at its last good reading, as after a step back), so every time the
+// engine computes with stays far inside int64 and no deadline overflows.
+//
 // Ownership: does not own the base clock, which must outlive it; shared by
 // DbImpl and the compaction filter factories (shared_ptr). Thread safety:
 // all methods may be called concurrently.
@@ -24,7 +30,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <climits>
 
+#include "tally/limits.h"
 #include "tally/options.h"
 
 namespace tally::engine {
@@ -41,6 +49,7 @@ class EngineClock final : public Clock {
   // across all threads).
   int64_t NowMillis() const override {
     const int64_t t = base_->NowMillis();
+    if (!InEventTimeRange(t)) return high_.load(std::memory_order_acquire);
     int64_t high = high_.load(std::memory_order_acquire);
     while (t > high) {
       if (high_.compare_exchange_weak(high, t, std::memory_order_acq_rel,
@@ -50,6 +59,16 @@ class EngineClock final : public Clock {
     }
     return high;
   }
+
+  // Whether a clock reading or a stored mark is a time the engine computes
+  // with.
+  static bool InEventTimeRange(int64_t t) {
+    return t >= kMinEventTimeMs && t <= kMaxEventTimeMs;
+  }
+
+  // The base clock's reading now, unchecked (Db::Open refuses one outside
+  // the range).
+  int64_t BaseReading() const { return base_->NowMillis(); }
 
   // The last mark recorded durable (0: none yet). Never above NowMillis():
   // SetDurable raises the in-memory time first (release), and a reader of
@@ -79,6 +98,16 @@ class EngineClock final : public Clock {
   mutable std::atomic<int64_t> high_{0};
   std::atomic<int64_t> durable_{0};
 };
+
+// `now` plus a duration (a hold's, a lease's), saturating at INT64_MAX:
+// deadline arithmetic never overflows, whatever the inputs.
+inline int64_t DeadlineAfter(int64_t now, int64_t duration_ms) {
+  int64_t out = 0;
+  if (__builtin_add_overflow(now, duration_ms, &out)) {
+    return duration_ms > 0 ? INT64_MAX : INT64_MIN;
+  }
+  return out;
+}
 
 }  // namespace tally::engine
 

@@ -336,14 +336,15 @@ Status DbImpl::DeleteKey(std::string_view counter, std::string_view key) {
   const Catalog::Entry* c = catalog.Find(counter);
   if (c == nullptr) return CounterNotFound(counter);
   if (!c->keyed) return NotKeyed(*c, "DeleteKey");
-  // A strict key's ops read, check and write under its stripe: the delete
-  // takes it too, or an op that read the value before it would write its
-  // delta onto the emptied key (a take of 1 would leave -1).
-  std::optional<EventLocks::Guard> strict;
-  if (c->bounds.any()) {
-    strict.emplace(&event_locks_,
-                   event_locks_.StripeOf(c->id, StrictKeyLockHash(key)));
-  }
+  // The ops that read a key's value before they write a delta decided on
+  // it (every op of a strict key; a reset of any key) hold the key's
+  // stripe from the read to the commit: the delete takes it too, or such
+  // an op would write its delta onto the emptied key (a take of 1 would
+  // leave -1, a reset to 0 of a key holding 10 would leave -10). Plain and
+  // once-increments of a sharded key write blind deltas and land wholly
+  // before or after the delete without it.
+  const EventLocks::Guard key_stripe(
+      &event_locks_, event_locks_.StripeOf(c->id, StrictKeyLockHash(key)));
   const CounterRange range(KeyPrefix(c->id, key));
   rocksdb::WriteBatch wb;
   rocksdb::Status rs = wb.DeleteRange(shards_, range.begin(), range.end());

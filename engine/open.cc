@@ -133,6 +133,16 @@ void DbImpl::BindFamilies() {
 }
 
 Status DbImpl::Init() {
+  // Every time the engine judges by comes from this clock: one outside the
+  // event-time range would be persisted as the time mark and break every
+  // deadline after it.
+  if (const int64_t t = engine_clock_->BaseReading();
+      !EngineClock::InEventTimeRange(t)) {
+    return Status::InvalidArgument(
+        "Options::clock reads " + std::to_string(t) + " ms, outside " +
+        std::to_string(kMinEventTimeMs) + ".." +
+        std::to_string(kMaxEventTimeMs) + " (1970 to the end of 9999, UTC)");
+  }
   Options checked = options_;
   if (options_.read_only) checked.create_if_missing = false;
   PathState state;

@@ -37,14 +37,18 @@ Status Overflowed(const CounterInfo& c, uint32_t shard) {
 
 Status SumBeyond(const CounterInfo& c) {
   return Status::OutOfRange("counter " + Quote(c.name) +
-                            ": the sum of its shards is beyond int64");
+                            ": the sum of its shards is beyond int64 (a "
+                            "value is kMinDelta..kMaxDelta: INT64_MIN is "
+                            "never a value)");
 }
 
 }  // namespace
 
 Status NarrowSum(const CounterInfo& c, const ExactSum& sum, int64_t* out) {
-  if (!sum.Fits() || sum.value() < std::numeric_limits<int64_t>::min() ||
-      sum.value() > std::numeric_limits<int64_t>::max()) {
+  // The one range of a value, in every path (docs/design.md, "Overflow"):
+  // kMinDelta..kMaxDelta, so every value can be negated, exported and
+  // imported; INT64_MIN is the overflowed state of a shard, never a value.
+  if (!sum.Fits() || sum.value() < kMinDelta || sum.value() > kMaxDelta) {
     return SumBeyond(c);
   }
   *out = static_cast<int64_t>(sum.value());

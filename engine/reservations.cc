@@ -292,12 +292,22 @@ Result<ReservationResult> DbImpl::HoldOne(HoldCall call, CounterRef counter,
           " has " + std::to_string(holds.open) +
           " reservations held, the limit (kMaxOpenHolds)");
     }
+    // held + units stays within int64: ReadHeld, takes and commits sum it.
+    if (static_cast<__int128>(holds.held) + units > kMaxDelta) {
+      return Status::OutOfRange(
+          "counter " + Quote(c.name) +
+          (counter.key.empty() ? std::string()
+                               : " key " + Quote(counter.key)) +
+          ": reserving " + std::to_string(units) + " units beside the " +
+          std::to_string(holds.held) +
+          " already held would hold more than int64");
+    }
     const __int128 after = static_cast<__int128>(value) - holds.held - units;
     h.reservation_id = std::string(id);
     h.counter_id = c.id;
     h.units = units;
     h.created_at_ms = now;
-    h.expires_at_ms = now + hold_for_ms;
+    h.expires_at_ms = DeadlineAfter(now, hold_for_ms);
     const bool fits = after >= c.bounds.min;
     h.state = static_cast<uint8_t>(fits ? HoldState::kHeld : HoldState::kRefused);
     h.closed_at_ms = fits ? 0 : now;

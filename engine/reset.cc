@@ -49,8 +49,9 @@ Status CheckResetBounds(const CounterInfo& c, int64_t value) {
 
 Result<IncrementResult> DbImpl::Reset(CounterRef counter,
                                       std::string_view reset_id,
-                                      int64_t value) {
-  Result<IncrementResult> r = ResetOne(counter, reset_id, value);
+                                      int64_t value,
+                                      const ResetOptions& options) {
+  Result<IncrementResult> r = ResetOne(counter, reset_id, value, options);
   CountRefusal(r.status());
   return r;
 }
@@ -70,9 +71,12 @@ Status DbImpl::ReadResetValue(const CounterInfo& c, std::string_view key,
 
 Result<IncrementResult> DbImpl::ResetOne(CounterRef counter,
                                          std::string_view reset_id,
-                                         int64_t value) {
+                                         int64_t value,
+                                         const ResetOptions& options) {
   const PerfCountersOff perf_off;
-  WriteOp op = WriteOp::Once(counter, reset_id, value, OnceOptions{});
+  OnceOptions once;
+  once.event_time_ms = options.event_time_ms;
+  WriteOp op = WriteOp::Once(counter, reset_id, value, once);
   op.reset = true;
   if (Status v = ValidateResetId(reset_id); !v.ok()) return v;
   if (value < kMinDelta) {
@@ -113,10 +117,14 @@ Result<IncrementResult> DbImpl::ResetOne(CounterRef counter,
   s = LookUpMarker(c, scratch.marker_key, &marker);
   if (!s.ok()) return s;
   const int64_t now = marker.found ? 0 : clock_->NowMillis();
-  if (!marker.found) op.event_time_ms = now;  // a reset happens now
+  // Without an event time (no dedupe window) a reset happens now.
+  if (!marker.found && op.event_time_ms == kEventTimeNow) {
+    op.event_time_ms = now;
+  }
+  // A reset older than the window is kOutsideWindow here, as a
+  // once-increment: its marker may have expired.
   s = Decide(op, marker, now, &plan);
   if (!s.ok()) return s;
-  assert(plan.outcome != Outcome::kOutsideWindow);
   if (plan.outcome == Outcome::kApplied) {
     int64_t current = 0;
     s = ReadResetValue(c, op.key, plan.bucket, &current);

@@ -70,37 +70,26 @@ Status DbImpl::RollupKeyed(std::string_view name, bool force,
   TopKeysResult top;
   Status s = ScanTop(info, kMaxTopKeys, &top);
   if (!s.ok()) return s;
+  if (rollup_hook_for_test_) rollup_hook_for_test_();
   RollupRecord r;
   r.value = top.total;
   r.sequence = top.sequence;
   r.as_of_ms = top.as_of_ms;
-  char key[kTopListKeyBytes];
-  char value[kRollupBytes];
-  EncodeCounterPrefix(info.id, key);
-  EncodeRollup(r, value);
   std::string list;
   EncodeTopList(top, &list);
-  rocksdb::WriteBatch wb;
-  rocksdb::Status rs = wb.Put(rollups_, rocksdb::Slice(key, kCounterIdBytes),
-                              rocksdb::Slice(value, sizeof value));
-  key[kCounterIdBytes] = kTopListTag;
-  if (rs.ok()) rs = wb.Put(rollups_, rocksdb::Slice(key, sizeof key), list);
-  if (!rs.ok()) return FromRocks(rs, "roll up");
   Catalog::Reader catalog(catalog_.get());
   const Catalog::Entry* c = catalog.Find(name);
   if (c == nullptr || c->id != info.id) return Status::OK();  // deleted
-  s = commit_->Commit(&wb);
-  if (!s.ok()) return s;
-  c->rolled_up_at.store(applied, std::memory_order_relaxed);
-  c->rolled_up_ms.store(r.as_of_ms, std::memory_order_relaxed);
+  bool wrote = false;
+  s = CommitRollup(*c, applied, &r, &list, &wrote);
+  if (!s.ok() || !wrote) return s;
   c->scan_started_ms.store(started, std::memory_order_relaxed);
   c->scan_ms.store(SteadyMs() - started, std::memory_order_relaxed);
   if (written != nullptr) *written = r;
   return Status::OK();
 }
 
-Status DbImpl::RollupOne(const Catalog::Entry& c, bool force,
-                         RollupRecord* written) {
+Status DbImpl::RollupOne(const Catalog::Entry& c, bool force) {
   assert(!c.keyed);
   const uint64_t applied = c.applied.load(std::memory_order_acquire);
   if (!force && c.rolled_up_at.load(std::memory_order_relaxed) == applied) {
@@ -117,19 +106,45 @@ Status DbImpl::RollupOne(const Catalog::Entry& c, bool force,
     s = SumShards(c, {}, ro, &r.value);
   }
   if (!s.ok()) return s;
-  char key[kCounterIdBytes];
+  if (rollup_hook_for_test_) rollup_hook_for_test_();
+  bool wrote = false;
+  return CommitRollup(c, applied, &r, nullptr, &wrote);
+}
+
+// Two roll-ups of one counter (the worker's and a RollupNow, or two
+// RollupNow calls) may read in one order and write in the other: the one
+// that read the older snapshot is dropped here, so the stored total never
+// replaces a newer one. Its as_of is raised to the stored one's at least:
+// the clock is read after the snapshot, so two roll-ups can read the clock
+// in the other order than their snapshots.
+Status DbImpl::CommitRollup(const Catalog::Entry& c, uint64_t applied,
+                            RollupRecord* r, const std::string* top_list,
+                            bool* wrote) {
+  *wrote = false;
+  MutexLock lock(&rollup_write_mu_);
+  if (r->sequence < c.rollup_sequence.load(std::memory_order_relaxed)) {
+    return Status::OK();
+  }
+  r->as_of_ms =
+      std::max(r->as_of_ms, c.rolled_up_ms.load(std::memory_order_relaxed));
+  char key[kTopListKeyBytes];
   char value[kRollupBytes];
   EncodeCounterPrefix(c.id, key);
-  EncodeRollup(r, value);
+  EncodeRollup(*r, value);
   rocksdb::WriteBatch wb;
-  rocksdb::Status rs = wb.Put(rollups_, rocksdb::Slice(key, sizeof key),
+  rocksdb::Status rs = wb.Put(rollups_, rocksdb::Slice(key, kCounterIdBytes),
                               rocksdb::Slice(value, sizeof value));
+  if (rs.ok() && top_list != nullptr) {
+    key[kCounterIdBytes] = kTopListTag;
+    rs = wb.Put(rollups_, rocksdb::Slice(key, sizeof key), *top_list);
+  }
   if (!rs.ok()) return FromRocks(rs, "roll up");
-  s = commit_->Commit(&wb);
+  Status s = commit_->Commit(&wb);
   if (!s.ok()) return s;
+  c.rollup_sequence.store(r->sequence, std::memory_order_relaxed);
   c.rolled_up_at.store(applied, std::memory_order_relaxed);
-  c.rolled_up_ms.store(r.as_of_ms, std::memory_order_relaxed);
-  if (written != nullptr) *written = r;
+  c.rolled_up_ms.store(r->as_of_ms, std::memory_order_relaxed);
+  *wrote = true;
   return Status::OK();
 }
 
@@ -203,11 +218,14 @@ Result<CachedValue> DbImpl::ReadCached(std::string_view counter) {
   char key[kCounterIdBytes];
   EncodeCounterPrefix(c->id, key);
   rocksdb::PinnableSlice found;
-  rocksdb::Status rs = rollups_ == nullptr
-                           ? rocksdb::Status::NotFound()
-                           : db_->Get(rocksdb::ReadOptions(), rollups_,
-                                      rocksdb::Slice(key, sizeof key), &found);
-  RollupRecord r;
+  const auto get = [&] {
+    found.Reset();
+    return rollups_ == nullptr
+               ? rocksdb::Status::NotFound()
+               : db_->Get(rocksdb::ReadOptions(), rollups_,
+                          rocksdb::Slice(key, sizeof key), &found);
+  };
+  rocksdb::Status rs = get();
   if (rs.IsNotFound()) {
     if (options_.read_only) {
       return Status::NotFound("counter " + Quote(c->name) +
@@ -219,12 +237,15 @@ Result<CachedValue> DbImpl::ReadCached(std::string_view counter) {
                               " has no roll-up: it was deleted and created "
                               "again meanwhile");
     }
-    // The record just written is the one a Get would return.
-    Status s = RollupOne(*c, /*force=*/true, &r);
+    // Then the stored record is read: this one, or a newer one written
+    // meanwhile (CommitRollup).
+    Status s = RollupOne(*c, /*force=*/true);
     if (!s.ok()) return s;
-  } else if (!rs.ok()) {
-    return FromRocks(rs, "read roll-up");
-  } else if (!DecodeRollup(found.ToStringView(), &r)) {
+    rs = get();
+  }
+  RollupRecord r;
+  if (!rs.ok()) return FromRocks(rs, "read roll-up");
+  if (!DecodeRollup(found.ToStringView(), &r)) {
     return Status::Corruption(
         "roll-up of counter " + Quote(c->name) + " at key " +
         HexKey(std::string_view(key, sizeof key)) + " is malformed (" +

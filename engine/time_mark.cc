@@ -6,11 +6,10 @@
 
 #include <rocksdb/write_batch.h>
 
-#include <limits>
-
 #include "engine/coding.h"
 #include "engine/db_impl.h"
 #include "engine/format.h"
+#include "tally/limits.h"
 #include "util/rocks_status.h"
 
 namespace tally::engine {
@@ -22,13 +21,13 @@ Status DbImpl::LoadTimeMark() {
   if (rs.IsNotFound()) return Status::OK();
   if (!rs.ok()) return FromRocks(rs, "read the time mark");
   const uint64_t mark = value.size() == 8 ? DecodeFixed64BE(value.data()) : 0;
-  if (value.size() != 8 ||
-      mark > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-    return Status::Corruption("database " + path_ +
-                              ": the time mark (meta key " +
-                              HexKey(kTimeMarkKey) + ") is malformed (" +
-                              std::to_string(value.size()) +
-                              " bytes, expected 8 holding a time >= 0)");
+  if (value.size() != 8 || mark > static_cast<uint64_t>(kMaxEventTimeMs)) {
+    return Status::Corruption(
+        "database " + path_ + ": the time mark (meta key " +
+        HexKey(kTimeMarkKey) + ") is malformed (" +
+        std::to_string(value.size()) + " bytes holding " +
+        std::to_string(mark) + ", expected 8 holding a time in 0.." +
+        std::to_string(kMaxEventTimeMs) + ")");
   }
   {
     MutexLock lock(&time_mark_mu_);

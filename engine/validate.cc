@@ -3,6 +3,7 @@
 #include <cassert>
 
 #include "tally/limits.h"
+#include "tally/text.h"
 
 namespace tally::engine {
 namespace {
@@ -21,12 +22,9 @@ Status ValidateText(const char* what, std::string_view s, size_t max_bytes) {
     return Status::InvalidArgument(std::string(what) + " " + Quote(s) +
                                    " is not valid UTF-8");
   }
-  for (char c : s) {
-    const auto b = static_cast<uint8_t>(c);
-    if (b < 0x20 || b == 0x7f) {
-      return Status::InvalidArgument(std::string(what) + " " + Quote(s) +
-                                     " contains a control character");
-    }
+  if (HasControlCharacter(s)) {
+    return Status::InvalidArgument(std::string(what) + " " + Quote(s) +
+                                   " contains a control character");
   }
   return Status::OK();
 }

@@ -43,14 +43,14 @@ Status ChooseShard(const CounterInfo& c, const WriteOp& op, uint64_t event_hash,
 // on a counter with a window a once-op must carry its event time, since
 // only the time an event happened, the same in every copy, lets the engine
 // tell a late redelivery (whose marker may be gone) from a new event.
-Status RequireEventTime(const CounterInfo& c, int64_t event_time_ms) {
-  if (c.dedupe_window_ms == 0 || event_time_ms != kEventTimeNow) {
+Status RequireEventTime(const CounterInfo& c, const WriteOp& op) {
+  if (c.dedupe_window_ms == 0 || op.event_time_ms != kEventTimeNow) {
     return Status::OK();
   }
-  return Status::InvalidArgument("counter " + Quote(c.name) +
-                                 " has a dedupe window of " +
-                                 std::to_string(c.dedupe_window_ms) +
-                                 " ms: a once-increment needs its event time");
+  return Status::InvalidArgument(
+      "counter " + Quote(c.name) + " has a dedupe window of " +
+      std::to_string(c.dedupe_window_ms) + " ms: a " +
+      (op.reset ? "reset" : "once-increment") + " needs its event time");
 }
 
 // The bucket of an op of `c` (kNoBucket when not bucketed); an event time
@@ -174,8 +174,8 @@ Status Resolve(const Catalog::Reader& catalog, const WriteOp& op,
   if (op.once) plan->event_hash = StableHash(op.event_id);
   plan->lock_hash = c.bounds.any() ? StrictKeyLockHash(op.key) : plan->event_hash;
   s = ChooseShard(c, op, plan->event_hash, &plan->shard);
-  // A reset happens now: its event time is the engine's when it is decided.
-  if (s.ok() && op.once && !op.reset) s = RequireEventTime(c, op.event_time_ms);
+  // A reset too: the window judges it by the time it was issued.
+  if (s.ok() && op.once) s = RequireEventTime(c, op);
   assert(!s.ok() || plan->shard < c.shards);
   return s;
 }

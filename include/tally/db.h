@@ -174,7 +174,8 @@ class Db {
                        std::vector<IncrementResult>* results) = 0;
 
   // Sets the value of a counter (one key of a keyed counter; a bucketed
-  // counter's: of the bucket holding now, a quota's window now) to `value`,
+  // counter's: of the bucket holding the reset's event time, by default now;
+  // a quota's window then) to `value`,
   // once per (counter, key, reset_id): kApplied the first time, with
   // IncrementResult::applied the delta it took and value `value`;
   // kDuplicate for a redelivery with the same value (nothing changes, the
@@ -186,11 +187,17 @@ class Db {
   // before the reset is still a duplicate; roll-ups, the outbox and a hub
   // see that delta. Earlier buckets keep their history. A plain increment
   // of a sharded counter that commits while the reset runs is kept on top
-  // of `value`. InvalidArgument for a value outside a strict counter's
-  // bounds; OutOfRange when value minus the current value is beyond int64.
+  // of `value`. On a counter with a dedupe window the reset must carry its
+  // event time (ResetOptions), and one older than now - window is
+  // kOutsideWindow and changes nothing, as a once-increment's: a late
+  // redelivery whose marker has expired is never applied again.
+  // InvalidArgument for a value outside a strict counter's bounds or a
+  // missing event time; OutOfRange when value minus the current value is
+  // beyond int64.
   virtual Result<IncrementResult> Reset(CounterRef counter,
                                         std::string_view reset_id,
-                                        int64_t value = 0) = 0;
+                                        int64_t value = 0,
+                                        const ResetOptions& options = {}) = 0;
 
   // ---- reservations: units held for a while (stock during checkout) ----
   // Strict counters with a minimum and no time buckets only (else

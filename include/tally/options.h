@@ -279,6 +279,18 @@ struct OnceOptions {
   bool saturate = false;
 };
 
+// Per-call choices of a reset (Db::Reset). A plain value.
+struct ResetOptions {
+  // When the reset was issued, in ms since the Unix epoch (UTC); the same in
+  // every copy of it. As OnceOptions::event_time_ms: required
+  // (InvalidArgument without it) on a counter with a dedupe window, where a
+  // reset older than now - window is answered Outcome::kOutsideWindow and
+  // changes nothing (its marker may be gone: only the time it was issued
+  // tells a late redelivery from a new reset); a bucketed counter's reset
+  // sets the bucket holding that time (now when not given).
+  int64_t event_time_ms = kEventTimeNow;
+};
+
 }  // namespace tally
 
 #endif  // TALLY_OPTIONS_H_

@@ -14,6 +14,7 @@
 #include "tally/outbox.h"
 #include "tally/status.h"
 #include "tally/sync.h"
+#include "tally/text.h"
 #include "tally/types.h"
 #include "tally/version.h"
 

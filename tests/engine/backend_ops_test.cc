@@ -85,8 +85,9 @@ class WrappingDb final : public Db, private BackendOps {
     return inner_->ReadQuota(counter, options);
   }
   Result<IncrementResult> Reset(CounterRef counter, std::string_view id,
-                                int64_t value) override {
-    return inner_->Reset(counter, id, value);
+                                int64_t value,
+                                const ResetOptions& options) override {
+    return inner_->Reset(counter, id, value, options);
   }
   Result<ReservationResult> Reserve(CounterRef counter, std::string_view id,
                                     int64_t units,

@@ -143,7 +143,7 @@ TEST_P(Reset, AnOutboxShipsTheResetsDelta) {
   EXPECT_EQ(shipped, *db->ReadExact("orders"));
 }
 
-TEST_P(Reset, ACounterWithADedupeWindowNeedsNoEventTime) {
+TEST_P(Reset, ACounterWithADedupeWindowNeedsTheResetsEventTime) {
   Options o = ClockOptions();
   auto db = Open(o);
   CounterSpec spec;
@@ -152,11 +152,18 @@ TEST_P(Reset, ACounterWithADedupeWindowNeedsNoEventTime) {
   OnceOptions at;
   at.event_time_ms = clock_.NowMillis();
   ASSERT_OK(db->IncrementOnce("w", "e1", 2, at));
-  auto r = db->Reset("w", "r1", 0);
+  EXPECT_TRUE(db->Reset("w", "r1", 0).status().IsInvalidArgument());
+  ResetOptions issued;
+  issued.event_time_ms = clock_.NowMillis();
+  auto r = db->Reset("w", "r1", 0, issued);
   ASSERT_OK(r);
   EXPECT_EQ(r->outcome, Outcome::kApplied);
-  EXPECT_EQ(*db->ReadExact("w"), 0);
-  EXPECT_EQ(db->Reset("w", "r1", 0)->outcome, Outcome::kDuplicate);
+  auto v = db->ReadExact("w");
+  ASSERT_OK(v);
+  EXPECT_EQ(*v, 0);
+  r = db->Reset("w", "r1", 0, issued);
+  ASSERT_OK(r);
+  EXPECT_EQ(r->outcome, Outcome::kDuplicate);
 }
 
 TEST_P(Reset, ResetsRacingIncrementsLoseNothing) {

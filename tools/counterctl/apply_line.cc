@@ -6,6 +6,7 @@
 #include "common.h"
 #include "json_line.h"
 #include "tally/limits.h"
+#include "tally/text.h"
 #include "tally/types.h"
 
 namespace counterctl {
@@ -34,13 +35,10 @@ bool CheckString(const json& value, const char* field, size_t max_bytes,
   // The engine refuses control characters in names and ids; catching them
   // here keeps such a line from sending its whole batch down the slow
   // one-at-a-time path.
-  for (char c : text) {
-    const unsigned char b = static_cast<unsigned char>(c);
-    if (b < 0x20 || b == 0x7f) {
-      *reason = std::string("\"") + field +
-                "\" contains a control character, got " + Show(value);
-      return false;
-    }
+  if (tally::HasControlCharacter(text)) {
+    *reason = std::string("\"") + field +
+              "\" contains a control character, got " + Show(value);
+    return false;
   }
   *out = text;
   return true;

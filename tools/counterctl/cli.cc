@@ -204,6 +204,12 @@ Command AddReset(CLI::App* root, AllArgs* a) {
   sub->add_option("--value", a->reset.value,
                   "The value to set, an int64 (default 0)")
       ->type_name("INT");
+  sub->add_option("--time", a->reset.time,
+                  "When the reset was issued (UTC, 2026-11-30T08:00:00Z or ms "
+                  "since the epoch; default now), the same in every copy: "
+                  "required with a dedupe window, picks a bucketed counter's "
+                  "bucket")
+      ->type_name("TIME");
   AddJson(sub, &a->reset.json);
   return {sub, [a, key] {
             a->reset.key.given = key->count() > 0;

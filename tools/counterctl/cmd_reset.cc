@@ -1,7 +1,8 @@
-// reset NAME [--key K] --reset-id ID [--value V] [--json]: sets the value
-// of a counter or (--key) of one key of a keyed counter to V (default 0),
-// once per (counter, key, reset id) (Db::Reset; a bucketed counter's bucket
-// now, a quota's window now). Prints the outcome, the shard, the value and
+// reset NAME [--key K] --reset-id ID [--value V] [--time T] [--json]: sets
+// the value of a counter or (--key) of one key of a keyed counter to V
+// (default 0), once per (counter, key, reset id) (Db::Reset; a bucketed
+// counter's bucket at --time, default now; --time is required with a dedupe
+// window, where a reset issued before the window is outside_window). Prints the outcome, the shard, the value and
 // the delta the reset took, as incr prints its answer:
 // "applied shard=0 value=0 delta=-7"; a redelivery "duplicate" with its
 // first answer, another value (or an id an increment used) "conflict" with
@@ -32,12 +33,18 @@ int RunReset(const GlobalArgs& global, const ResetArgs& args) {
                       std::to_string(tally::kMaxDelta));
   }
   if (args.key.given && !CheckKeyFlag(args.key.value)) return kExitUsage;
+  tally::ResetOptions options;
+  if (!args.time.empty()) {
+    std::optional<int64_t> t = ParseTimeFlag("--time", args.time);
+    if (!t) return kExitUsage;
+    options.event_time_ms = *t;
+  }
 
   std::unique_ptr<tally::Db> db;
   tally::Status s = OpenDb(global, OpenMode::kWrite, &db);
   if (!s.ok()) return Fail(s);
   tally::Result<tally::IncrementResult> result =
-      db->Reset(RefOf(args.name, args.key), args.reset_id, *value);
+      db->Reset(RefOf(args.name, args.key), args.reset_id, *value, options);
   if (!result.ok()) return Fail(result.status());
   if (args.json) {
     Json doc = {{"counter", args.name},

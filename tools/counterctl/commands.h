@@ -90,6 +90,7 @@ struct ResetArgs {
   KeyArg key;
   std::string reset_id;
   std::string value = "0";  // an int64, parsed strictly by RunReset
+  std::string time;         // --time: when the reset was issued
   bool json = false;
 };
 int RunReset(const GlobalArgs& global, const ResetArgs& args);

@@ -9,6 +9,7 @@
 
 #include "progress.h"
 #include "tally/limits.h"
+#include "tally/text.h"
 #include "tally/options.h"
 
 namespace counterctl {
@@ -18,14 +19,18 @@ std::string Printable(std::string_view text, size_t max_bytes) {
   out.reserve(text.size() < max_bytes ? text.size() : max_bytes);
   size_t i = 0;
   for (; i < text.size() && out.size() < max_bytes; ++i) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
+    const size_t n = tally::ControlCharacterAt(text, i);
+    if (n == 0) {
+      out += text[i];
+      continue;
     }
+    for (size_t j = 0; j < n; ++j, ++i) {  // a C1 control: both bytes
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\x%02x",
+                    static_cast<unsigned char>(text[i]));
+      out += buf;
+    }
+    --i;
   }
   if (i < text.size()) out += "...";
   return out;
