@@ -247,7 +247,8 @@ Status DbImpl::ImportCounter(const CounterImport& im) {
       EncodeMarkerKeyOf(KeyPrefix(*id, m.key), m.event_id, &marker_key);
       const schema::StrictAnswer answer{m.refused,        m.asked,
                                         m.value,          m.window_ends_ms,
-                                        m.remaining,      m.reset};
+                                        m.remaining,      m.reset,
+                                        m.remaining_kept};
       schema::EncodeMarker(m.event_id, *id, m.shard, m.delta, m.created_at_ms,
                            &value, m.expires_at_ms, m.pinned,
                            m.strict ? &answer : nullptr);

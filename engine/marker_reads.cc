@@ -41,6 +41,7 @@ Status DecodeMarkerAt(std::string_view key, std::string_view value,
   out->window_ends_ms = m.answer.window_ends_ms;
   out->remaining = m.answer.remaining;
   out->reset = m.answer.reset;
+  out->remaining_kept = m.answer.remaining_kept;
   return Status::OK();
 }
 

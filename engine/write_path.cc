@@ -131,10 +131,19 @@ Result<IncrementResult> DbImpl::CommitDecided(const WriteOp& op,
   Status s;
   const IncrementResult result = plan->Result();
   if (result.outcome == Outcome::kRefused && op.once && !marker.found) {
-    // A strict counter's new refusal: remembered for the event.
-    s = FromRocks(AddMarker(&scratch->batch, events_, scratch->marker_key, op,
-                            *plan, now, &scratch->value),
-                  "increment once");
+    // A strict counter's new refusal: remembered for the event. A keyed
+    // counter's key gets an operand of 0 beside it, so that a key holding
+    // only refusals exists where keys are listed (ListKeys, and so export,
+    // which would otherwise leave its markers behind).
+    const CounterInfo& c = *plan->counter;
+    rocksdb::Status rs = AddMarker(&scratch->batch, events_,
+                                   scratch->marker_key, op, *plan, now,
+                                   &scratch->value);
+    if (rs.ok() && c.keyed) {
+      rs = AddShardMerge(&scratch->batch, shards_, c, op.key, plan->bucket,
+                         plan->shard, 0);
+    }
+    s = FromRocks(rs, "increment once");
     if (s.ok()) s = commit_->Commit(&scratch->batch);
     if (!s.ok()) return s;
   }

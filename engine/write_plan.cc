@@ -237,10 +237,12 @@ Status Decide(const WriteOp& op, const FoundMarker& marker, int64_t now,
       plan->applied = marker.delta;  // 0 when refused
       plan->value = marker.value;
       plan->window_ends = marker.window_ends;
-      // A quota's marker holds its room (a sliding one's moved with the
-      // previous window); for other strict counters it follows from the
-      // value.
-      if (marker.window_ends != 0) {
+      // The marker holds the room its first answer gave (a quota's, and
+      // since the third review every strict and reset marker's: a take's
+      // counted the units held then, and a reset's went toward the bound
+      // of its own direction); an older non-quota marker's is recomputed
+      // from the value.
+      if (marker.remaining_kept || marker.window_ends != 0) {
         plan->remaining = marker.remaining;
       } else if (marker.strict && c.bounds.any()) {
         plan->remaining = Remaining(c.bounds, marker.asked, marker.value);
@@ -393,7 +395,8 @@ Status ReadMarker(const CounterInfo& c, std::string_view key,
   *marker = FoundMarker{true,           a.delta,          a.shard,
                         a.strict,       a.answer.refused, a.answer.asked,
                         a.answer.value, a.answer.window_ends_ms,
-                        a.answer.remaining, a.answer.reset};
+                        a.answer.remaining, a.answer.reset,
+                        a.answer.remaining_kept};
   return Status::OK();
 }
 
@@ -426,7 +429,7 @@ rocksdb::Status AddMarker(rocksdb::WriteBatch* wb,
                      (strict && plan.outcome == Outcome::kRefused)));
   const schema::StrictAnswer answer{
       plan.outcome == Outcome::kRefused, op.delta, plan.value,
-      plan.window_ends, plan.window_ends != 0 ? plan.remaining : 0, op.reset};
+      plan.window_ends, plan.remaining, op.reset, /*remaining_kept=*/true};
   schema::EncodeMarker(op.event_id, plan.counter->id, plan.shard,
                        plan.applied, now, scratch, plan.expires_at,
                        !op.affinity_key.empty(), strict ? &answer : nullptr);
@@ -438,7 +441,7 @@ rocksdb::Status AddMarker(rocksdb::WriteBatch* wb,
   assert(back.delta == plan.applied && back.shard == plan.shard);
   assert(!strict || (back.asked == op.delta && back.value == plan.value &&
                      back.window_ends == plan.window_ends &&
-                     (plan.window_ends == 0 || back.remaining == plan.remaining)));
+                     back.remaining == plan.remaining && back.remaining_kept));
 #endif
   return wb->Put(events, AsSlice(key), AsSlice(*scratch));
 }

@@ -134,6 +134,7 @@ struct FoundMarker {
   int64_t window_ends = 0;  // a quota's: its window's end
   int64_t remaining = 0;    // a quota's: the room it was answered
   bool reset = false;       // a reset's marker: asked and value are its value
+  bool remaining_kept = false;  // `remaining` is the first answer's room
 };
 
 // Outcomes of the ops of one successful call, for EngineStats.

@@ -102,7 +102,7 @@ void EncodeMarker(std::string_view event_id, uint64_t counter_id,
       CreateEventMarker(fbb, id, counter_id, shard, delta, created_at_ms,
                         expires_at_ms, pinned, strict != nullptr, a.refused,
                         a.asked, a.value, a.window_ends_ms, a.remaining,
-                        a.reset);
+                        a.reset, a.remaining_kept);
   fbb.Finish(root, kMarkerId);
   Finish(fbb, out);
 }
@@ -246,7 +246,8 @@ Status DecodeMarker(std::string_view bytes, MarkerRecord* rec) {
   rec->strict = m->strict();
   rec->answer = StrictAnswer{m->refused(),        m->asked(),
                              m->value(),          m->window_ends_ms(),
-                             m->remaining(),      m->reset()};
+                             m->remaining(),      m->reset(),
+                             m->remaining_kept()};
   if (rec->answer.reset && !rec->strict) {
     return Status::Corruption("event marker of a reset without its answer");
   }
@@ -278,7 +279,8 @@ Status DecodeMarkerAnswer(std::string_view bytes, MarkerAnswer* out) {
   out->strict = m->strict();
   out->answer = StrictAnswer{m->refused(),        m->asked(),
                              m->value(),          m->window_ends_ms(),
-                             m->remaining(),      m->reset()};
+                             m->remaining(),      m->reset(),
+                             m->remaining_kept()};
   if (out->answer.reset && !out->strict) {
     return Status::Corruption("event marker of a reset without its answer");
   }

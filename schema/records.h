@@ -52,6 +52,7 @@ struct StrictAnswer {
   int64_t window_ends_ms = 0;  // format 6: a quota's window end; else 0
   int64_t remaining = 0;       // format 6: a quota's answered room; else 0
   bool reset = false;          // format 7: a reset's marker (Db::Reset)
+  bool remaining_kept = false;  // `remaining` is the answered room, any kind
 };
 
 struct MarkerRecord {

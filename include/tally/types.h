@@ -402,12 +402,17 @@ struct MarkerInfo {
   // the window the event was decided in ends (IncrementResult::
   // window_ends_ms); 0 otherwise.
   int64_t window_ends_ms = 0;
-  // A quota's marker: the room it was answered (IncrementResult::
-  // remaining); 0 otherwise.
+  // The room it was answered (IncrementResult::remaining): a quota's
+  // marker's, and every strict or reset marker's with remaining_kept; 0
+  // otherwise.
   int64_t remaining = 0;
   // The marker of a reset (Db::Reset, format 7): `asked` and `value` are
   // the value it set, `delta` what it took to get there.
   bool reset = false;
+  // `remaining` is the first answer's room, given again to every copy
+  // (markers written before the third review lack it: a non-quota's room
+  // is then recomputed from `value` and the bounds).
+  bool remaining_kept = false;
 };
 
 // One key of an exported keyed counter: the key and its shard values.

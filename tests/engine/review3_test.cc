@@ -6,12 +6,15 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "engine/db_impl.h"
 #include "tally/admin.h"
+#include "tally/batch.h"
 #include "tally/db.h"
 #include "tally/limits.h"
 #include "testutil/db_fixture.h"
@@ -109,6 +112,32 @@ TEST_P(Review3, Item02_ResetRacingDeleteKeyLandsWhollyBeforeOrAfter) {
     if (*v != 0) ++wrong;
   }
   EXPECT_EQ(wrong, 0) << "of " << kRounds << " rounds";
+}
+
+// Item 3: a key holding only refused once-increments exists where keys are
+// listed (ListKeys, which export walks), so its markers are not left
+// behind by an export.
+TEST_P(Review3, Item03_AKeyHoldingOnlyRefusalsIsListed) {
+  auto db = Open();
+  CounterSpec spec;
+  spec.keyed = true;
+  spec.bounds = CounterBounds::AtLeast(0);
+  ASSERT_OK(db->CreateCounter("stock", spec));
+  auto take = db->IncrementOnce({"stock", "sku-1"}, "order-1", -1);
+  ASSERT_OK(take);
+  EXPECT_EQ(take->outcome, Outcome::kRefused);
+  auto keys = db->ListKeys("stock", {});
+  ASSERT_OK(keys);
+  ASSERT_EQ(keys->size(), 1u);
+  EXPECT_EQ((*keys)[0].key, "sku-1");
+  EXPECT_EQ((*keys)[0].value, 0);
+  auto markers = db->ListMarkers({"stock", "sku-1"}, {});
+  ASSERT_OK(markers);
+  ASSERT_EQ(markers->size(), 1u);
+  EXPECT_TRUE((*markers)[0].refused);
+  VerifyReport report;
+  ASSERT_OK(Verify(*db, &report));
+  EXPECT_TRUE(report.problems.empty()) << report.problems.front();
 }
 
 // Item 4: a roll-up that read its snapshot before the last increments but
@@ -227,6 +256,53 @@ TEST_P(Review3, Item08_HeldUnitsNeverOverflow) {
   ASSERT_OK(take);
 }
 
+// Item 9: a redelivery is answered as the first delivery was, remaining
+// included (it was recomputed from the bounds and the asked value).
+TEST_P(Review3, Item09_ARedeliveryIsAnsweredAsTheFirst) {
+  auto db = Open();
+  CounterSpec stock;
+  stock.bounds = CounterBounds::AtLeast(0);
+  ASSERT_OK(db->CreateCounter("stock", stock));
+  ASSERT_OK(db->Increment("stock", 12));
+  CounterSpec seats;
+  seats.bounds = CounterBounds::Between(0, 100);
+  ASSERT_OK(db->CreateCounter("seats", seats));
+  ASSERT_OK(db->Increment("seats", 50));
+  CounterSpec held;
+  held.bounds = CounterBounds::AtLeast(0);
+  ASSERT_OK(db->CreateCounter("held", held));
+  ASSERT_OK(db->Increment("held", 10));
+  auto hold = db->Reserve("held", "cart", 3, kHour);
+  ASSERT_OK(hold);
+  struct Call {
+    const char* what;
+    std::function<Result<IncrementResult>()> call;
+  };
+  const Call calls[] = {
+      {"reset 12 -> 10 on AtLeast(0)",
+       [&] { return db->Reset("stock", "r1", 10); }},
+      {"reset 50 -> 10 on Between(0,100)",
+       [&] { return db->Reset("seats", "r2", 10); }},
+      {"once-take of 1 from 10 with 3 held",
+       [&] { return db->IncrementOnce("held", "t1", -1); }},
+  };
+  for (const Call& c : calls) {
+    auto first = c.call();
+    ASSERT_OK(first);
+    EXPECT_EQ(first->outcome, Outcome::kApplied) << c.what;
+    auto again = c.call();
+    ASSERT_OK(again);
+    EXPECT_EQ(again->outcome, Outcome::kDuplicate) << c.what;
+    EXPECT_EQ(again->remaining, first->remaining) << c.what;
+    EXPECT_EQ(again->value, first->value) << c.what;
+    // Across a reopen too (the answer is on disk, not in memory).
+    Reopen(&db);
+    auto later = c.call();
+    ASSERT_OK(later);
+    EXPECT_EQ(later->remaining, first->remaining) << c.what;
+  }
+}
+
 // Item 10: C1 controls (U+0080..U+009F: the terminal's escape introducer
 // U+009B, the line break U+0085) are control characters too.
 TEST_P(Review3, Item10_C1ControlCharactersAreRefused) {
@@ -247,6 +323,36 @@ TEST_P(Review3, Item10_C1ControlCharactersAreRefused) {
   auto keys = db->ListKeys("kv", {});
   ASSERT_OK(keys);
   EXPECT_EQ(keys->size(), 1u);
+}
+
+// Item 15: Apply leaves a pre-filled `results` exactly as it was on error
+// (its contents, not only its size).
+TEST_P(Review3, Item15_ApplyLeavesPrefilledResultsUnchangedOnError) {
+  auto db = Open();
+  ASSERT_OK(db->CreateCounter("c", {2}));
+  std::vector<IncrementResult> results(2);
+  results[0].outcome = Outcome::kConflict;
+  results[0].applied = 17;
+  results[0].shard = 1;
+  results[1].outcome = Outcome::kRefused;
+  results[1].value = -4;
+  const std::vector<IncrementResult> before = results;
+  Batch b;
+  b.Add("c", 1);
+  b.AddOnce("c", "e1", 2);
+  b.Add("missing", 3);
+  Status s = db->Apply(b, &results);
+  EXPECT_TRUE(s.IsNotFound()) << s.ToString();
+  ASSERT_EQ(results.size(), before.size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    EXPECT_EQ(results[i].outcome, before[i].outcome) << i;
+    EXPECT_EQ(results[i].applied, before[i].applied) << i;
+    EXPECT_EQ(results[i].shard, before[i].shard) << i;
+    EXPECT_EQ(results[i].value, before[i].value) << i;
+  }
+  auto v = db->ReadExact("c");
+  ASSERT_OK(v);
+  EXPECT_EQ(*v, 0);
 }
 
 TALLY_WRITE_MODES(Review3);

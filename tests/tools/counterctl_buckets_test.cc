@@ -1,6 +1,6 @@
 // counterctl and time-bucketed counters: create --bucket/--retention, incr
 // --time into past buckets, get --from/--to, --today and --last, against the
-// real binary and the system clock.
+// real binary (at a frozen COUNTERCTL_NOW where a test compares days).
 
 #include <gtest/gtest.h>
 
@@ -25,7 +25,21 @@ int64_t NowMs() {
       .count();
 }
 
+// Stands counterctl's clock at `ms` (COUNTERCTL_NOW) for one test.
+class FrozenNow {
+ public:
+  explicit FrozenNow(int64_t ms) {
+    ::setenv("COUNTERCTL_NOW", std::to_string(ms).c_str(), 1);
+  }
+  ~FrozenNow() { ::unsetenv("COUNTERCTL_NOW"); }
+};
+
+// At a fixed noon (2026-11-30T12:00:00Z), so "today" and "the last 2 days"
+// mean the same buckets at every run: on the system clock the test broke
+// when midnight UTC fell between its calls (issue 28, item 16).
 TEST_F(CounterctlBuckets, RangesTodayAndLast) {
+  const int64_t midnight = 1'796'083'200'000 - kDay;  // 2026-11-30T00:00Z
+  const FrozenNow frozen(midnight + kDay / 2);
   EXPECT_EQ(CtlOk({"create", "orders", "--shards", "4", "--bucket", "day",
                    "--retention", "30d"}),
             "created orders (4 shards)\n");
@@ -33,7 +47,6 @@ TEST_F(CounterctlBuckets, RangesTodayAndLast) {
   EXPECT_EQ(info["bucket"], "day");
   EXPECT_EQ(info["retention_ms"], 30 * kDay);
 
-  const int64_t midnight = NowMs() - NowMs() % kDay;
   const std::string yesterday = std::to_string(midnight - 1);
   const std::string three_days_ago = std::to_string(midnight - 3 * kDay + 5);
   CtlOk({"incr", "orders", "--by", "5"});  // now: today

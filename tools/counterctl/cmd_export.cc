@@ -153,8 +153,12 @@ int ExportValues(tally::Db* db, std::ostream& out, tally::CounterRef ref,
         marker["value"] = m.value;
         if (m.window_ends_ms != 0) {  // a quota's (format 6)
           marker["window_ends_ms"] = m.window_ends_ms;
+        }
+        // The first answer's room: a quota's, or any kept one.
+        if (m.window_ends_ms != 0 || m.remaining_kept) {
           marker["remaining"] = m.remaining;
         }
+        if (m.remaining_kept) marker["remaining_kept"] = true;
         if (m.reset) marker["reset"] = true;  // a reset's (format 7)
       }
       if (!WriteRecord(out, marker, totals)) return kExitError;

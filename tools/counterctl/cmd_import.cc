@@ -316,7 +316,7 @@ bool AddRecord(const Json& rec, Plan* plan, std::string* error) {
                 {"type", "counter", "key", "event_id", "shard", "delta",
                  "created_at_ms", "expires_at_ms", "pinned", "strict",
                  "refused", "asked", "value", "window_ends_ms", "remaining",
-                 "reset"},
+                 "reset", "remaining_kept"},
                 error) ||
       !GetString(rec, "event_id", &m.event_id, error) ||
       !GetInt(rec, "delta", &m.delta, error) ||
@@ -329,7 +329,8 @@ bool AddRecord(const Json& rec, Plan* plan, std::string* error) {
       !GetOptionalInt(rec, "value", &m.value, error) ||
       !GetOptionalInt(rec, "window_ends_ms", &m.window_ends_ms, error) ||
       !GetOptionalInt(rec, "remaining", &m.remaining, error) ||
-      !GetOptionalBool(rec, "reset", &m.reset, error)) {
+      !GetOptionalBool(rec, "reset", &m.reset, error) ||
+      !GetOptionalBool(rec, "remaining_kept", &m.remaining_kept, error)) {
     return false;
   }
   if (!AcceptedInt64("delta", m.delta, error)) return false;
