@@ -141,6 +141,37 @@ TEST_F(CounterctlKeyedExport, RoundTripIsExact) {
 
 // Proves a shard, marker or outbox record whose key does not fit its
 // counter is reported with its line (exit 1) and nothing is created.
+// Issue 28, item 3: a key holding only a refused take (a marker, no
+// value written) is exported with its marker, so the copy answers the
+// redelivery `refused` as the original does (it was `applied` there).
+TEST_F(CounterctlKeyedExport, Item03_AKeyHoldingOnlyRefusalsIsExported) {
+  {
+    std::unique_ptr<Db> db = OpenOrDie(db_);
+    ASSERT_NE(db, nullptr);
+    CounterSpec stock;
+    stock.keyed = true;
+    stock.bounds = CounterBounds::AtLeast(0);
+    ASSERT_OK(db->CreateCounter("stock", stock));
+    auto take = db->IncrementOnce({"stock", "sku-1"}, "order-1", -1);
+    ASSERT_OK(take);
+    ASSERT_EQ(take->outcome, Outcome::kRefused);
+  }
+  const std::string file = tmp_.Sub("out.jsonl");
+  CtlOk({"export", file});
+  const std::string copy = tmp_.Sub("copy");
+  ProcessResult imported =
+      RunProcess({COUNTERCTL, "--db", copy, "import", file}, tmp_.path());
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  std::unique_ptr<Db> db = OpenOrDie(copy);
+  ASSERT_NE(db, nullptr);
+  auto again = db->IncrementOnce({"stock", "sku-1"}, "order-1", -1);
+  ASSERT_OK(again);
+  EXPECT_EQ(again->outcome, Outcome::kRefused);
+  auto value = db->ReadExact({"stock", "sku-1"});
+  ASSERT_OK(value);
+  EXPECT_EQ(*value, 0);
+}
+
 TEST_F(CounterctlKeyedExport, KeyOfTheWrongKindNamesTheLine) {
   const std::string header = "{\"tally_export\":1}\n";
   const std::string keyed =
