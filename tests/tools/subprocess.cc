@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -39,7 +40,8 @@ std::string ProcessResult::LastOutLine() const {
 }
 
 ProcessResult RunProcess(const std::vector<std::string>& argv,
-                         const std::string& scratch_dir, int timeout_s) {
+                         const std::string& scratch_dir, int timeout_s,
+                         const std::string& stdin_path) {
   // Files rather than pipes: the child can write any amount without the
   // parent having to drain two pipes at once to avoid a deadlock.
   static std::atomic<int> serial{0};
@@ -58,7 +60,7 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
   if (pid == 0) {
     // Only async-signal-safe calls between fork and exec. A pending alarm
     // survives exec, which is what bounds the child's run time.
-    const int in = ::open("/dev/null", O_RDONLY);
+    const int in = ::open(stdin_path.c_str(), O_RDONLY);
     const int out =
         ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     const int err =
@@ -76,12 +78,14 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
     return result;
   }
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
+  struct rusage usage {};
+  while (::wait4(pid, &status, 0, &usage) < 0) {
     if (errno != EINTR) {
-      result.err = "waitpid failed";
+      result.err = "wait4 failed";
       return result;
     }
   }
+  result.max_rss_kb = usage.ru_maxrss;
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();

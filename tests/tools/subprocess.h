@@ -14,6 +14,7 @@ struct ProcessResult {
   std::string out;     // everything written to stdout
   std::string err;     // everything written to stderr
   double seconds = 0;  // wall time from fork to exit
+  long max_rss_kb = 0;  // the child's peak resident memory (ru_maxrss)
 
   // The number of lines written to stderr.
   size_t ErrLines() const;
@@ -21,12 +22,13 @@ struct ProcessResult {
   std::string LastOutLine() const;
 };
 
-// Runs `argv[0]` with `argv`, stdin from /dev/null, stdout and stderr into
-// files under `scratch_dir`. A child still running after `timeout_s` seconds
-// is killed by SIGALRM (and reported through `signal`), so a hung tool fails
-// the test instead of hanging it.
+// Runs `argv[0]` with `argv`, stdin from `stdin_path`, stdout and stderr
+// into files under `scratch_dir`. A child still running after `timeout_s`
+// seconds is killed by SIGALRM (and reported through `signal`), so a hung
+// tool fails the test instead of hanging it.
 ProcessResult RunProcess(const std::vector<std::string>& argv,
-                         const std::string& scratch_dir, int timeout_s = 120);
+                         const std::string& scratch_dir, int timeout_s = 120,
+                         const std::string& stdin_path = "/dev/null");
 
 // A child the test talks to while it runs: its stdin and stdout are pipes
 // (the test writes lines in and reads lines out as they come), its stderr

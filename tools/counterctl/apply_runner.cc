@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -23,52 +25,83 @@ bool IsLineError(const tally::Status& s) {
   return s.IsNotFound() || s.IsInvalidArgument() || s.IsOutOfRange();
 }
 
+// A chunk's outcome, kept until every chunk before it is finished.
+struct Finished {
+  ApplyReport counts;
+  std::vector<Rejection> rejections;  // in line order
+  size_t first_line = 0;
+  size_t last_line = 0;  // the last line done (first_line - 1: none)
+  uint64_t end_offset = 0;  // Chunk::end_offset
+  // The run failed inside the chunk: lines after last_line are not done,
+  // and no later chunk joins the committed prefix.
+  bool partial = false;
+};
+
 // State the workers share. Everything else is per worker.
 struct Shared {
-  Shared(tally::Db* db, const std::vector<std::string_view>& lines,
-         const ApplyConfig& config)
-      : db(db), lines(lines), config(config) {}
+  Shared(tally::Db* db, ApplySource* source, const ApplyConfig& config)
+      : db(db),
+        source(source),
+        config(config),
+        committed_line(source->next_line() - 1) {}
 
   tally::Db* const db;
-  const std::vector<std::string_view>& lines;
+  ApplySource* const source;  // guarded by mu
   const ApplyConfig& config;
-  const size_t chunks =
-      (lines.size() + config.batch_ops - 1) / config.batch_ops;
-  std::atomic<size_t> next_chunk{0};
+  // How far past the first unfinished chunk a worker may take one.
+  const size_t window = 2 * std::max<size_t>(1, config.threads);
   std::atomic<bool> stop{false};
-  // For the progress line: chunks processed, workers finished.
-  std::atomic<size_t> chunks_done{0};
   std::atomic<size_t> workers_done{0};
+  std::atomic<uint64_t> committed_bytes{0};  // for the progress line
 
   std::mutex mu;
-  ApplyReport report;  // guarded by mu; workers merge into it when done
-  // Chunks finished, and how many of the first ones all are (guarded by mu).
-  std::vector<bool> finished = std::vector<bool>(chunks, false);
-  size_t prefix = 0;
+  std::condition_variable taken_cv;  // the prefix grew, or stop was set
+  ApplyReport report;  // guarded by mu
+  size_t taken = 0;    // chunks taken (guarded by mu)
+  size_t prefix = 0;   // chunks 0..prefix-1 are finished (guarded by mu)
+  bool prefix_closed = false;  // a chunk failed part-way (guarded by mu)
+  size_t committed_line;       // guarded by mu
+  std::map<size_t, Finished> waiting;  // finished past the prefix (mu)
 
-  // Input line number of lines[i].
-  size_t LineOf(size_t i) const { return config.first_line + i; }
-
-  // Records that `chunk` was committed (or rejected) whole.
-  void Finished(size_t chunk) {
-    std::lock_guard<std::mutex> lock(mu);
-    finished[chunk] = true;
-    const size_t before = prefix;
-    while (prefix < chunks && finished[prefix]) ++prefix;
-    if (prefix != before && config.on_committed) {
-      config.on_committed(LineOf(CommittedLines()) - 1);
-    }
+  bool Stopping() const {
+    return stop.load() ||
+           (config.stop != nullptr && config.stop->load());
   }
-  // Lines in the committed prefix (the caller holds mu).
-  size_t CommittedLines() const {
-    return std::min(lines.size(), prefix * config.batch_ops);
+
+  // Records `chunk`'s outcome; reports and counts it once every chunk
+  // before it is finished (the caller holds mu).
+  void FinishLocked(size_t chunk, Finished done) {
+    waiting.emplace(chunk, std::move(done));
+    const size_t before = committed_line;
+    while (!prefix_closed && !waiting.empty() &&
+           waiting.begin()->first == prefix) {
+      Finished& f = waiting.begin()->second;
+      Merge(f);
+      committed_line = f.last_line;
+      committed_bytes.store(f.end_offset, std::memory_order_relaxed);
+      if (f.partial) {
+        prefix_closed = true;
+      } else {
+        ++prefix;
+      }
+      waiting.erase(waiting.begin());
+    }
+    if (committed_line != before && config.on_committed) {
+      config.on_committed(committed_line);
+    }
+    taken_cv.notify_all();
+  }
+  void Merge(const Finished& f) {
+    AddCounts(f.counts, &report);
+    if (config.on_rejected) {
+      for (const Rejection& r : f.rejections) config.on_rejected(r);
+    }
   }
 
   // Records the first database failure and stops all workers. `first` and
   // `last` are the 1-based input lines in flight: a plain increment among
-  // them may or may not have been counted.
-  void SetFatal(tally::Status s, size_t first, size_t last) {
-    std::lock_guard<std::mutex> lock(mu);
+  // them may or may not have been counted. The caller holds mu.
+  void SetFatalLocked(tally::Status s, size_t first, size_t last) {
     if (report.fatal.ok()) {
       report.fatal = std::move(s);
       report.fatal_lines = first == last ? "line " + std::to_string(first)
@@ -76,6 +109,7 @@ struct Shared {
                                                ".." + std::to_string(last);
     }
     stop.store(true);
+    taken_cv.notify_all();
   }
 };
 
@@ -84,63 +118,104 @@ class Worker {
   explicit Worker(Shared* shared) : shared_(shared), cache_(shared->db) {}
 
   void Run() {
-    const size_t n = shared_->lines.size();
-    const size_t chunk_lines = shared_->config.batch_ops;
-    const std::atomic<bool>* interrupt = shared_->config.stop;
-    while (!shared_->stop.load(std::memory_order_relaxed) &&
-           (interrupt == nullptr || !interrupt->load())) {
-      const size_t chunk = shared_->next_chunk.fetch_add(1);
-      if (chunk >= shared_->chunks) break;
-      const size_t begin = chunk * chunk_lines;
-      if (!ProcessChunk(begin, std::min(n, begin + chunk_lines))) break;
-      shared_->Finished(chunk);
-      shared_->chunks_done.fetch_add(1, std::memory_order_relaxed);
+    const size_t batch_ops = shared_->config.batch_ops;
+    for (;;) {
+      size_t index = 0;
+      {
+        std::unique_lock<std::mutex> lock(shared_->mu);
+        shared_->taken_cv.wait(lock, [this] {
+          return shared_->Stopping() ||
+                 shared_->taken < shared_->prefix + shared_->window;
+        });
+        if (shared_->Stopping()) return;
+        if (!shared_->source->Next(batch_ops, &chunk_)) {
+          tally::Status s = shared_->source->status();
+          if (!s.ok()) {
+            shared_->SetFatalLocked(std::move(s), chunk_.first_line,
+                                    chunk_.first_line);
+          }
+          return;
+        }
+        index = shared_->taken++;
+      }
+      done_ = Finished{};
+      done_.first_line = chunk_.first_line;
+      done_.last_line = chunk_.last_line();
+      done_.end_offset = chunk_.end_offset;
+      tally::Status fatal;
+      size_t fatal_first = 0;
+      size_t fatal_last = 0;
+      const bool ok = ProcessChunk(&fatal, &fatal_first, &fatal_last);
+      std::sort(done_.rejections.begin(), done_.rejections.end(),
+                [](const Rejection& a, const Rejection& b) {
+                  return a.line < b.line;
+                });
+      std::lock_guard<std::mutex> lock(shared_->mu);
+      if (!ok) {
+        shared_->SetFatalLocked(std::move(fatal), fatal_first, fatal_last);
+        // Part of the chunk is committed (lines before the failed one,
+        // applied one at a time): it is reported as far as that.
+        if (done_.partial) shared_->FinishLocked(index, std::move(done_));
+        return;
+      }
+      shared_->FinishLocked(index, std::move(done_));
     }
-    std::lock_guard<std::mutex> lock(shared_->mu);
-    AddCounts(local_, &shared_->report);
   }
 
  private:
-  // Returns false when the run must stop (a database failure).
-  bool ProcessChunk(size_t begin, size_t end) {
+  // Line i of the chunk's input line number.
+  size_t LineOf(size_t i) const { return chunk_.first_line + i; }
+
+  // Returns false when the run must stop (a database failure), with the
+  // failure and the lines in flight.
+  bool ProcessChunk(tally::Status* fatal, size_t* first, size_t* last) {
     batch_.Clear();
     batch_lines_.clear();
-    for (size_t i = begin; i < end; ++i) {
-      const std::string_view line = shared_->lines[i];
+    for (size_t i = 0; i < chunk_.lines.size(); ++i) {
+      if (chunk_.lines[i].too_long) {
+        ++done_.counts.lines;
+        Reject(LineOf(i), "line is longer than " +
+                              std::to_string(kMaxApplyLineBytes) + " bytes");
+        continue;
+      }
+      const std::string_view line = chunk_.Text(i);
       if (IsBlankLine(line)) continue;
-      ++local_.lines;
+      ++done_.counts.lines;
       if (!ParseApplyLine(line, &event_, &reason_)) {
-        Reject(shared_->LineOf(i), std::move(reason_));
+        Reject(LineOf(i), std::move(reason_));
         continue;
       }
       const tally::CounterInfo* info = nullptr;
       tally::Status s = cache_.Lookup(event_.counter, &info);
       if (!s.ok()) {
         if (!IsLineError(s)) {
-          shared_->SetFatal(std::move(s), shared_->LineOf(i), shared_->LineOf(i));
+          // Nothing of the chunk was written.
+          *fatal = std::move(s);
+          *first = *last = LineOf(i);
           return false;
         }
-        Reject(shared_->LineOf(i), s.IsNotFound() ? "unknown counter \"" +
-                                           Printable(event_.counter) + "\""
-                                     : s.ToString());
+        Reject(LineOf(i), s.IsNotFound() ? "unknown counter \"" +
+                                               Printable(event_.counter) + "\""
+                                         : s.ToString());
         continue;
       }
       if (info->keyed != !event_.key.empty()) {
         // The engine would refuse the whole batch for this one op.
-        Reject(shared_->LineOf(i), info->keyed
-                          ? "counter \"" + Printable(event_.counter) +
-                                "\" is keyed: the line needs a \"key\""
-                          : "counter \"" + Printable(event_.counter) +
-                                "\" is not keyed: the line may not have a "
-                                "\"key\"");
+        Reject(LineOf(i), info->keyed
+                              ? "counter \"" + Printable(event_.counter) +
+                                    "\" is keyed: the line needs a \"key\""
+                              : "counter \"" + Printable(event_.counter) +
+                                    "\" is not keyed: the line may not have a "
+                                    "\"key\"");
         continue;
       }
       if (!event_.once && info->policy == tally::ShardPolicy::kAffinity) {
         // The line format has no affinity key, and the engine refuses a
         // plain increment without one under this policy.
-        Reject(shared_->LineOf(i), "counter \"" + Printable(event_.counter) +
-                          "\" has policy affinity: plain increments need an "
-                          "affinity key, use an event_id or `incr --affinity`");
+        Reject(LineOf(i),
+               "counter \"" + Printable(event_.counter) +
+                   "\" has policy affinity: plain increments need an "
+                   "affinity key, use an event_id or `incr --affinity`");
         continue;
       }
       const tally::CounterRef ref(event_.counter, event_.key);
@@ -151,22 +226,21 @@ class Worker {
         batch_.Add(ref, event_.delta,
                    tally::IncrementOptions{{}, event_.event_time_ms});
       }
-      batch_lines_.push_back(shared_->LineOf(i));
+      batch_lines_.push_back(LineOf(i));
     }
     if (batch_.empty()) return true;
-    return Submit(begin, end);
+    return Submit(fatal, first, last);
   }
 
-  bool Submit(size_t begin, size_t end) {
+  bool Submit(tally::Status* fatal, size_t* first, size_t* last) {
     tally::Status s = shared_->db->Apply(batch_, &results_);
     if (s.ok()) {
       if (results_.size() != batch_.size()) {
-        shared_->SetFatal(
-            tally::Status::Corruption(
-                "Db::Apply returned " + std::to_string(results_.size()) +
-                " results for " + std::to_string(batch_.size()) +
-                " operations"),
-            shared_->LineOf(begin), shared_->LineOf(end - 1));
+        *fatal = tally::Status::Corruption(
+            "Db::Apply returned " + std::to_string(results_.size()) +
+            " results for " + std::to_string(batch_.size()) + " operations");
+        *first = chunk_.first_line;
+        *last = chunk_.last_line();
         return false;
       }
       for (size_t k = 0; k < results_.size(); ++k) {
@@ -175,8 +249,9 @@ class Worker {
       return true;
     }
     if (!IsLineError(s)) {
-      shared_->SetFatal(std::move(s), shared_->LineOf(begin),
-                        shared_->LineOf(end - 1));
+      *fatal = std::move(s);
+      *first = chunk_.first_line;
+      *last = chunk_.last_line();
       return false;
     }
     // The batch was refused whole and nothing was written, so retrying its
@@ -197,27 +272,50 @@ class Worker {
       } else if (IsLineError(r.status())) {
         Reject(batch_lines_[k], "refused: " + r.status().ToString());
       } else {
-        shared_->SetFatal(r.status(), batch_lines_[k], batch_lines_[k]);
+        *fatal = r.status();
+        *first = *last = batch_lines_[k];
+        DoneBefore(batch_lines_[k]);
         return false;
       }
     }
     return true;
   }
 
+  // The run failed at `line` while the chunk went one operation at a time:
+  // every line before it is done (committed or rejected), none after it
+  // was written. Keeps the chunk's figures for those lines only, so they
+  // and committed_through describe the same lines.
+  void DoneBefore(size_t line) {
+    done_.partial = true;
+    done_.last_line = line - 1;
+    std::vector<Rejection>& rejections = done_.rejections;
+    const auto after = std::remove_if(
+        rejections.begin(), rejections.end(),
+        [line](const Rejection& r) { return r.line >= line; });
+    done_.counts.rejected -= static_cast<uint64_t>(rejections.end() - after);
+    rejections.erase(after, rejections.end());
+    uint64_t lines = 0;
+    for (size_t i = 0; LineOf(i) < line; ++i) {
+      lines += chunk_.lines[i].too_long || !IsBlankLine(chunk_.Text(i));
+    }
+    done_.counts.lines = lines;
+  }
+
   // `line`: the input line of the op.
   void Count(const tally::IncrementResult& r, size_t line) {
+    ApplyReport& counts = done_.counts;
     switch (r.outcome) {
       case tally::Outcome::kApplied:
-        ++local_.applied;
+        ++counts.applied;
         break;
       case tally::Outcome::kDuplicate:
-        ++local_.duplicates;
+        ++counts.duplicates;
         break;
       case tally::Outcome::kConflict:
-        ++local_.conflicts;
+        ++counts.conflicts;
         break;
       case tally::Outcome::kOutsideWindow:
-        ++local_.outside_window;
+        ++counts.outside_window;
         break;
       case tally::Outcome::kRefused:
         // A strict counter's bound: nothing was counted for the line.
@@ -229,14 +327,15 @@ class Worker {
   }
 
   void Reject(size_t line, std::string reason) {
-    ++local_.rejected;
-    local_.rejections.push_back(Rejection{line, std::move(reason)});
+    ++done_.counts.rejected;
+    done_.rejections.push_back(Rejection{line, std::move(reason)});
   }
 
   Shared* const shared_;
   CounterCache cache_;
-  ApplyReport local_;
   // Reused across chunks so their buffers are allocated once.
+  Chunk chunk_;
+  Finished done_;  // the current chunk's outcome
   tally::Batch batch_;
   std::vector<size_t> batch_lines_;  // input line of each op in batch_
   std::vector<tally::IncrementResult> results_;
@@ -253,19 +352,15 @@ void AddCounts(const ApplyReport& from, ApplyReport* to) {
   to->conflicts += from.conflicts;
   to->outside_window += from.outside_window;
   to->rejected += from.rejected;
-  to->rejections.insert(to->rejections.end(), from.rejections.begin(),
-                        from.rejections.end());
 }
 
-ApplyReport ApplyLines(tally::Db* db,
-                       const std::vector<std::string_view>& lines,
+ApplyReport ApplyLines(tally::Db* db, ApplySource* source,
                        const ApplyConfig& config) {
-  Shared shared(db, lines, config);
-  const size_t chunks = shared.chunks;
-  const size_t threads = std::max<size_t>(1, std::min(config.threads, chunks));
+  Shared shared(db, source, config);
+  const size_t threads = std::max<size_t>(1, config.threads);
   // Drawn only when stderr is a terminal; then the workers always run on
   // their own threads and this one redraws the line until they finish.
-  Progress progress("apply", "lines", lines.size());
+  Progress progress("apply", "bytes", source->total_bytes());
   if (threads == 1 && !progress.enabled()) {
     Worker(&shared).Run();
   } else {
@@ -278,19 +373,29 @@ ApplyReport ApplyLines(tally::Db* db,
       });
     }
     while (progress.enabled() && shared.workers_done.load() < threads) {
-      progress.Update(std::min(
-          lines.size(), shared.chunks_done.load() * config.batch_ops));
+      {
+        // Under mu: no rejection is printed while the line is drawn.
+        std::lock_guard<std::mutex> lock(shared.mu);
+        progress.Update(shared.committed_bytes.load());
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     for (std::thread& t : pool) t.join();
   }
   progress.Finish();
+  // What finished past a failed chunk (other workers' whole batches).
+  for (auto& [index, f] : shared.waiting) {
+    shared.Merge(f);
+    auto& after = shared.report.committed_after;
+    if (!after.empty() && after.back().second + 1 == f.first_line) {
+      after.back().second = f.last_line;
+    } else {
+      after.emplace_back(f.first_line, f.last_line);
+    }
+  }
   ApplyReport report = std::move(shared.report);
-  report.committed_through = shared.LineOf(shared.CommittedLines()) - 1;
-  report.stopped = report.fatal.ok() && shared.prefix < chunks;
-  std::sort(
-      report.rejections.begin(), report.rejections.end(),
-      [](const Rejection& a, const Rejection& b) { return a.line < b.line; });
+  report.committed_through = shared.committed_line;
+  report.stopped = report.fatal.ok() && !source->exhausted();
   return report;
 }
 
