@@ -36,10 +36,9 @@ Status Overflowed(const CounterInfo& c, uint32_t shard) {
 }
 
 Status SumBeyond(const CounterInfo& c) {
+  // Also for a sum of exactly INT64_MIN, outside the value range.
   return Status::OutOfRange("counter " + Quote(c.name) +
-                            ": the sum of its shards is beyond int64 (a "
-                            "value is kMinDelta..kMaxDelta: INT64_MIN is "
-                            "never a value)");
+                            ": the sum of its shards is beyond int64");
 }
 
 }  // namespace
