@@ -876,7 +876,12 @@ CrashReport RunImportCycles(const CrashConfig& config) {
     violation(0, "open source: " + s.ToString());
     return report;
   }
-  const std::vector<CounterInfo> counters = *src->ListCounters();
+  auto listed = src->ListCounters();
+  if (!listed.ok()) {
+    violation(0, "list source: " + listed.status().ToString());
+    return report;
+  }
+  const std::vector<CounterInfo> counters = *listed;
   const int n = static_cast<int>(counters.size());
   // The target exists before any kill: a kill while a database is being
   // created is another check's business (issue 12, item 12).
@@ -926,12 +931,22 @@ CrashReport RunImportCycles(const CrashConfig& config) {
       if (!db->DescribeCounter(c.name).ok()) continue;
       ++present;
       auto want = src->ReadExact(c.name);
-      auto got = db->ReadExact(c.name);
       auto want_events = src->CountMarkers(c.name);
+      auto want_shards = src->ShardCounts(c.name);
+      if (!want.ok() || !want_events.ok() || !want_shards.ok()) {
+        violation(cycle, c.name + ": read source: " +
+                             (!want.ok()          ? want.status()
+                              : !want_events.ok() ? want_events.status()
+                                                  : want_shards.status())
+                                 .ToString());
+        continue;
+      }
+      auto got = db->ReadExact(c.name);
       auto got_events = db->CountMarkers(c.name);
+      auto got_shards = db->ShardCounts(c.name);
       if (!got.ok() || *got != *want || !got_events.ok() ||
-          *got_events != *want_events ||
-          *db->ShardCounts(c.name) != *src->ShardCounts(c.name)) {
+          *got_events != *want_events || !got_shards.ok() ||
+          *got_shards != *want_shards) {
         violation(cycle, c.name + ": differs from the export (value " +
                              (got.ok() ? std::to_string(*got) : "?") +
                              ", want " + std::to_string(*want) + ")");
@@ -943,8 +958,9 @@ CrashReport RunImportCycles(const CrashConfig& config) {
       if (first.ok() && !first->empty()) {
         auto again = db->IncrementOnce(c.name, first->front().event_id,
                                        first->front().delta);
-        if (!again.ok() || again->outcome != Outcome::kDuplicate ||
-            *db->ReadExact(c.name) != *want) {
+        auto now = db->ReadExact(c.name);
+        if (!again.ok() || again->outcome != Outcome::kDuplicate || !now.ok() ||
+            *now != *want) {
           violation(cycle, c.name + ": a redelivered event counted again");
           continue;
         }

@@ -247,7 +247,7 @@ TEST(BackendOpsTest, AdminCopyBackupAndImportReachTheWrappingBackend) {
   EXPECT_EQ(report.markers, 1u);
   ASSERT_OK(tally::PendingOperands(db, "c"));
   ASSERT_OK(tally::Compact(db));
-  EXPECT_EQ(*tally::PendingOperands(db, "c"), 0u);
+  EXPECT_EQ(test::OkValue(tally::PendingOperands(db, "c")), 0u);
   EXPECT_EQ(tally::GetStats(db).applied, 1u);
   Result<DbStats> stats = tally::GetDbStats(db);
   ASSERT_OK(stats);
@@ -263,8 +263,8 @@ TEST(BackendOpsTest, AdminCopyBackupAndImportReachTheWrappingBackend) {
   ASSERT_OK(test::ReadExported(&db, *info, 100, &im));
   im.info.name = "imported";
   ASSERT_OK(tally::ImportCounter(db, im));
-  EXPECT_EQ(*db.ReadExact("imported", {}), 5);
-  EXPECT_EQ(*db.CountMarkers("imported"), 1u);
+  EXPECT_EQ(test::OkValue(db.ReadExact("imported", {})), 5);
+  EXPECT_EQ(test::OkValue(db.CountMarkers("imported")), 1u);
   // "c" has no outbox: the entry is refused, nothing written.
   OutboxEntry entry;
   entry.counter = "c";
@@ -277,7 +277,7 @@ TEST(BackendOpsTest, AdminCopyBackupAndImportReachTheWrappingBackend) {
     EXPECT_GE(db.calls[name], 1) << name;
   }
   std::unique_ptr<Db> copy = test::OpenOrDie(dir.Sub("copy"));
-  EXPECT_EQ(*copy->ReadExact("c"), 5);
+  EXPECT_EQ(test::OkValue(copy->ReadExact("c")), 5);
 }
 
 // Proves the outbox feed runs on the backend it is given, and that
@@ -300,13 +300,13 @@ TEST(BackendOpsTest, OutboxFeedAndSyncReachTheWrappingBackend) {
   ASSERT_OK(entries);
   ASSERT_EQ(entries->size(), 3u);
   ASSERT_OK(tally::AckOutbox(edge, entries->front().seq));
-  EXPECT_EQ(tally::GetOutboxStatus(edge)->entries, 2u);
+  EXPECT_EQ(test::OkValue(tally::GetOutboxStatus(edge)).entries, 2u);
 
   SyncReport sync;
   ASSERT_OK(SyncOutbox(&edge, hub.get(), SyncOptions(), &sync));
   EXPECT_EQ(sync.applied, 2u);
-  EXPECT_EQ(*hub->ReadExact("c"), 4);
-  EXPECT_EQ(tally::GetOutboxStatus(edge)->entries, 0u);
+  EXPECT_EQ(test::OkValue(hub->ReadExact("c")), 4);
+  EXPECT_EQ(test::OkValue(tally::GetOutboxStatus(edge)).entries, 0u);
   for (const char* name :
        {"ReadOutbox", "AckOutbox", "GetOutboxStatus", "DatabaseId"}) {
     EXPECT_GE(edge.calls[name], 2) << name;

@@ -39,10 +39,11 @@ TEST_F(Backup, CreateListVerifyRestore) {
   auto r2 = OpenAt("r2");
   ASSERT_NE(r1, nullptr);
   ASSERT_NE(r2, nullptr);
-  EXPECT_EQ(*r1->ReadExact("c"), 100);
-  EXPECT_EQ(*r2->ReadExact("c"), 101);
-  EXPECT_EQ(*r1->CountMarkers("c"), 50u);
-  EXPECT_EQ(r1->IncrementOnce("c", "7", 2)->outcome, Outcome::kDuplicate);
+  EXPECT_EQ(test::OkValue(r1->ReadExact("c")), 100);
+  EXPECT_EQ(test::OkValue(r2->ReadExact("c")), 101);
+  EXPECT_EQ(test::OkValue(r1->CountMarkers("c")), 50u);
+  EXPECT_EQ(test::OkValue(r1->IncrementOnce("c", "7", 2)).outcome,
+            Outcome::kDuplicate);
 
   EXPECT_TRUE(
       RestoreBackup(Sub("backups"), first->id, Sub("r1")).IsInvalidArgument())
@@ -64,7 +65,7 @@ TEST_F(Backup, FromReadOnlyInstanceBesideWriter) {
   ASSERT_OK(RestoreBackup(Sub("backups"), b->id, Sub("restored")));
   auto restored = OpenAt("restored");
   ASSERT_NE(restored, nullptr);
-  EXPECT_EQ(*restored->ReadExact("c"), 60);
+  EXPECT_EQ(test::OkValue(restored->ReadExact("c")), 60);
 }
 
 // Flipping bytes in a backed-up file makes verify fail instead of passing a

@@ -241,7 +241,9 @@ const std::vector<ApiRow>& Rows() {
        false,
        [](Env* e) { return e->db->CreateCounter(std::string(128, 'n'), {1}); },
        [](Env* e) {
-         EXPECT_EQ(e->db->DescribeCounter(std::string(128, 'n'))->shards, 1u);
+         EXPECT_EQ(test::OkValue(e->db->DescribeCounter(std::string(128, 'n')))
+                       .shards,
+                   1u);
        }},
       {"API-09", "CreateCounter(std::string(129, 'n'), {1})",
        Code::kInvalidArgument,
@@ -262,7 +264,9 @@ const std::vector<ApiRow>& Rows() {
        [](Env* e) { return e->db->CreateCounter("x", {0}); }, nullptr},
       {"API-13", "CreateCounter(\"x\", {4096})", Code::kOk, "", false,
        [](Env* e) { return e->db->CreateCounter("x", {4096}); },
-       [](Env* e) { EXPECT_EQ(e->db->ShardCounts("x")->size(), 4096u); }},
+       [](Env* e) {
+         EXPECT_EQ(test::OkValue(e->db->ShardCounts("x")).size(), 4096u);
+       }},
       {"API-14", "CreateCounter(\"x\", {4097})", Code::kInvalidArgument,
        "shard count 4097 is outside 1..4096", false,
        [](Env* e) { return e->db->CreateCounter("x", {4097}); }, nullptr},
@@ -287,7 +291,9 @@ const std::vector<ApiRow>& Rows() {
        nullptr},
       {"API-19", "Increment(\"one\", INT64_MIN + 1)", Code::kOk, "", false,
        [](Env* e) { return e->db->Increment("one", kMinDelta).status(); },
-       [](Env* e) { EXPECT_EQ(*e->db->ReadExact("one"), kMinDelta); }},
+       [](Env* e) {
+         EXPECT_EQ(test::OkValue(e->db->ReadExact("one")), kMinDelta);
+       }},
       {"API-20", "Increment(\"c\", 1, {std::string(257, 'k')})",
        Code::kInvalidArgument,
        "affinity key "
@@ -305,7 +311,7 @@ const std::vector<ApiRow>& Rows() {
          const std::string key(256, 'k');
          return e->db->Increment("c", 1, IncrementOptions{key}).status();
        },
-       [](Env* e) { EXPECT_EQ(*e->db->ReadExact("c"), 6); }},
+       [](Env* e) { EXPECT_EQ(test::OkValue(e->db->ReadExact("c")), 6); }},
       {"API-22", "Increment(\"c\", 1, {\"k\\xff\"})", Code::kInvalidArgument,
        "affinity key 'k\\xff' is not valid UTF-8", false,
        [](Env* e) {
@@ -329,8 +335,8 @@ const std::vector<ApiRow>& Rows() {
          return e->db->IncrementOnce("c", std::string(256, 'e'), 1).status();
        },
        [](Env* e) {
-         EXPECT_EQ(*e->db->CountMarkers("c"), 2u);
-         EXPECT_EQ(*e->db->ReadExact("c"), 6);
+         EXPECT_EQ(test::OkValue(e->db->CountMarkers("c")), 2u);
+         EXPECT_EQ(test::OkValue(e->db->ReadExact("c")), 6);
        }},
       {"API-26", "IncrementOnce(\"c\", std::string(257, 'e'), 1)",
        Code::kInvalidArgument,
@@ -375,7 +381,7 @@ const std::vector<ApiRow>& Rows() {
          // so reads are OutOfRange until the counter comes back.
          EXPECT_TRUE(e->db->ReadExact("one").status().IsOutOfRange());
          ASSERT_OK(e->db->Increment("one", -1));
-         EXPECT_EQ(*e->db->ReadExact("one"), kInt64Max);
+         EXPECT_EQ(test::OkValue(e->db->ReadExact("one")), kInt64Max);
        }},
       {"API-31", "ReadExact(\"one\") after API-30", Code::kOutOfRange,
        "counter 'one': the sum of its shards is beyond int64", false,
@@ -410,7 +416,9 @@ const std::vector<ApiRow>& Rows() {
        nullptr},
       {"API-34", "Apply(batch of 65536 Add(\"c\", 1))", Code::kOk, "", false,
        [](Env* e) { return ApplyBatch(e, PlainBatch(kMaxBatchOps)); },
-       [](Env* e) { EXPECT_EQ(*e->db->ReadExact("c"), 5 + 65536); }},
+       [](Env* e) {
+         EXPECT_EQ(test::OkValue(e->db->ReadExact("c")), 5 + 65536);
+       }},
       {"API-35", "Apply({Add(\"c\", 1), Add(\"missing\", 1)})", Code::kNotFound,
        "batch op 1: counter 'missing' does not exist", false,
        [](Env* e) {
@@ -631,7 +639,7 @@ const std::vector<ApiRow>& Rows() {
          EXPECT_EQ(std::distance(fs::directory_iterator(e->tmp.Sub("notdb")),
                                  fs::directory_iterator()),
                    1);
-         EXPECT_EQ(*e->db->ReadExact("c"), 5);
+         EXPECT_EQ(test::OkValue(e->db->ReadExact("c")), 5);
        }},
 
       // ---- writes through a read-only handle ----
@@ -674,10 +682,10 @@ const std::vector<ApiRow>& Rows() {
          constexpr int64_t kMinute = 60'000;
          const int64_t half = int64_t{kMaxReadBuckets} / 2 * kMinute;
          const int64_t end = (int64_t{kMaxReadBuckets} + 1) * kMinute;
-         EXPECT_EQ(*e->db->ReadRange("m", 0, half) +
-                       *e->db->ReadRange("m", half, end),
+         EXPECT_EQ(test::OkValue(e->db->ReadRange("m", 0, half)) +
+                       test::OkValue(e->db->ReadRange("m", half, end)),
                    int64_t{kMaxReadBuckets} + 1);
-         EXPECT_EQ(*e->db->ReadExact("c"), 5);
+         EXPECT_EQ(test::OkValue(e->db->ReadExact("c")), 5);
        }},
       // ---- Options at Open (tests/engine/options_test.cc walks every
       // field) ----
@@ -722,8 +730,8 @@ const std::vector<ApiRow>& Rows() {
        },
        nullptr},
       {"API-67", "CreateCounter(\"s\", {outbox = true, bounds = AtMost(100)})",
-       Code::kNotSupported, "a strict counter with an outbox is not supported yet",
-       false,
+       Code::kNotSupported,
+       "a strict counter with an outbox is not supported yet", false,
        [](Env* e) {
          CounterSpec spec;
          spec.outbox = true;
@@ -731,7 +739,8 @@ const std::vector<ApiRow>& Rows() {
          return e->db->CreateCounter("s", spec);
        },
        nullptr},
-      {"API-68", "CreateCounter(\"s\", {sliding = true, bounds = Between(0, 100)})",
+      {"API-68",
+       "CreateCounter(\"s\", {sliding = true, bounds = Between(0, 100)})",
        Code::kInvalidArgument,
        "a sliding window is a quota's: it needs time buckets, minimum 0 and a "
        "maximum",
@@ -821,7 +830,7 @@ const std::vector<ApiRow>& Rows() {
        [](Env* e) {
          // The backup this row takes first is the only new file.
          EXPECT_TRUE(fs::is_directory(e->tmp.Sub("bk")));
-         EXPECT_EQ(*e->db->ReadExact("c"), 5);
+         EXPECT_EQ(test::OkValue(e->db->ReadExact("c")), 5);
        }},
   };
   return rows;
@@ -923,7 +932,7 @@ TEST_F(BadInputKnownDefect, DISABLED_IncrementThatOverflowsAShardIsRefused) {
   const Status s = env_.db->Increment("one", 1).status();
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("one"), std::string::npos) << s.ToString();
-  EXPECT_EQ(*env_.db->ReadExact("one"), kInt64Max);
+  EXPECT_EQ(test::OkValue(env_.db->ReadExact("one")), kInt64Max);
 }
 
 }  // namespace

@@ -36,9 +36,9 @@ TEST_P(BatchApply, MixedOpsHaveOwnResults) {
   EXPECT_EQ(r[4].outcome, Outcome::kConflict);
   EXPECT_EQ(r[5].outcome, Outcome::kConflict);
   EXPECT_EQ(r[1].shard, r[3].shard);
-  EXPECT_EQ(*db->ReadExact("plain"), 5);
-  EXPECT_EQ(*db->ReadExact("once"), 3);
-  EXPECT_EQ(*db->CountMarkers("once"), 2u);
+  EXPECT_EQ(test::OkValue(db->ReadExact("plain")), 5);
+  EXPECT_EQ(test::OkValue(db->ReadExact("once")), 3);
+  EXPECT_EQ(test::OkValue(db->CountMarkers("once")), 2u);
 }
 
 // One event counted in two counters (an order's count and its amount) in
@@ -58,8 +58,8 @@ TEST_P(BatchApply, MultiCounterEvent) {
     EXPECT_EQ(r[0].outcome, want);
     EXPECT_EQ(r[1].outcome, want);
   }
-  EXPECT_EQ(*db->ReadExact("orders"), 1);
-  EXPECT_EQ(*db->ReadExact("revenue-cents"), 1999);
+  EXPECT_EQ(test::OkValue(db->ReadExact("orders")), 1);
+  EXPECT_EQ(test::OkValue(db->ReadExact("revenue-cents")), 1999);
 }
 
 // A large batch folds into few operands and still sums exactly.
@@ -75,7 +75,7 @@ TEST_P(BatchApply, CoalescedBatchSumsExactly) {
   std::vector<IncrementResult> r;
   ASSERT_OK(db->Apply(b, &r));
   ASSERT_EQ(r.size(), 1000u);
-  EXPECT_EQ(*db->ReadExact("c"), want);
+  EXPECT_EQ(test::OkValue(db->ReadExact("c")), want);
 }
 
 // Unkeyed plain increments of a batch share one random shard per counter;
@@ -100,8 +100,8 @@ TEST_P(BatchApply, PlainOpsShareOneRandomShardPerBatch) {
     used.insert(r[0].shard);
   }
   EXPECT_GE(used.size(), 4u) << "batches must still spread over shards";
-  EXPECT_EQ(*db->ReadExact("c"), 64 * 11);
-  EXPECT_EQ(*db->ReadExact("d"), 64 * 10);
+  EXPECT_EQ(test::OkValue(db->ReadExact("c")), 64 * 11);
+  EXPECT_EQ(test::OkValue(db->ReadExact("d")), 64 * 10);
 }
 
 // One bad op refuses the whole batch and writes nothing.
@@ -116,8 +116,8 @@ TEST_P(BatchApply, OneBadOpRefusesAll) {
   ASSERT_TRUE(s.IsNotFound()) << s.ToString();
   EXPECT_NE(s.message().find("batch op 1"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("'nope'"), std::string::npos) << s.message();
-  EXPECT_EQ(*db->ReadExact("c"), 0);
-  EXPECT_EQ(*db->CountMarkers("c"), 0u);
+  EXPECT_EQ(test::OkValue(db->ReadExact("c")), 0);
+  EXPECT_EQ(test::OkValue(db->CountMarkers("c")), 0u);
 
   Batch big;
   big.Add("c", std::numeric_limits<int64_t>::max(), IncrementOptions{"k"});
@@ -126,7 +126,7 @@ TEST_P(BatchApply, OneBadOpRefusesAll) {
       IncrementOptions{"k"});  // same shard: the folded operand would overflow
   s = db->Apply(big, &r);
   ASSERT_TRUE(s.IsOutOfRange()) << s.ToString();
-  EXPECT_EQ(*db->ReadExact("c"), 0);
+  EXPECT_EQ(test::OkValue(db->ReadExact("c")), 0);
 }
 
 TALLY_WRITE_MODES(BatchApply);

@@ -66,11 +66,15 @@ TEST_P(Buckets, DayBucketsSplitAtUtcMidnight) {
   ASSERT_OK(db->Increment("orders", 10, At(kMidnight)));     // today
   ASSERT_OK(db->Increment("orders", 100, At(kMidnight + kDay - 1)));
   ASSERT_OK(db->Increment("orders", 1000));  // now: today, noon
-  EXPECT_EQ(*db->ReadRange("orders", kMidnight, kMidnight + kDay), 1110);
-  EXPECT_EQ(*db->ReadRange("orders", kMidnight - kDay, kMidnight), 1);
+  EXPECT_EQ(test::OkValue(db->ReadRange("orders", kMidnight, kMidnight + kDay)),
+            1110);
+  EXPECT_EQ(test::OkValue(db->ReadRange("orders", kMidnight - kDay, kMidnight)),
+            1);
   // A range takes every bucket it overlaps: one ms of each day is enough.
-  EXPECT_EQ(*db->ReadRange("orders", kMidnight - 1, kMidnight + 1), 1111);
-  EXPECT_EQ(*db->ReadExact("orders"), 1111);
+  EXPECT_EQ(
+      test::OkValue(db->ReadRange("orders", kMidnight - 1, kMidnight + 1)),
+      1111);
+  EXPECT_EQ(test::OkValue(db->ReadExact("orders")), 1111);
   auto shards = db->ShardCounts("orders");
   ASSERT_OK(shards);
   int64_t sum = 0;
@@ -87,12 +91,16 @@ TEST_P(Buckets, MinuteAndHourBuckets) {
     ASSERT_OK(db->Increment("m", 1, At(t)));
     ASSERT_OK(db->Increment("h", 1, At(t)));
   }
-  EXPECT_EQ(*db->ReadRange("m", kMidnight, kMidnight + kMinute), 2);
-  EXPECT_EQ(*db->ReadRange("m", kMidnight + 10 * kMinute,
-                           kMidnight + 20 * kMinute),
+  EXPECT_EQ(test::OkValue(db->ReadRange("m", kMidnight, kMidnight + kMinute)),
+            2);
+  EXPECT_EQ(test::OkValue(db->ReadRange("m", kMidnight + 10 * kMinute,
+                                        kMidnight + 20 * kMinute)),
             20);
-  EXPECT_EQ(*db->ReadRange("h", kMidnight, kMidnight + kHour), 120);
-  EXPECT_EQ(*db->ReadRange("h", kMidnight + kHour, kMidnight + 2 * kHour), 0);
+  EXPECT_EQ(test::OkValue(db->ReadRange("h", kMidnight, kMidnight + kHour)),
+            120);
+  EXPECT_EQ(test::OkValue(
+                db->ReadRange("h", kMidnight + kHour, kMidnight + 2 * kHour)),
+            0);
 }
 
 TEST_P(Buckets, OnceIncrementsAndBatchesUseTheEventTime) {
@@ -114,14 +122,17 @@ TEST_P(Buckets, OnceIncrementsAndBatchesUseTheEventTime) {
   std::vector<IncrementResult> results;
   ASSERT_OK(db->Apply(b, &results));
   EXPECT_EQ(results[3].outcome, Outcome::kDuplicate);
-  EXPECT_EQ(*db->ReadRange("c", kMidnight, kMidnight + kHour), 1);
-  EXPECT_EQ(*db->ReadRange("c", kMidnight + kHour, kMidnight + 2 * kHour), 7);
-  EXPECT_EQ(*db->ReadRange("c", kMidnight + 2 * kHour, kMidnight + 3 * kHour),
+  EXPECT_EQ(test::OkValue(db->ReadRange("c", kMidnight, kMidnight + kHour)), 1);
+  EXPECT_EQ(test::OkValue(
+                db->ReadRange("c", kMidnight + kHour, kMidnight + 2 * kHour)),
             7);
-  EXPECT_EQ(*db->ReadExact("c"), 15);
-  EXPECT_GE(*tally::PendingOperands(*db, "c"), 0u);
+  EXPECT_EQ(test::OkValue(db->ReadRange("c", kMidnight + 2 * kHour,
+                                        kMidnight + 3 * kHour)),
+            7);
+  EXPECT_EQ(test::OkValue(db->ReadExact("c")), 15);
+  EXPECT_GE(test::OkValue(tally::PendingOperands(*db, "c")), 0u);
   ASSERT_OK(db->RollupNow("c"));
-  EXPECT_EQ(db->ReadCached("c")->value, 15);
+  EXPECT_EQ(test::OkValue(db->ReadCached("c")).value, 15);
 
   VerifyReport report;
   ASSERT_OK(tally::Verify(*db, &report));
@@ -136,12 +147,15 @@ TEST_P(Buckets, RetentionHidesThenCompactionDropsOldBuckets) {
       ASSERT_OK(db->Increment("c", 1 << d, At(kMidnight - d * kDay)));
     }
     ASSERT_OK(tally::Compact(*db));
-    EXPECT_EQ(*db->ReadExact("c"), 7);
+    EXPECT_EQ(test::OkValue(db->ReadExact("c")), 7);
     // Now is noon on day 0. Day -2 ended at midnight of day -1: within
     // retention until day 1 00:00; move to day 1 00:00:00.001.
     clock_.Advance(12 * kHour + 1);
-    EXPECT_EQ(*db->ReadExact("c"), 3);  // day -2 (value 4) is past retention
-    EXPECT_EQ(*db->ReadRange("c", kMidnight - 2 * kDay, kMidnight + kDay), 3);
+    EXPECT_EQ(test::OkValue(db->ReadExact("c")),
+              3);  // day -2 (value 4) is past retention
+    EXPECT_EQ(test::OkValue(
+                  db->ReadRange("c", kMidnight - 2 * kDay, kMidnight + kDay)),
+              3);
     // A late event for an expired bucket is refused, not silently lost.
     auto late = db->Increment("c", 1, At(kMidnight - 2 * kDay));
     EXPECT_TRUE(late.status().IsInvalidArgument());
@@ -149,13 +163,13 @@ TEST_P(Buckets, RetentionHidesThenCompactionDropsOldBuckets) {
               std::string::npos)
         << late.status().ToString();
     ASSERT_OK(db->RollupNow("c"));
-    EXPECT_EQ(db->ReadCached("c")->value, 3);
+    EXPECT_EQ(test::OkValue(db->ReadCached("c")).value, 3);
   }
   EXPECT_EQ(StoredShardKeys(), 3u);  // not compacted since: still on disk
   {
     auto db = Open();
     ASSERT_OK(tally::Compact(*db));
-    EXPECT_EQ(*db->ReadExact("c"), 3);
+    EXPECT_EQ(test::OkValue(db->ReadExact("c")), 3);
     VerifyReport report;
     ASSERT_OK(tally::Verify(*db, &report));
     EXPECT_TRUE(report.ok()) << report.problems.front();
@@ -198,7 +212,8 @@ TEST_P(Buckets, SpecAndRangesAreCheckedAndKeptAcrossReopen) {
   ASSERT_OK(info);
   EXPECT_EQ(info->bucket, BucketWidth::kHour);
   EXPECT_EQ(info->retention_ms, kDay);
-  EXPECT_EQ(*db->ReadRange("c", kMidnight, kMidnight + 2 * kHour), 4);
+  EXPECT_EQ(test::OkValue(db->ReadRange("c", kMidnight, kMidnight + 2 * kHour)),
+            4);
 }
 
 TALLY_WRITE_MODES(Buckets);

@@ -107,7 +107,7 @@ TEST_F(CatalogTest, ImportIdsAreNeverReused) {
   const std::set<uint64_t> ids = {*abandoned, *died, IdOf("z"), IdOf("w")};
   EXPECT_EQ(ids.size(), 4u);
   EXPECT_EQ(IdOf("w"), *finished);
-  EXPECT_EQ(catalog_->Describe("w")->created_at_ms, kStart - 5);
+  EXPECT_EQ(test::OkValue(catalog_->Describe("w")).created_at_ms, kStart - 5);
 }
 
 TEST_F(CatalogTest, FinishImportOfATakenNameIsAlreadyExists) {
@@ -142,7 +142,7 @@ TEST_F(CatalogTest, NamesAreFoundUntilDeletedAndNotAfter) {
   EXPECT_TRUE(s.IsNotFound()) << s.ToString();
   Reload();
   EXPECT_TRUE(catalog_->Describe("gone").status().IsNotFound());
-  EXPECT_EQ(catalog_->Describe("kept")->shards, 3u);
+  EXPECT_EQ(test::OkValue(catalog_->Describe("kept")).shards, 3u);
 }
 
 TEST_F(CatalogTest, CreateOfAnExistingNameIsAlreadyExistsAndChangesNothing) {
@@ -153,7 +153,7 @@ TEST_F(CatalogTest, CreateOfAnExistingNameIsAlreadyExistsAndChangesNothing) {
   ASSERT_TRUE(s.IsAlreadyExists()) << s.ToString();
   EXPECT_NE(s.message().find("'c'"), std::string::npos) << s.message();
   EXPECT_EQ(IdOf("c"), id);
-  EXPECT_EQ(catalog_->Describe("c")->shards, 2u);
+  EXPECT_EQ(test::OkValue(catalog_->Describe("c")).shards, 2u);
   EXPECT_EQ(NextId(), next) << "no id spent";
 }
 

@@ -185,7 +185,7 @@ TEST_F(ClaimsCrash, KilledBetweenClaimAndCompleteAnotherHolderFinishes) {
       if (c->state == ClaimState::kDone) ++done_total;
     }
     ASSERT_LE(held.size(), 1u) << "the worker holds one claim at a time";
-    EXPECT_EQ(*db->ReadExact("items"), done_total)
+    EXPECT_EQ(test::OkValue(db->ReadExact("items")), done_total)
         << "completions and their counts disagree";
     // The claim the worker died holding: busy until its lease ends, then
     // granted to the rescuer with a higher token; the worker's own
@@ -207,7 +207,7 @@ TEST_F(ClaimsCrash, KilledBetweenClaimAndCompleteAnotherHolderFinishes) {
       EXPECT_EQ(done->answer, ClaimAnswer::kCompleted) << key;
       ++done_total;
     }
-    EXPECT_EQ(*db->ReadExact("items"), done_total);
+    EXPECT_EQ(test::OkValue(db->ReadExact("items")), done_total);
     VerifyReport report;
     ASSERT_OK(Verify(*db, &report));
     EXPECT_TRUE(report.ok()) << report.problems[0];

@@ -93,7 +93,7 @@ TEST_P(Claims, OneHolderAtATimeThenDoneForEveryone) {
   EXPECT_TRUE(retry->repeated);
   EXPECT_EQ(retry->claim.result, "row 7");
   EXPECT_TRUE(retry->counted.empty());
-  EXPECT_EQ(*db->ReadExact("items"), 1);
+  EXPECT_EQ(test::OkValue(db->ReadExact("items")), 1);
 
   // Done for every later delivery, long after any lease.
   clock_.Advance(kMaxLeaseMs);
@@ -107,19 +107,20 @@ TEST_P(Claims, OneHolderAtATimeThenDoneForEveryone) {
   auto release = db->ReleaseClaim("item:1", 1);
   ASSERT_OK(release);
   EXPECT_EQ(release->answer, ClaimAnswer::kDone);
-  EXPECT_EQ(db->GetClaim("item:1")->state, ClaimState::kDone);
-  EXPECT_EQ(*db->ReadExact("items"), 1);
+  EXPECT_EQ(test::OkValue(db->GetClaim("item:1")).state, ClaimState::kDone);
+  EXPECT_EQ(test::OkValue(db->ReadExact("items")), 1);
 }
 
 // The lock of the seed: a worker paused past its lease. The next grant has
 // a higher token, and the paused worker's completion is refused.
 TEST_P(Claims, AnExpiredLeaseIsGrantedAgainWithAHigherToken) {
   auto db = OpenCounting();
-  ASSERT_EQ(db->Claim("item:2", "slow", kLease)->claim.token, 1u);
+  ASSERT_EQ(test::OkValue(db->Claim("item:2", "slow", kLease)).claim.token, 1u);
   clock_.Advance(kLease - 1);
-  EXPECT_EQ(db->Claim("item:2", "fast", kLease)->answer, ClaimAnswer::kBusy);
+  EXPECT_EQ(test::OkValue(db->Claim("item:2", "fast", kLease)).answer,
+            ClaimAnswer::kBusy);
   clock_.Advance(1);  // the lease ends at granted + lease, exclusive
-  EXPECT_EQ(db->GetClaim("item:2")->state, ClaimState::kExpired);
+  EXPECT_EQ(test::OkValue(db->GetClaim("item:2")).state, ClaimState::kExpired);
   auto fast = db->Claim("item:2", "fast", kLease);
   ASSERT_OK(fast);
   EXPECT_EQ(fast->answer, ClaimAnswer::kAcquired);
@@ -134,17 +135,19 @@ TEST_P(Claims, AnExpiredLeaseIsGrantedAgainWithAHigherToken) {
   EXPECT_EQ(stale->claim.token, 2u);
   EXPECT_EQ(stale->claim.state, ClaimState::kHeld);
   EXPECT_TRUE(stale->counted.empty());
-  EXPECT_EQ(db->ReleaseClaim("item:2", 1)->answer, ClaimAnswer::kStaleToken);
-  EXPECT_EQ(*db->ReadExact("items"), 0);
+  EXPECT_EQ(test::OkValue(db->ReleaseClaim("item:2", 1)).answer,
+            ClaimAnswer::kStaleToken);
+  EXPECT_EQ(test::OkValue(db->ReadExact("items")), 0);
 
   auto done = db->CompleteClaim("item:2", 2, "fast row", CountOne());
   ASSERT_OK(done);
   EXPECT_EQ(done->answer, ClaimAnswer::kCompleted);
   // After the completion the old token is still stale, not done.
-  EXPECT_EQ(db->CompleteClaim("item:2", 1, "", CountOne())->answer,
-            ClaimAnswer::kStaleToken);
-  EXPECT_EQ(*db->ReadExact("items"), 1);
-  EXPECT_EQ(db->GetClaim("item:2")->result, "fast row");
+  EXPECT_EQ(
+      test::OkValue(db->CompleteClaim("item:2", 1, "", CountOne())).answer,
+      ClaimAnswer::kStaleToken);
+  EXPECT_EQ(test::OkValue(db->ReadExact("items")), 1);
+  EXPECT_EQ(test::OkValue(db->GetClaim("item:2")).result, "fast row");
 }
 
 // The token, not the clock, decides: a lease that ran out with nobody
@@ -173,7 +176,7 @@ TEST_P(Claims, AReleasedClaimGoesToTheNextHolder) {
   EXPECT_EQ(again->answer, ClaimAnswer::kReleased);
   EXPECT_TRUE(again->repeated);
   // A released grant cannot complete.
-  EXPECT_EQ(db->CompleteClaim("k", 1, "x", CountOne())->answer,
+  EXPECT_EQ(test::OkValue(db->CompleteClaim("k", 1, "x", CountOne())).answer,
             ClaimAnswer::kStaleToken);
   // The same holder asking again gets a new grant, not its old one.
   auto next = db->Claim("k", "a", kLease);
@@ -182,7 +185,7 @@ TEST_P(Claims, AReleasedClaimGoesToTheNextHolder) {
   EXPECT_FALSE(next->repeated);
   EXPECT_EQ(next->claim.token, 2u);
   EXPECT_EQ(next->claim.ended_at_ms, 0);
-  EXPECT_EQ(*db->ReadExact("items"), 0);
+  EXPECT_EQ(test::OkValue(db->ReadExact("items")), 0);
 }
 
 // Counts that a strict counter refuses refuse the completion: neither is
@@ -201,19 +204,19 @@ TEST_P(Claims, RefusedCountsLeaveTheClaimHeld) {
   auto info = db->GetClaim("order:9");
   ASSERT_OK(info);
   EXPECT_EQ(info->state, ClaimState::kHeld);
-  EXPECT_EQ(*db->ReadExact("items"), 0);
-  EXPECT_EQ(*db->ReadExact("stock"), 0);
+  EXPECT_EQ(test::OkValue(db->ReadExact("items")), 0);
+  EXPECT_EQ(test::OkValue(db->ReadExact("stock")), 0);
   // A bad batch is refused whole too.
   Batch bad;
   bad.Add("nope", 1);
   EXPECT_TRUE(db->CompleteClaim("order:9", 1, "", bad).status().IsNotFound());
-  EXPECT_EQ(db->GetClaim("order:9")->state, ClaimState::kHeld);
+  EXPECT_EQ(test::OkValue(db->GetClaim("order:9")).state, ClaimState::kHeld);
   ASSERT_OK(db->Increment("stock", 1));
   auto ok = db->CompleteClaim("order:9", 1, "shipped", take);
   ASSERT_OK(ok);
   EXPECT_EQ(ok->answer, ClaimAnswer::kCompleted);
-  EXPECT_EQ(*db->ReadExact("items"), 1);
-  EXPECT_EQ(*db->ReadExact("stock"), 0);
+  EXPECT_EQ(test::OkValue(db->ReadExact("items")), 1);
+  EXPECT_EQ(test::OkValue(db->ReadExact("stock")), 0);
 }
 
 // Once-increments in the counts: a marker of their own, so the same event
@@ -230,14 +233,14 @@ TEST_P(Claims, CountsMayBeOnceIncrements) {
   ASSERT_EQ(r->counted.size(), 2u);
   EXPECT_EQ(r->counted[0].outcome, Outcome::kDuplicate);
   EXPECT_EQ(r->counted[1].outcome, Outcome::kApplied);
-  EXPECT_EQ(*db->ReadExact("items"), 2);
+  EXPECT_EQ(test::OkValue(db->ReadExact("items")), 2);
   // Every op a duplicate: the completion is still written.
   ASSERT_OK(db->Claim("k2", "a", kLease));
   auto dup = db->CompleteClaim("k2", 1, "", b);
   ASSERT_OK(dup);
   EXPECT_EQ(dup->answer, ClaimAnswer::kCompleted);
-  EXPECT_EQ(db->GetClaim("k2")->state, ClaimState::kDone);
-  EXPECT_EQ(*db->ReadExact("items"), 2);
+  EXPECT_EQ(test::OkValue(db->GetClaim("k2")).state, ClaimState::kDone);
+  EXPECT_EQ(test::OkValue(db->ReadExact("items")), 2);
 }
 
 TEST_P(Claims, TokensAndCompletionsSurviveAReopen) {
@@ -249,13 +252,15 @@ TEST_P(Claims, TokensAndCompletionsSurviveAReopen) {
   ASSERT_OK(db->CompleteClaim("b", 2, "r", CountOne()));
   Reopen(&db);
   ASSERT_NE(db, nullptr);
-  EXPECT_EQ(db->Claim("a", "other", kLease)->answer, ClaimAnswer::kBusy);
+  EXPECT_EQ(test::OkValue(db->Claim("a", "other", kLease)).answer,
+            ClaimAnswer::kBusy);
   clock_.Advance(kLease);
-  EXPECT_EQ(db->Claim("a", "other", kLease)->claim.token, 2u);
+  EXPECT_EQ(test::OkValue(db->Claim("a", "other", kLease)).claim.token, 2u);
   auto b = db->Claim("b", "other", kLease);
+  ASSERT_OK(b);
   EXPECT_EQ(b->answer, ClaimAnswer::kDone);
   EXPECT_EQ(b->claim.token, 2u);
-  EXPECT_EQ(*db->ReadExact("items"), 1);
+  EXPECT_EQ(test::OkValue(db->ReadExact("items")), 1);
   VerifyReport report;
   ASSERT_OK(Verify(*db, &report));
   EXPECT_TRUE(report.ok()) << report.problems[0];
@@ -277,19 +282,22 @@ TEST_P(Claims, ListFiltersAndPages) {
   EXPECT_EQ((*all)[5].key, "k5");
   o.filter = ClaimFilter::kDone;
   auto done = db->ListClaims(o);
+  ASSERT_OK(done);
   ASSERT_EQ(done->size(), 2u);
   EXPECT_EQ((*done)[1].result, "four");
   o.filter = ClaimFilter::kHeld;
-  EXPECT_EQ(db->ListClaims(o)->size(), 3u);  // k0 k3 k5
+  EXPECT_EQ(test::OkValue(db->ListClaims(o)).size(), 3u);  // k0 k3 k5
   o.limit = 2;
   o.start_after = "k0";
   auto page = db->ListClaims(o);
+  ASSERT_OK(page);
   ASSERT_EQ(page->size(), 2u);
   EXPECT_EQ((*page)[0].key, "k3");
   EXPECT_EQ((*page)[1].key, "k5");
   clock_.Advance(kLease);
   o.start_after.clear();
-  EXPECT_TRUE(db->ListClaims(o)->empty()) << "every lease ran out";
+  EXPECT_TRUE(test::OkValue(db->ListClaims(o)).empty())
+      << "every lease ran out";
   o.limit = 0;
   EXPECT_TRUE(db->ListClaims(o).status().IsInvalidArgument());
   o.limit = kMaxListClaims + 1;
@@ -339,7 +347,7 @@ TEST_P(Claims, ReadOnlyDatabasesReadClaimsAndTakeNone) {
   auto info = reader->GetClaim("k");
   ASSERT_OK(info);
   EXPECT_EQ(info->state, ClaimState::kDone);
-  EXPECT_EQ(reader->ListClaims({})->size(), 1u);
+  EXPECT_EQ(test::OkValue(reader->ListClaims({})).size(), 1u);
   EXPECT_TRUE(reader->Claim("k2", "w", kLease).status().IsNotSupported());
   ro.reads = kReadValues;
   auto values_only = Open(ro);
@@ -506,7 +514,7 @@ TEST_P(Claims, RacingWorkersCompleteEveryKeyExactlyOnce) {
   RecordProperty("stale_refused", stale_refused.load());
   EXPECT_EQ(completed.load(), keys);
   EXPECT_EQ(completed_by.size(), static_cast<size_t>(keys));
-  EXPECT_EQ(*db->ReadExact("items"), keys);
+  EXPECT_EQ(test::OkValue(db->ReadExact("items")), keys);
   // What is stored agrees: every key done by the token that completed it,
   // which is its latest grant.
   ListClaimsOptions o;

@@ -73,7 +73,7 @@ class ClockStep : public test::DbTest {
     CountAtStart(db.get());
     clock_.Advance(3 * kHour);
     EXPECT_OK(tally::Compact(*db));
-    EXPECT_EQ(*db->ReadExact("h"), 0);
+    EXPECT_EQ(test::OkValue(db->ReadExact("h")), 0);
     if (reopen) db.reset();
     clock_.Advance(-3 * kHour + 10 * kMinute);
     return reopen ? Open() : std::move(db);
@@ -84,14 +84,16 @@ class ClockStep : public test::DbTest {
     auto again = db->IncrementOnce("w", "e", 1, OnceOptions{kStart, {}});
     ASSERT_OK(again);
     EXPECT_EQ(again->outcome, Outcome::kOutsideWindow);
-    EXPECT_EQ(*db->ReadExact("w"), 1);
-    EXPECT_EQ(*db->ReadExact("h"), 0);
-    EXPECT_EQ(*db->ReadRange("h", StartBucket(), StartBucket() + kHour), 0);
+    EXPECT_EQ(test::OkValue(db->ReadExact("w")), 1);
+    EXPECT_EQ(test::OkValue(db->ReadExact("h")), 0);
+    EXPECT_EQ(
+        test::OkValue(db->ReadRange("h", StartBucket(), StartBucket() + kHour)),
+        0);
     IncrementOptions at;
     at.event_time_ms = kStart;
     auto into = db->Increment("h", 1, at);
     EXPECT_TRUE(into.status().IsInvalidArgument()) << into.status().ToString();
-    EXPECT_EQ(*db->ReadExact("h"), 0);
+    EXPECT_EQ(test::OkValue(db->ReadExact("h")), 0);
   }
   static int64_t StartBucket() {
     return engine::BucketStart(kStart, BucketWidthMs(BucketWidth::kHour));
@@ -145,9 +147,9 @@ TEST_F(ClockStep, Item07_AReadOnlyInstanceReadsTheMark) {
   auto reader = OpenReadOnly();
   ASSERT_NE(reader, nullptr);
   EXPECT_TRUE(reader->GetMarker("w", "e").status().IsNotFound());
-  EXPECT_EQ(*reader->CountMarkers("w"), 0u);
-  EXPECT_EQ(*reader->ReadExact("h"), 0);
-  EXPECT_EQ(*reader->ReadExact("w"), 1);  // counts never expire
+  EXPECT_EQ(test::OkValue(reader->CountMarkers("w")), 0u);
+  EXPECT_EQ(test::OkValue(reader->ReadExact("h")), 0);
+  EXPECT_EQ(test::OkValue(reader->ReadExact("w")), 1);  // counts never expire
 
   // Beside a live writer, Refresh picks up a mark that moved: the age of
   // a roll-up is measured against it.

@@ -155,7 +155,7 @@ TEST(ColumnFamilyTable, VerifyReportsAMalformedRecordInEveryFamily) {
 // Populate's counter's id.
 uint64_t PopulateRollupAndOutbox(const std::string& path) {
   Populate(path);
-  return OpenOrDie(path)->DescribeCounter("c")->id;
+  return test::OkValue(OpenOrDie(path)->DescribeCounter("c")).id;
 }
 
 TEST(FamilyCoverage, VerifyReportsAMalformedRollup) {

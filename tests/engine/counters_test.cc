@@ -46,21 +46,21 @@ TEST_F(Counters, CreateDescribeListDelete) {
   ASSERT_OK(db->DeleteCounter("likes"));
   EXPECT_TRUE(db->DescribeCounter("likes").status().IsNotFound());
   EXPECT_TRUE(db->DeleteCounter("likes").IsNotFound());
-  ASSERT_EQ(db->ListCounters()->size(), 1u);
+  ASSERT_EQ(test::OkValue(db->ListCounters()).size(), 1u);
 }
 
 // Re-creating a deleted name must not resurrect its shards or markers.
 TEST_F(Counters, RecreatedNameStartsEmpty) {
   auto db = Open();
   ASSERT_OK(db->CreateCounter("c", {4}));
-  const uint64_t old_id = db->DescribeCounter("c")->id;
+  const uint64_t old_id = test::OkValue(db->DescribeCounter("c")).id;
   ASSERT_OK(db->Increment("c", 5));
   ASSERT_OK(db->IncrementOnce("c", "evt-1", 7));
   ASSERT_OK(db->DeleteCounter("c"));
   ASSERT_OK(db->CreateCounter("c", {4}));
-  EXPECT_NE(db->DescribeCounter("c")->id, old_id);
-  EXPECT_EQ(*db->ReadExact("c"), 0);
-  EXPECT_EQ(*db->CountMarkers("c"), 0u);
+  EXPECT_NE(test::OkValue(db->DescribeCounter("c")).id, old_id);
+  EXPECT_EQ(test::OkValue(db->ReadExact("c")), 0);
+  EXPECT_EQ(test::OkValue(db->CountMarkers("c")), 0u);
   auto again = db->IncrementOnce("c", "evt-1", 7);
   ASSERT_OK(again);
   EXPECT_EQ(again->outcome, Outcome::kApplied);
@@ -73,18 +73,19 @@ TEST_F(Counters, ReopenKeepsCountersValuesAndMarkers) {
     auto db = Open();
     ASSERT_OK(db->CreateCounter("a", {3}));
     ASSERT_OK(db->CreateCounter("gone", {1}));
-    deleted_id = db->DescribeCounter("gone")->id;
+    deleted_id = test::OkValue(db->DescribeCounter("gone")).id;
     ASSERT_OK(db->DeleteCounter("gone"));
     for (int i = 0; i < 100; ++i) ASSERT_OK(db->Increment("a", 2));
     ASSERT_OK(db->IncrementOnce("a", "e1", 11));
   }
   auto db = Open();
-  EXPECT_EQ(*db->ReadExact("a"), 211);
-  EXPECT_EQ(*db->CountMarkers("a"), 1u);
-  EXPECT_EQ(db->IncrementOnce("a", "e1", 11)->outcome, Outcome::kDuplicate);
+  EXPECT_EQ(test::OkValue(db->ReadExact("a")), 211);
+  EXPECT_EQ(test::OkValue(db->CountMarkers("a")), 1u);
+  EXPECT_EQ(test::OkValue(db->IncrementOnce("a", "e1", 11)).outcome,
+            Outcome::kDuplicate);
   EXPECT_TRUE(db->DescribeCounter("gone").status().IsNotFound());
   ASSERT_OK(db->CreateCounter("new", {1}));
-  EXPECT_GT(db->DescribeCounter("new")->id, deleted_id);
+  EXPECT_GT(test::OkValue(db->DescribeCounter("new")).id, deleted_id);
 }
 
 // A delete racing with increments of the same counter leaves no orphaned
@@ -95,7 +96,7 @@ TEST_F(Counters, DeleteRacingIncrementsLeavesNoOrphans) {
   {
     auto db = Open();
     ASSERT_OK(db->CreateCounter("c", {4}));
-    id = db->DescribeCounter("c")->id;
+    id = test::OkValue(db->DescribeCounter("c")).id;
     std::atomic<bool> deleting{false};
     std::atomic<int> after_delete{0};
     std::vector<std::thread> writers;

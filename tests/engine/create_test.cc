@@ -37,7 +37,7 @@ void ExpectCreatesWorkingDatabase(const std::string& path) {
   again.create_if_missing = false;
   auto db = test::OpenOrDie(path, again);
   ASSERT_NE(db, nullptr);
-  EXPECT_EQ(*db->ReadExact("c"), 6);
+  EXPECT_EQ(test::OkValue(db->ReadExact("c")), 6);
   VerifyReport report;
   ASSERT_OK(tally::Verify(*db, &report));
   EXPECT_TRUE(report.ok()) << report.problems.front();

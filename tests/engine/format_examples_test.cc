@@ -186,8 +186,9 @@ void WriteEveryRecord(const std::string& path, std::string* db_id,
     ASSERT_OK(db->CreateCounter("stock", stock));
     ASSERT_OK(db->IncrementOnce({"stock", "s1"}, "r1", 1));
     ASSERT_OK(db->IncrementOnce({"stock", "s1"}, "t1", -1));
-    ASSERT_EQ(db->IncrementOnce({"stock", "s1"}, "t2", -1)->outcome,
-              Outcome::kRefused);
+    ASSERT_EQ(
+        test::OkValue(db->IncrementOnce({"stock", "s1"}, "t2", -1)).outcome,
+        Outcome::kRefused);
     // id 7: a named strict counter (min 0) restocked by 5, with reservation
     // "cart-1" of 2 units held for 15 minutes and "cart-2" of 1 committed
     // (holds family, format 7).

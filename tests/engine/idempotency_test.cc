@@ -34,8 +34,9 @@ TEST_P(Idempotency, SequentialDuplicateAndConflict) {
   ASSERT_OK(conflict);
   EXPECT_EQ(conflict->outcome, Outcome::kConflict);
 
-  EXPECT_EQ(*db->ReadExact("orders"), 3) << "conflict must change nothing";
-  EXPECT_EQ(*db->CountMarkers("orders"), 1u);
+  EXPECT_EQ(test::OkValue(db->ReadExact("orders")), 3)
+      << "conflict must change nothing";
+  EXPECT_EQ(test::OkValue(db->CountMarkers("orders")), 1u);
   EngineStats st = tally::GetStats(*db);
   EXPECT_EQ(st.applied, 1u);
   EXPECT_EQ(st.duplicates, 1u);
@@ -47,10 +48,12 @@ TEST_P(Idempotency, MarkersAreScopedPerCounter) {
   auto db = Open();
   ASSERT_OK(db->CreateCounter("count", {2}));
   ASSERT_OK(db->CreateCounter("amount", {2}));
-  EXPECT_EQ(db->IncrementOnce("count", "ord-9", 1)->outcome, Outcome::kApplied);
-  EXPECT_EQ(db->IncrementOnce("amount", "ord-9", 250)->outcome, Outcome::kApplied);
-  EXPECT_EQ(*db->ReadExact("count"), 1);
-  EXPECT_EQ(*db->ReadExact("amount"), 250);
+  EXPECT_EQ(test::OkValue(db->IncrementOnce("count", "ord-9", 1)).outcome,
+            Outcome::kApplied);
+  EXPECT_EQ(test::OkValue(db->IncrementOnce("amount", "ord-9", 250)).outcome,
+            Outcome::kApplied);
+  EXPECT_EQ(test::OkValue(db->ReadExact("count")), 1);
+  EXPECT_EQ(test::OkValue(db->ReadExact("amount")), 250);
 }
 
 TEST_P(Idempotency, RedeliveryAfterReopenIsDuplicate) {
@@ -63,10 +66,11 @@ TEST_P(Idempotency, RedeliveryAfterReopenIsDuplicate) {
   }
   auto db = Open();
   for (int i = 0; i < 50; ++i) {
-    EXPECT_EQ(db->IncrementOnce("c", "e" + std::to_string(i), 1)->outcome,
+    EXPECT_EQ(test::OkValue(db->IncrementOnce("c", "e" + std::to_string(i), 1))
+                  .outcome,
               Outcome::kDuplicate);
   }
-  EXPECT_EQ(*db->ReadExact("c"), 50);
+  EXPECT_EQ(test::OkValue(db->ReadExact("c")), 50);
 }
 
 // 8 threads deliver the same 10,000 events 3 times each, in different
@@ -119,8 +123,9 @@ TEST_P(Idempotency, EightThreadsThreeDeliveriesCountOnce) {
   EXPECT_EQ(applied.load(), static_cast<uint64_t>(kEvents));
   EXPECT_EQ(duplicates.load(), static_cast<uint64_t>(kEvents * (kCopies - 1)));
   EXPECT_EQ(other.load(), 0u);
-  EXPECT_EQ(*db->ReadExact("orders"), kEvents);
-  EXPECT_EQ(*db->CountMarkers("orders"), static_cast<uint64_t>(kEvents));
+  EXPECT_EQ(test::OkValue(db->ReadExact("orders")), kEvents);
+  EXPECT_EQ(test::OkValue(db->CountMarkers("orders")),
+            static_cast<uint64_t>(kEvents));
 }
 
 // Concurrent copies of one event with different deltas: exactly one wins,

@@ -19,9 +19,22 @@ using test::OpenOrDie;
 // Copies every counter of `from` into `to` through the public API, the way
 // counterctl export/import does (markers read in small pages).
 void CopyAll(Db* from, Db* to) {
-  for (const CounterInfo& c : *from->ListCounters()) {
+  for (const CounterInfo& c : test::OkValue(from->ListCounters())) {
     ASSERT_OK(tally::ImportCounter(*to, test::ExportedCounter(from, c, 7)));
   }
+}
+
+// `to` holds counter `name` exactly as `from` does.
+void ExpectSame(Db* from, Db* to, const std::string& name) {
+  EXPECT_EQ(test::OkValue(from->ReadExact(name)),
+            test::OkValue(to->ReadExact(name)))
+      << name;
+  EXPECT_EQ(test::OkValue(from->ShardCounts(name)),
+            test::OkValue(to->ShardCounts(name)))
+      << name;
+  EXPECT_EQ(test::OkValue(from->CountMarkers(name)),
+            test::OkValue(to->CountMarkers(name)))
+      << name;
 }
 
 class Import : public test::DbTest {};
@@ -45,24 +58,26 @@ TEST_F(Import, RoundTripIsExact) {
   auto b = OpenAt("b");
   CopyAll(a.get(), b.get());
   for (const char* name : {"orders", "views"}) {
-    EXPECT_EQ(*a->ReadExact(name), *b->ReadExact(name)) << name;
-    EXPECT_EQ(*a->ShardCounts(name), *b->ShardCounts(name)) << name;
-    EXPECT_EQ(*a->CountMarkers(name), *b->CountMarkers(name)) << name;
-    auto ia = a->DescribeCounter(name), ib = b->DescribeCounter(name);
-    EXPECT_EQ(ia->shards, ib->shards);
-    EXPECT_EQ(ia->policy, ib->policy);
-    EXPECT_EQ(ia->created_at_ms, ib->created_at_ms);
-    EXPECT_EQ(ia->flags, ib->flags);
+    ExpectSame(a.get(), b.get(), name);
+    ASSERT_OK_AND_ASSIGN(const CounterInfo ia, a->DescribeCounter(name));
+    ASSERT_OK_AND_ASSIGN(const CounterInfo ib, b->DescribeCounter(name));
+    EXPECT_EQ(ia.shards, ib.shards);
+    EXPECT_EQ(ia.policy, ib.policy);
+    EXPECT_EQ(ia.created_at_ms, ib.created_at_ms);
+    EXPECT_EQ(ia.flags, ib.flags);
   }
-  EXPECT_NE(b->DescribeCounter("views")->flags & engine::kCounterFlagPlainIncrements, 0u);
-  EXPECT_EQ(b->GetMarker("orders", "ord-7")->created_at_ms,
-            a->GetMarker("orders", "ord-7")->created_at_ms);
+  EXPECT_NE(test::OkValue(b->DescribeCounter("views")).flags &
+                engine::kCounterFlagPlainIncrements,
+            0u);
+  EXPECT_EQ(test::OkValue(b->GetMarker("orders", "ord-7")).created_at_ms,
+            test::OkValue(a->GetMarker("orders", "ord-7")).created_at_ms);
   VerifyReport r;
   ASSERT_OK(tally::Verify(*b, &r));
   EXPECT_TRUE(r.ok()) << (r.problems.empty() ? "" : r.problems[0]);
   EXPECT_EQ(r.sums_compared, 1u);
   // Exactly-once survives the move.
-  EXPECT_EQ(b->IncrementOnce("orders", "ord-3", 4)->outcome, Outcome::kDuplicate);
+  EXPECT_EQ(test::OkValue(b->IncrementOnce("orders", "ord-3", 4)).outcome,
+            Outcome::kDuplicate);
 }
 
 TEST_F(Import, RefusesBadOrRepeatedMarkersWritingNothing) {
@@ -99,9 +114,10 @@ TEST_F(Import, RefusesBadOrRepeatedMarkersWritingNothing) {
   im.markers = {MarkerInfo{"new-1", shard_of("new-1"), 1, 0}};
   ASSERT_OK(tally::ImportCounter(*db, im));
   EXPECT_TRUE(tally::ImportCounter(*db, im).IsAlreadyExists());
-  EXPECT_EQ(*db->ReadExact("c"), 1);
-  EXPECT_EQ(db->IncrementOnce("c", "new-1", 1)->outcome, Outcome::kDuplicate);
-  EXPECT_EQ(*db->ReadExact("c"), 1);
+  EXPECT_EQ(test::OkValue(db->ReadExact("c")), 1);
+  EXPECT_EQ(test::OkValue(db->IncrementOnce("c", "new-1", 1)).outcome,
+            Outcome::kDuplicate);
+  EXPECT_EQ(test::OkValue(db->ReadExact("c")), 1);
 }
 
 // A source database for the cut tests: a once-counter with markers on every
@@ -119,13 +135,6 @@ void FillSource(Db* db) {
   ASSERT_OK(db->IncrementOnce("views", "v-1", 2));
 }
 
-// `to` holds counter `name` exactly as `from` does.
-void ExpectSame(Db* from, Db* to, const std::string& name) {
-  EXPECT_EQ(*from->ReadExact(name), *to->ReadExact(name)) << name;
-  EXPECT_EQ(*from->ShardCounts(name), *to->ShardCounts(name)) << name;
-  EXPECT_EQ(*from->CountMarkers(name), *to->CountMarkers(name)) << name;
-}
-
 // Item 6: an import killed at any write (every WAL append from the Nth on
 // fails, so the disk holds what a SIGKILL there leaves) leaves each counter
 // whole or absent; a rerun that skips existing counters then restores every
@@ -133,7 +142,7 @@ void ExpectSame(Db* from, Db* to, const std::string& name) {
 TEST_F(Import, Item06_CutAtAnyWriteLeavesEachCounterWholeOrAbsent) {
   auto src = OpenAt("src");
   FillSource(src.get());
-  const std::vector<CounterInfo> counters = *src->ListCounters();
+  const std::vector<CounterInfo> counters = test::OkValue(src->ListCounters());
   bool completed = false;
   for (int cut = 0; !completed && cut < 200; ++cut) {
     SCOPED_TRACE("cut after " + std::to_string(cut) + " WAL appends");
@@ -166,13 +175,14 @@ TEST_F(Import, Item06_CutAtAnyWriteLeavesEachCounterWholeOrAbsent) {
     ASSERT_OK(test::ImportMissing(src.get(), dst.get()));
     for (const CounterInfo& c : counters)
       ExpectSame(src.get(), dst.get(), c.name);
-    const int64_t orders = *dst->ReadExact("orders");
-    EXPECT_EQ(dst->IncrementOnce("orders", "ord-3", 4)->outcome,
+    const int64_t orders = test::OkValue(dst->ReadExact("orders"));
+    EXPECT_EQ(test::OkValue(dst->IncrementOnce("orders", "ord-3", 4)).outcome,
               Outcome::kDuplicate);
-    EXPECT_EQ(dst->IncrementOnce("views", "v-1", 2)->outcome,
+    EXPECT_EQ(test::OkValue(dst->IncrementOnce("views", "v-1", 2)).outcome,
               Outcome::kDuplicate);
-    EXPECT_EQ(*dst->ReadExact("orders"), orders);
-    EXPECT_EQ(*dst->ReadExact("views"), *src->ReadExact("views"));
+    EXPECT_EQ(test::OkValue(dst->ReadExact("orders")), orders);
+    EXPECT_EQ(test::OkValue(dst->ReadExact("views")),
+              test::OkValue(src->ReadExact("views")));
   }
   EXPECT_TRUE(completed) << "the import never ran to its end";
 }
@@ -203,13 +213,13 @@ TEST_F(Import, Item06_CutBetweenMarkerBatchesLeavesNoCounter) {
       ExpectSame(src.get(), dst.get(), "bulk");
     } else {
       ++partial;
-      EXPECT_EQ(dst->ListCounters()->size(), 0u);
+      EXPECT_EQ(test::OkValue(dst->ListCounters()).size(), 0u);
     }
     ASSERT_OK(test::ImportMissing(src.get(), dst.get()));
     ExpectSame(src.get(), dst.get(), "bulk");
-    EXPECT_EQ(dst->IncrementOnce("bulk", "b-65600", 1)->outcome,
+    EXPECT_EQ(test::OkValue(dst->IncrementOnce("bulk", "b-65600", 1)).outcome,
               Outcome::kDuplicate);
-    EXPECT_EQ(*dst->ReadExact("bulk"),
+    EXPECT_EQ(test::OkValue(dst->ReadExact("bulk")),
               static_cast<int64_t>(kMaxBatchOps + 100));
   }
   EXPECT_TRUE(completed);

@@ -29,7 +29,7 @@ TEST_P(Increment, ExactReadSumsShards) {
     EXPECT_LT(r->shard, 8u);
     expect += i % 7 - 3;
   }
-  EXPECT_EQ(*db->ReadExact("views"), expect);
+  EXPECT_EQ(test::OkValue(db->ReadExact("views")), expect);
   auto shards = db->ShardCounts("views");
   ASSERT_OK(shards);
   ASSERT_EQ(shards->size(), 8u);
@@ -49,7 +49,7 @@ TEST_P(Increment, AffinityKeyPinsShard) {
     ASSERT_OK(r);
     EXPECT_EQ(r->shard, first->shard);
   }
-  EXPECT_EQ((*db->ShardCounts("per-device"))[first->shard], 21);
+  EXPECT_EQ((test::OkValue(db->ShardCounts("per-device")))[first->shard], 21);
   // Under the affinity policy an increment without a key is refused.
   EXPECT_TRUE(db->Increment("per-device", 1).status().IsInvalidArgument());
 }
@@ -68,7 +68,7 @@ TEST_P(Increment, ConcurrentHotShardLosesNothing) {
     });
   }
   for (auto& t : threads) t.join();
-  EXPECT_EQ(*db->ReadExact("hot"), 16000);
+  EXPECT_EQ(test::OkValue(db->ReadExact("hot")), 16000);
 }
 
 // Overflow is a state: the write that crosses int64 is accepted (it cannot
@@ -96,7 +96,8 @@ TEST_P(Increment, SumBeyondInt64IsOutOfRange) {
   IncrementOptions a, b;
   a.affinity_key = "a";
   b.affinity_key = "b";
-  ASSERT_NE(db->Increment("two", 1, a)->shard, db->Increment("two", 1, b)->shard);
+  ASSERT_NE(test::OkValue(db->Increment("two", 1, a)).shard,
+            test::OkValue(db->Increment("two", 1, b)).shard);
   const int64_t big = std::numeric_limits<int64_t>::max() - 1;
   ASSERT_OK(db->Increment("two", big, a));
   ASSERT_OK(db->Increment("two", big, b));
@@ -112,7 +113,7 @@ TEST_P(Increment, CorruptShardValueIsCorruptionNamingKey) {
     auto db = Open();
     ASSERT_OK(db->CreateCounter("c", {1}));
     ASSERT_OK(db->Increment("c", 5));
-    id = db->DescribeCounter("c")->id;
+    id = test::OkValue(db->DescribeCounter("c")).id;
   }
   {
     test::RawDb raw(path());

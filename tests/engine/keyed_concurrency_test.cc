@@ -121,7 +121,7 @@ TEST_F(KeyedConcurrency, CopiesOfOneEventCountOncePerKeyAcrossThreads) {
   }
   EXPECT_EQ(sum, distinct);
   ASSERT_OK(db->RollupNow("likes"));
-  EXPECT_EQ(db->ReadCached("likes")->value, sum);
+  EXPECT_EQ(test::OkValue(db->ReadCached("likes")).value, sum);
   auto top = db->TopKeys("likes", 3);
   ASSERT_OK(top);
   EXPECT_EQ(top->key_count, static_cast<uint64_t>(kKeys));
@@ -155,7 +155,7 @@ TEST_F(KeyedConcurrency, DeleteKeyBesideWritersLosesNoOtherKey) {
   writer.join();
   deleter.join();
   EXPECT_EQ(failures.load(), 0);
-  EXPECT_EQ(*db->ReadExact({"views", "kept"}), kRounds);
+  EXPECT_EQ(test::OkValue(db->ReadExact({"views", "kept"})), kRounds);
   auto doomed = db->ReadExact({"views", "doomed"});
   ASSERT_OK(doomed);
   EXPECT_GE(*doomed, 0);

@@ -45,27 +45,29 @@ class KeyedCopies : public test::DbTest {
     ASSERT_OK(values);
     for (int post = 0; post < kPosts; ++post) {
       EXPECT_EQ((*values)[post], post + 1) << posts[post];
-      EXPECT_EQ(*copy->CountMarkers({"likes", posts[post]}),
+      EXPECT_EQ(test::OkValue(copy->CountMarkers({"likes", posts[post]})),
                 static_cast<uint64_t>(post) + 1);
     }
     ListKeysOptions all;
     all.limit = 100;
-    EXPECT_EQ(copy->ListKeys("likes", all)->size(),
+    EXPECT_EQ(test::OkValue(copy->ListKeys("likes", all)).size(),
               static_cast<size_t>(kPosts));
     auto top = copy->TopKeys("likes", 3, TopKeysOptions{true});
     ASSERT_OK(top);
     ASSERT_EQ(top->keys.size(), 3u);
     EXPECT_EQ(top->keys[0].key, Post(kPosts - 1));
     EXPECT_EQ(top->keys[0].value, kPosts);
-    EXPECT_EQ(*copy->ReadExact("orders"), 7);
+    EXPECT_EQ(test::OkValue(copy->ReadExact("orders")), 7);
     VerifyReport r;
     ASSERT_OK(tally::Verify(*copy, &r));
     EXPECT_TRUE(r.ok()) << Dump(r);
     EXPECT_EQ(r.keys_compared, static_cast<uint64_t>(kPosts));
     // Exactly-once carries over, per key.
-    EXPECT_EQ(copy->IncrementOnce({"likes", Post(4)}, "u-2", 1)->outcome,
+    EXPECT_EQ(test::OkValue(copy->IncrementOnce({"likes", Post(4)}, "u-2", 1))
+                  .outcome,
               Outcome::kDuplicate);
-    EXPECT_EQ(copy->IncrementOnce({"likes", Post(1)}, "u-2", 1)->outcome,
+    EXPECT_EQ(test::OkValue(copy->IncrementOnce({"likes", Post(1)}, "u-2", 1))
+                  .outcome,
               Outcome::kApplied);
   }
 
@@ -84,7 +86,7 @@ TEST_F(KeyedCopies, SurvivesBackupAndRestore) {
   ASSERT_OK(RestoreBackup(Sub("backups"), backup->id, Sub("restored")));
   auto restored = OpenAt("restored");
   ASSERT_NE(restored, nullptr);
-  EXPECT_TRUE(restored->DescribeCounter("likes")->keyed);
+  EXPECT_TRUE(test::OkValue(restored->DescribeCounter("likes")).keyed);
   ExpectHoldsPopulated(restored.get());
 }
 
@@ -96,7 +98,7 @@ TEST_F(KeyedCopies, SurvivesCheckpoint) {
   db.reset();
   auto copy = OpenAt("checkpoint");
   ASSERT_NE(copy, nullptr);
-  EXPECT_TRUE(copy->DescribeCounter("likes")->keyed);
+  EXPECT_TRUE(test::OkValue(copy->DescribeCounter("likes")).keyed);
   ExpectHoldsPopulated(copy.get());
 }
 

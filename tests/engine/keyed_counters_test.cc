@@ -37,9 +37,10 @@ TEST_F(Keyed, KeysComeIntoBeingWithTheirFirstIncrement) {
   ASSERT_OK(db->Increment({"likes", "post-1"}, 3));
   ASSERT_OK(db->Increment({"likes", "post-2"}, 5));
   ASSERT_OK(db->Increment({"likes", "post-1"}, 4));
-  EXPECT_EQ(*db->ReadExact({"likes", "post-1"}), 7);
-  EXPECT_EQ(*db->ReadExact({"likes", "post-2"}), 5);
-  EXPECT_EQ(*db->ReadExact({"likes", "post-3"}), 0);  // never incremented
+  EXPECT_EQ(test::OkValue(db->ReadExact({"likes", "post-1"})), 7);
+  EXPECT_EQ(test::OkValue(db->ReadExact({"likes", "post-2"})), 5);
+  EXPECT_EQ(test::OkValue(db->ReadExact({"likes", "post-3"})),
+            0);  // never incremented
   auto shards = db->ShardCounts({"likes", "post-1"});
   ASSERT_OK(shards);
   ASSERT_EQ(shards->size(), 4u);
@@ -47,7 +48,7 @@ TEST_F(Keyed, KeysComeIntoBeingWithTheirFirstIncrement) {
   for (int64_t v : *shards) sum += v;
   EXPECT_EQ(sum, 7);
   // Still one catalog entry.
-  EXPECT_EQ(db->ListCounters()->size(), 1u);
+  EXPECT_EQ(test::OkValue(db->ListCounters()).size(), 1u);
 }
 
 TEST_F(Keyed, KeyedAndNamedRefuseTheWrongKindOfCall) {
@@ -100,15 +101,15 @@ TEST_F(Keyed, OneEventCountsOncePerKey) {
   auto conflict = db->IncrementOnce({"likes", "post-2"}, "user-9", 2);
   ASSERT_OK(conflict);
   EXPECT_EQ(conflict->outcome, Outcome::kConflict);
-  EXPECT_EQ(*db->ReadExact({"likes", "post-1"}), 1);
-  EXPECT_EQ(*db->ReadExact({"likes", "post-2"}), 1);
+  EXPECT_EQ(test::OkValue(db->ReadExact({"likes", "post-1"})), 1);
+  EXPECT_EQ(test::OkValue(db->ReadExact({"likes", "post-2"})), 1);
   auto m = db->GetMarker({"likes", "post-2"}, "user-9");
   ASSERT_OK(m);
   EXPECT_EQ(m->key, "post-2");
   EXPECT_EQ(m->delta, 1);
   EXPECT_TRUE(db->GetMarker({"likes", "post-3"}, "user-9").status().IsNotFound());
-  EXPECT_EQ(*db->CountMarkers({"likes", "post-1"}), 1u);
-  EXPECT_EQ(*db->CountMarkers("likes"), 2u);  // every key
+  EXPECT_EQ(test::OkValue(db->CountMarkers({"likes", "post-1"})), 1u);
+  EXPECT_EQ(test::OkValue(db->CountMarkers("likes")), 2u);  // every key
   ListMarkersOptions lo;
   auto listed = db->ListMarkers({"likes", "post-1"}, lo);
   ASSERT_OK(listed);
@@ -137,11 +138,11 @@ TEST_F(Keyed, ABatchTouchesManyKeysOfManyCountersAtomically) {
   ASSERT_OK(db->Apply(batch, &results));
   ASSERT_EQ(results.size(), 7u);
   EXPECT_EQ(results[2].outcome, Outcome::kDuplicate);
-  EXPECT_EQ(*db->ReadExact({"likes", "p1"}), 1);
-  EXPECT_EQ(*db->ReadExact({"likes", "p2"}), 1);
-  EXPECT_EQ(*db->ReadExact({"views", "p1"}), 15);
-  EXPECT_EQ(*db->ReadExact({"views", "p2"}), 20);
-  EXPECT_EQ(*db->ReadExact("total"), 2);
+  EXPECT_EQ(test::OkValue(db->ReadExact({"likes", "p1"})), 1);
+  EXPECT_EQ(test::OkValue(db->ReadExact({"likes", "p2"})), 1);
+  EXPECT_EQ(test::OkValue(db->ReadExact({"views", "p1"})), 15);
+  EXPECT_EQ(test::OkValue(db->ReadExact({"views", "p2"})), 20);
+  EXPECT_EQ(test::OkValue(db->ReadExact("total")), 2);
   // One bad op refuses the batch, naming its index; nothing is written.
   Batch bad;
   bad.Add({"views", "p1"}, 1);
@@ -149,7 +150,7 @@ TEST_F(Keyed, ABatchTouchesManyKeysOfManyCountersAtomically) {
   Status s = db->Apply(bad, &results);
   EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
   EXPECT_NE(s.ToString().find("batch op 1"), std::string::npos) << s.ToString();
-  EXPECT_EQ(*db->ReadExact({"views", "p1"}), 15);
+  EXPECT_EQ(test::OkValue(db->ReadExact({"views", "p1"})), 15);
   VerifyReport report;
   ASSERT_OK(Verify(*db, &report));
   EXPECT_TRUE(report.ok()) << report.problems.front();
@@ -170,7 +171,8 @@ TEST_F(Keyed, ReadKeysReadsManyKeysInTheOrderGiven) {
   ASSERT_OK(values);
   ASSERT_EQ(values->size(), keys.size());
   for (size_t i = 0; i < keys.size(); ++i) {
-    EXPECT_EQ((*values)[i], *db->ReadExact({"likes", keys[i]})) << keys[i];
+    EXPECT_EQ((*values)[i], test::OkValue(db->ReadExact({"likes", keys[i]})))
+        << keys[i];
   }
   EXPECT_EQ(values->back(), 59);
   EXPECT_EQ((*values)[keys.size() - 2], 0);
@@ -227,7 +229,7 @@ TEST_F(Keyed, ListKeysPagesInKeyOrderFromAPrefix) {
   EXPECT_EQ(a->size(), 10u);
   for (const KeyValue& kv : *a) EXPECT_EQ(kv.key.rfind("a/", 0), 0u) << kv.key;
   p.prefix = "a";
-  EXPECT_EQ(db->ListKeys("views", p)->size(), 21u);
+  EXPECT_EQ(test::OkValue(db->ListKeys("views", p)).size(), 21u);
   p.start_after = "a/3";
   auto after = db->ListKeys("views", p);
   ASSERT_OK(after);
@@ -285,7 +287,7 @@ TEST_F(Keyed, TopKeysFromTheRollUpEqualAnExactScanOnceRolledUp) {
   ASSERT_OK(fresh);
   EXPECT_EQ(fresh->keys[0].key, "new-celebrity");
   EXPECT_EQ(fresh->total, total + 1000);
-  EXPECT_EQ(db->ReadCached("likes")->value, total + 1000);
+  EXPECT_EQ(test::OkValue(db->ReadCached("likes")).value, total + 1000);
   EXPECT_TRUE(db->TopKeys("likes", 0).status().IsInvalidArgument());
   EXPECT_TRUE(db->TopKeys("likes", kMaxTopKeys + 1).status().IsInvalidArgument());
   // The roll-up survives a reopen.
@@ -303,16 +305,16 @@ TEST_F(Keyed, DeleteKeyRemovesItsShardsAndMarkersOnly) {
   ASSERT_OK(db->IncrementOnce({"likes", "p10"}, "u1", 1));  // p1's neighbour
   ASSERT_OK(db->IncrementOnce({"likes", "p2"}, "u1", 1));
   ASSERT_OK(db->DeleteKey("likes", "p1"));
-  EXPECT_EQ(*db->ReadExact({"likes", "p1"}), 0);
-  EXPECT_EQ(*db->ReadExact({"likes", "p10"}), 1);
-  EXPECT_EQ(*db->ReadExact({"likes", "p2"}), 1);
-  EXPECT_EQ(*db->CountMarkers({"likes", "p1"}), 0u);
-  EXPECT_EQ(*db->CountMarkers("likes"), 2u);
+  EXPECT_EQ(test::OkValue(db->ReadExact({"likes", "p1"})), 0);
+  EXPECT_EQ(test::OkValue(db->ReadExact({"likes", "p10"})), 1);
+  EXPECT_EQ(test::OkValue(db->ReadExact({"likes", "p2"})), 1);
+  EXPECT_EQ(test::OkValue(db->CountMarkers({"likes", "p1"})), 0u);
+  EXPECT_EQ(test::OkValue(db->CountMarkers("likes")), 2u);
   // A redelivery after the delete counts again (its marker went too).
   auto again = db->IncrementOnce({"likes", "p1"}, "u1", 1);
   ASSERT_OK(again);
   EXPECT_EQ(again->outcome, Outcome::kApplied);
-  EXPECT_EQ(*db->ReadExact({"likes", "p1"}), 1);
+  EXPECT_EQ(test::OkValue(db->ReadExact({"likes", "p1"})), 1);
   ASSERT_OK(db->DeleteKey("likes", "never-seen"));
   VerifyReport report;
   ASSERT_OK(Verify(*db, &report));
@@ -320,8 +322,8 @@ TEST_F(Keyed, DeleteKeyRemovesItsShardsAndMarkersOnly) {
   // The whole counter goes with DeleteCounter.
   ASSERT_OK(db->DeleteCounter("likes"));
   ASSERT_OK(db->CreateCounter("likes", Spec(2)));
-  EXPECT_EQ(*db->ReadExact({"likes", "p2"}), 0);
-  EXPECT_TRUE(db->ListKeys("likes", {})->empty());
+  EXPECT_EQ(test::OkValue(db->ReadExact({"likes", "p2"})), 0);
+  EXPECT_TRUE(test::OkValue(db->ListKeys("likes", {})).empty());
 }
 
 TEST_F(Keyed, BucketsDedupeWindowsAndRetentionWorkPerKey) {
@@ -340,9 +342,9 @@ TEST_F(Keyed, BucketsDedupeWindowsAndRetentionWorkPerKey) {
   clock_.Advance(3'600'000);
   at.event_time_ms = clock_.NowMillis();
   ASSERT_OK(db->IncrementOnce({"calls", "key-a"}, "e2", 5, at));
-  EXPECT_EQ(*db->ReadExact({"calls", "key-a"}), 7);
-  EXPECT_EQ(*db->ReadRange({"calls", "key-a"}, at.event_time_ms,
-                           at.event_time_ms + 1),
+  EXPECT_EQ(test::OkValue(db->ReadExact({"calls", "key-a"})), 7);
+  EXPECT_EQ(test::OkValue(db->ReadRange({"calls", "key-a"}, at.event_time_ms,
+                                        at.event_time_ms + 1)),
             5);
   auto both = db->ReadKeys("calls", {"key-a", "key-b"});
   ASSERT_OK(both);
@@ -357,9 +359,9 @@ TEST_F(Keyed, BucketsDedupeWindowsAndRetentionWorkPerKey) {
   EXPECT_EQ(late->outcome, Outcome::kOutsideWindow);
   // Past retention, the first hour's bucket reads as empty, per key.
   clock_.Advance(3 * 3'600'000);
-  EXPECT_EQ(*db->ReadExact({"calls", "key-a"}), 0);
-  EXPECT_EQ(*db->ReadExact({"calls", "key-b"}), 0);
-  EXPECT_EQ(*db->ReadExact({"calls", "key-c"}), 0);
+  EXPECT_EQ(test::OkValue(db->ReadExact({"calls", "key-a"})), 0);
+  EXPECT_EQ(test::OkValue(db->ReadExact({"calls", "key-b"})), 0);
+  EXPECT_EQ(test::OkValue(db->ReadExact({"calls", "key-c"})), 0);
 }
 
 TEST_F(Keyed, KeysSurviveReopenAndReadOnlyReadersSeeThem) {
@@ -368,8 +370,8 @@ TEST_F(Keyed, KeysSurviveReopenAndReadOnlyReadersSeeThem) {
   ASSERT_OK(db->IncrementOnce({"likes", "p1"}, "u1", 1));
   ASSERT_OK(db->Increment({"likes", "p2"}, 4));
   Reopen(&db);
-  EXPECT_EQ(*db->ReadExact({"likes", "p1"}), 1);
-  EXPECT_EQ(db->IncrementOnce({"likes", "p1"}, "u1", 1)->outcome,
+  EXPECT_EQ(test::OkValue(db->ReadExact({"likes", "p1"})), 1);
+  EXPECT_EQ(test::OkValue(db->IncrementOnce({"likes", "p1"}, "u1", 1)).outcome,
             Outcome::kDuplicate);
   Options ro;
   ro.read_only = true;
@@ -379,7 +381,7 @@ TEST_F(Keyed, KeysSurviveReopenAndReadOnlyReadersSeeThem) {
   ASSERT_OK(values);
   EXPECT_EQ((*values)[0], 1);
   EXPECT_EQ((*values)[1], 4);
-  EXPECT_EQ(reader->ListKeys("likes", {})->size(), 2u);
+  EXPECT_EQ(test::OkValue(reader->ListKeys("likes", {})).size(), 2u);
   // An exact top list on a read-only (secondary) instance: no snapshot.
   auto top = reader->TopKeys("likes", 1, TopKeysOptions{true});
   ASSERT_OK(top);

@@ -70,7 +70,7 @@ class KeyedImport : public test::DbTest {
   // Imports every counter of `from` into `to` as an export holds it
   // (markers and keys read in pages of 2).
   void CopyAll(Db* from, Db* to) {
-    for (const CounterInfo& c : *from->ListCounters()) {
+    for (const CounterInfo& c : test::OkValue(from->ListCounters())) {
       CounterImport im;
       ASSERT_OK(test::ReadExported(from, c, 2, &im));
       ASSERT_OK(tally::ImportCounter(*to, im));
@@ -88,7 +88,8 @@ TEST_F(KeyedImport, RoundTripKeepsEveryKeyItsMarkersAndVerify) {
   ASSERT_OK(info);
   EXPECT_TRUE(info->keyed);
   EXPECT_EQ(info->shards, 4u);
-  EXPECT_EQ(info->created_at_ms, a->DescribeCounter("likes")->created_at_ms);
+  EXPECT_EQ(info->created_at_ms,
+            test::OkValue(a->DescribeCounter("likes")).created_at_ms);
   EXPECT_EQ(info->flags, 0u);
 
   const std::vector<KeyValue> keys = AllKeys(a.get(), "likes");
@@ -99,16 +100,18 @@ TEST_F(KeyedImport, RoundTripKeepsEveryKeyItsMarkersAndVerify) {
     const std::string& key = keys[i].key;
     EXPECT_EQ(copied[i].key, key);
     EXPECT_EQ(copied[i].value, keys[i].value) << key;
-    EXPECT_EQ(*b->ReadExact({"likes", key}), *a->ReadExact({"likes", key}));
-    EXPECT_EQ(*b->ShardCounts({"likes", key}), *a->ShardCounts({"likes", key}))
+    EXPECT_EQ(test::OkValue(b->ReadExact({"likes", key})),
+              test::OkValue(a->ReadExact({"likes", key})));
+    EXPECT_EQ(test::OkValue(b->ShardCounts({"likes", key})),
+              test::OkValue(a->ShardCounts({"likes", key})))
         << key;
-    EXPECT_EQ(*b->CountMarkers({"likes", key}),
-              *a->CountMarkers({"likes", key}))
+    EXPECT_EQ(test::OkValue(b->CountMarkers({"likes", key})),
+              test::OkValue(a->CountMarkers({"likes", key})))
         << key;
   }
   EXPECT_EQ(copied.back().key, "zero");
   EXPECT_EQ(copied.back().value, 0);  // listed, as in the original
-  EXPECT_EQ(*b->CountMarkers({"likes"}), 28u + 2);
+  EXPECT_EQ(test::OkValue(b->CountMarkers({"likes"})), 28u + 2);
   auto ma = a->GetMarker({"likes", "post-5"}, "user-3");
   auto mb = b->GetMarker({"likes", "post-5"}, "user-3");
   ASSERT_OK(ma);
@@ -117,7 +120,7 @@ TEST_F(KeyedImport, RoundTripKeepsEveryKeyItsMarkersAndVerify) {
   EXPECT_EQ(mb->delta, ma->delta);
   EXPECT_EQ(mb->shard, ma->shard);
   EXPECT_EQ(mb->created_at_ms, ma->created_at_ms);
-  EXPECT_EQ(*b->ReadExact("orders"), 9);
+  EXPECT_EQ(test::OkValue(b->ReadExact("orders")), 9);
 
   VerifyReport r;
   ASSERT_OK(tally::Verify(*b, &r));
@@ -128,20 +131,22 @@ TEST_F(KeyedImport, RoundTripKeepsEveryKeyItsMarkersAndVerify) {
   // Exactly-once survives the move, per key: a redelivered like is a
   // duplicate; the same user's first like of a post it had not liked
   // counts.
-  EXPECT_EQ(b->IncrementOnce({"likes", "post-5"}, "user-3", 4)->outcome,
-            Outcome::kDuplicate);
-  EXPECT_EQ(b->IncrementOnce({"likes", "post-2"}, "user-3", 4)->outcome,
-            Outcome::kApplied);
+  EXPECT_EQ(
+      test::OkValue(b->IncrementOnce({"likes", "post-5"}, "user-3", 4)).outcome,
+      Outcome::kDuplicate);
+  EXPECT_EQ(
+      test::OkValue(b->IncrementOnce({"likes", "post-2"}, "user-3", 4)).outcome,
+      Outcome::kApplied);
 }
 
 TEST_F(KeyedImport, RefusesWhatDoesNotFitTheCounterWritingNothing) {
   auto a = OpenAt("a", ClockOptions());
   Populate(a.get());
   CounterImport likes, orders;
-  ASSERT_OK(
-      test::ReadExported(a.get(), *a->DescribeCounter("likes"), 100, &likes));
-  ASSERT_OK(
-      test::ReadExported(a.get(), *a->DescribeCounter("orders"), 100, &orders));
+  ASSERT_OK(test::ReadExported(
+      a.get(), test::OkValue(a->DescribeCounter("likes")), 100, &likes));
+  ASSERT_OK(test::ReadExported(
+      a.get(), test::OkValue(a->DescribeCounter("orders")), 100, &orders));
   ASSERT_FALSE(likes.keys.empty());
   ASSERT_FALSE(likes.markers.empty());
   auto b = OpenAt("b", ClockOptions());
@@ -197,12 +202,12 @@ TEST_F(KeyedImport, RefusesWhatDoesNotFitTheCounterWritingNothing) {
     EXPECT_TRUE(s.IsInvalidArgument()) << c.what << ": " << s.ToString();
     EXPECT_NE(s.ToString().find(c.needle), std::string::npos)
         << c.what << ": " << s.ToString();
-    EXPECT_TRUE(b->ListCounters()->empty()) << c.what;
+    EXPECT_TRUE(test::OkValue(b->ListCounters()).empty()) << c.what;
   }
   // One event id in two keys is two events, not a repeat.
   CounterImport two = likes;
   ASSERT_OK(tally::ImportCounter(*b, two));
-  EXPECT_EQ(*b->ReadExact({"likes", "post-6"}), 28);
+  EXPECT_EQ(test::OkValue(b->ReadExact({"likes", "post-6"})), 28);
 }
 
 TEST_F(KeyedImport, OutboxEntriesOfAKeyedCounterKeepTheirKey) {
@@ -221,7 +226,7 @@ TEST_F(KeyedImport, OutboxEntriesOfAKeyedCounterKeepTheirKey) {
   EXPECT_EQ((*entries)[1].key, "post-2");
 
   auto b = OpenAt("b", ClockOptions());
-  for (const CounterInfo& c : *a->ListCounters()) {
+  for (const CounterInfo& c : test::OkValue(a->ListCounters())) {
     CounterImport im;
     ASSERT_OK(test::ReadExported(a.get(), c, 10, &im));
     ASSERT_OK(tally::ImportCounter(*b, im));
@@ -238,7 +243,8 @@ TEST_F(KeyedImport, OutboxEntriesOfAKeyedCounterKeepTheirKey) {
   EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
   EXPECT_NE(s.ToString().find("'orders' is not keyed"), std::string::npos)
       << s.ToString();
-  EXPECT_EQ(tally::GetOutboxStatus(*b)->last_seq, 0u);  // nothing written
+  EXPECT_EQ(test::OkValue(tally::GetOutboxStatus(*b)).last_seq,
+            0u);  // nothing written
 
   ASSERT_OK(tally::ImportOutbox(*b, *entries));
   auto copied = tally::ReadOutbox(*b, 0, 100);

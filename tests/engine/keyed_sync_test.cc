@@ -50,10 +50,14 @@ TEST_P(KeyedSync, HubCountsEachKeyOncePerEntry) {
   for (int user = 0; user < 10; ++user) {
     for (size_t p = 0; p <= static_cast<size_t>(user) % 3; ++p) {
       const std::string event = "u-" + std::to_string(user);
-      ASSERT_EQ(edge->IncrementOnce({"likes", posts[p]}, event, 1)->outcome,
-                Outcome::kApplied);
-      ASSERT_EQ(edge->IncrementOnce({"likes", posts[p]}, event, 1)->outcome,
-                Outcome::kDuplicate);
+      ASSERT_EQ(
+          test::OkValue(edge->IncrementOnce({"likes", posts[p]}, event, 1))
+              .outcome,
+          Outcome::kApplied);
+      ASSERT_EQ(
+          test::OkValue(edge->IncrementOnce({"likes", posts[p]}, event, 1))
+              .outcome,
+          Outcome::kDuplicate);
       ++expected[p];
     }
   }
@@ -66,7 +70,7 @@ TEST_P(KeyedSync, HubCountsEachKeyOncePerEntry) {
   // A redelivered page: the hub already holds the first 7 entries (a sync
   // that committed on the hub and was cut before the edge's ack).
   Batch pre;
-  const std::string edge_id = *tally::DatabaseId(*edge);
+  const std::string edge_id = test::OkValue(tally::DatabaseId(*edge));
   for (size_t i = 0; i < 7; ++i) {
     const OutboxEntry& e = (*entries)[i];
     ASSERT_FALSE(e.key.empty());
@@ -99,8 +103,8 @@ TEST_P(KeyedSync, HubCountsEachKeyOncePerEntry) {
     EXPECT_EQ((*edge_values)[p], expected[p]) << posts[p];
   }
   // One hub marker per entry, in its key.
-  EXPECT_EQ(*hub->CountMarkers({"likes", "post-a"}), 10u);
-  EXPECT_EQ(*hub->CountMarkers({"likes"}), 20u);
+  EXPECT_EQ(test::OkValue(hub->CountMarkers({"likes", "post-a"})), 10u);
+  EXPECT_EQ(test::OkValue(hub->CountMarkers({"likes"})), 20u);
   VerifyReport v;
   ASSERT_OK(tally::Verify(*hub, &v));
   EXPECT_TRUE(v.ok()) << Dump(v);
@@ -136,9 +140,9 @@ TEST_P(KeyedSync, KeyedEntryForANamedHubCounterStopsNamingIt) {
   // The first page went through; the refused one is neither applied nor
   // acknowledged (seq 6, which fits, included).
   EXPECT_EQ(report.acked_through, 5u);
-  EXPECT_EQ(tally::GetOutboxStatus(*edge)->acked_through, 5u);
-  EXPECT_EQ(*hub->ReadExact({"likes", "p"}), 5);
-  EXPECT_EQ(*hub->ReadExact("views"), 0);
+  EXPECT_EQ(test::OkValue(tally::GetOutboxStatus(*edge)).acked_through, 5u);
+  EXPECT_EQ(test::OkValue(hub->ReadExact({"likes", "p"})), 5);
+  EXPECT_EQ(test::OkValue(hub->ReadExact("views")), 0);
 }
 
 TEST_P(KeyedSync, NamedEntryForAKeyedHubCounterStopsNamingIt) {
@@ -156,8 +160,8 @@ TEST_P(KeyedSync, NamedEntryForAKeyedHubCounterStopsNamingIt) {
                              "counter is keyed"),
             std::string::npos)
       << s.ToString();
-  EXPECT_EQ(tally::GetOutboxStatus(*edge)->acked_through, 0u);
-  EXPECT_EQ(*hub->CountMarkers({"orders"}), 0u);
+  EXPECT_EQ(test::OkValue(tally::GetOutboxStatus(*edge)).acked_through, 0u);
+  EXPECT_EQ(test::OkValue(hub->CountMarkers({"orders"})), 0u);
 }
 
 TALLY_WRITE_MODES(KeyedSync);

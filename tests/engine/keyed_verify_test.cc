@@ -47,7 +47,8 @@ Ids Populate(const std::string& path) {
   for (int i = 0; i < 10; ++i) {
     EXPECT_OK(db->IncrementOnce("orders", "o" + std::to_string(i), 2));
   }
-  return {db->DescribeCounter("likes")->id, db->DescribeCounter("orders")->id};
+  return {test::OkValue(db->DescribeCounter("likes")).id,
+          test::OkValue(db->DescribeCounter("orders")).id};
 }
 
 // Replaces the marker of (key, event) of counter `id` with one of `delta`.

@@ -174,7 +174,7 @@ TEST_P(OnceAsync, ManyThreadsManyCopiesCountEachEventOnce) {
     ASSERT_OK(m);
     EXPECT_EQ(static_cast<int>(m->shard), shard_of[i].load()) << "event " << i;
   }
-  EXPECT_EQ(*db->ReadExact("c"), expected_sum);
+  EXPECT_EQ(test::OkValue(db->ReadExact("c")), expected_sum);
   const EngineStats stats = tally::GetStats(*db);
   EXPECT_EQ(stats.applied, uint64_t{kEvents});
   EXPECT_EQ(stats.duplicates, uint64_t(submitted + sync_calls - kEvents));
@@ -225,7 +225,7 @@ TEST(OnceAsyncQueued, CopiesOfAQueuedEventAreDecidedAgainstIt) {
   ASSERT_OK(sync_answer);
   EXPECT_EQ(sync_answer->outcome, Outcome::kDuplicate);
   EXPECT_EQ(sync_answer->shard, first->shard);
-  EXPECT_EQ(*db->ReadExact("c"), 1 + 5);
+  EXPECT_EQ(test::OkValue(db->ReadExact("c")), 1 + 5);
   const EngineStats stats = tally::GetStats(*db);
   EXPECT_EQ(stats.applied, 2u);
   EXPECT_EQ(stats.duplicates, 2u);
@@ -301,7 +301,7 @@ TEST(OnceAsyncInline, RefusalsAndWritelessAnswersCallBackInline) {
   db->IncrementOnceAsync("w", "old", 1, answers.Make(3), too_old);
   ASSERT_EQ(answers.count(), 4u);
   ASSERT_OK(answers.Of(3));
-  EXPECT_EQ(answers.Of(3)->outcome, Outcome::kOutsideWindow);
+  EXPECT_EQ(test::OkValue(answers.Of(3)).outcome, Outcome::kOutsideWindow);
   // Stored (IncrementOnce returned, so durable): duplicate and conflict.
   const OnceOptions now{clock.NowMillis(), {}};
   auto first = db->IncrementOnce("w", "e", 3, now);
@@ -310,11 +310,11 @@ TEST(OnceAsyncInline, RefusalsAndWritelessAnswersCallBackInline) {
   db->IncrementOnceAsync("w", "e", 4, answers.Make(5), now);
   ASSERT_EQ(answers.count(), 6u);
   ASSERT_OK(answers.Of(4));
-  EXPECT_EQ(answers.Of(4)->outcome, Outcome::kDuplicate);
-  EXPECT_EQ(answers.Of(4)->shard, first->shard);
+  EXPECT_EQ(test::OkValue(answers.Of(4)).outcome, Outcome::kDuplicate);
+  EXPECT_EQ(test::OkValue(answers.Of(4)).shard, first->shard);
   ASSERT_OK(answers.Of(5));
-  EXPECT_EQ(answers.Of(5)->outcome, Outcome::kConflict);
-  EXPECT_EQ(*db->ReadExact("w"), 3);
+  EXPECT_EQ(test::OkValue(answers.Of(5)).outcome, Outcome::kConflict);
+  EXPECT_EQ(test::OkValue(db->ReadExact("w")), 3);
   EXPECT_EQ(tally::GetStats(*db).rejected, 3u);
   db.reset();
 
@@ -325,8 +325,8 @@ TEST(OnceAsyncInline, RefusalsAndWritelessAnswersCallBackInline) {
   plain->IncrementOnceAsync("c", "e", 2, inline_answers.Make(0));
   plain->IncrementOnceAsync("c", "e", 2, inline_answers.Make(1));
   ASSERT_EQ(inline_answers.count(), 2u);
-  EXPECT_EQ(inline_answers.Of(0)->outcome, Outcome::kApplied);
-  EXPECT_EQ(inline_answers.Of(1)->outcome, Outcome::kDuplicate);
+  EXPECT_EQ(test::OkValue(inline_answers.Of(0)).outcome, Outcome::kApplied);
+  EXPECT_EQ(test::OkValue(inline_answers.Of(1)).outcome, Outcome::kDuplicate);
   plain.reset();
 
   // A read-only database refuses inline.
@@ -367,8 +367,8 @@ TEST(OnceAsyncClose, CloseWithCallbacksPendingAnswersThemAll) {
   EXPECT_EQ(applied.load(), kEvents);
   EXPECT_EQ(duplicates.load(), kEvents);
   auto db = test::OpenOrDie(dir.Sub("db"), Opts(/*sync=*/true));
-  EXPECT_EQ(*db->ReadExact("c"), kEvents);
-  EXPECT_EQ(*db->CountMarkers("c"), uint64_t{kEvents});
+  EXPECT_EQ(test::OkValue(db->ReadExact("c")), kEvents);
+  EXPECT_EQ(test::OkValue(db->CountMarkers("c")), uint64_t{kEvents});
 }
 
 }  // namespace

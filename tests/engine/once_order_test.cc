@@ -161,7 +161,7 @@ TEST_F(OnceOrder, Item08_RedeliveryPausedAtItsClockReadIsNotCountedTwice) {
 
   ASSERT_OK(redelivery);
   EXPECT_NE(redelivery->outcome, Outcome::kApplied) << "paused: " << paused;
-  EXPECT_EQ(*db->ReadExact("c"), 5);
+  EXPECT_EQ(test::OkValue(db->ReadExact("c")), 5);
   EXPECT_EQ(tally::GetStats(*db).applied, 1u);
 }
 
@@ -184,7 +184,7 @@ TEST_F(OnceOrder, Item08_ApplyRedeliveryPausedAtItsClockReadIsNotCountedTwice) {
   ASSERT_OK(applied);
   ASSERT_EQ(results.size(), 1u);
   EXPECT_NE(results[0].outcome, Outcome::kApplied) << "paused: " << paused;
-  EXPECT_EQ(*db->ReadExact("c"), 5);
+  EXPECT_EQ(test::OkValue(db->ReadExact("c")), 5);
 }
 
 // Item 8, the stripe wait: a redelivery queued behind another event's
@@ -221,7 +221,7 @@ TEST_F(OnceOrder, Item08_RedeliveryWaitingOnTheStripeIsJudgedAfterItsLookup) {
   // The holder's reading ends no earlier than the compaction's time (the
   // engine's time never steps back), so "other" is outside the window too.
   EXPECT_EQ(held->outcome, Outcome::kOutsideWindow);
-  EXPECT_EQ(*db->ReadExact("c"), 5);
+  EXPECT_EQ(test::OkValue(db->ReadExact("c")), 5);
 }
 
 // Item 13: a redelivery into a bucket past retention is a duplicate (the
@@ -263,7 +263,8 @@ TEST_F(OnceOrder,
   EXPECT_EQ(results[0].outcome, Outcome::kDuplicate);
   EXPECT_EQ(results[1].outcome, Outcome::kApplied);
   EXPECT_EQ(results[2].outcome, Outcome::kDuplicate);
-  EXPECT_EQ(*db->ReadExact("h"), 2);  // kStart's bucket reads as expired
+  EXPECT_EQ(test::OkValue(db->ReadExact("h")),
+            2);  // kStart's bucket reads as expired
 
   // A new event into the expired bucket still refuses the batch.
   Batch bad;
@@ -322,7 +323,7 @@ TEST_F(OnceOrder, Item14_ApplyReportsTheShardOfTheMarkerOrOfTheBatchWinner) {
   EXPECT_EQ(results[1].shard, engine::ShardOfKey(key2, 16));
   EXPECT_EQ(results[2].outcome, Outcome::kConflict);
   EXPECT_EQ(results[2].shard, results[1].shard);
-  EXPECT_EQ(*db->ReadExact("c"), 2);
+  EXPECT_EQ(test::OkValue(db->ReadExact("c")), 2);
 }
 
 }  // namespace

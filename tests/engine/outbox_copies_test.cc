@@ -69,10 +69,11 @@ TEST_F(OutboxCopies, Item04_PowerCutBeforeAckNeverLosesLaterIncrements) {
   ASSERT_TRUE(fs->cut_done());
   ASSERT_EQ(fs->cut_error(), "");
   edge.reset();
-  EXPECT_EQ(*hub->ReadExact("orders"), 35);
+  EXPECT_EQ(test::OkValue(hub->ReadExact("orders")), 35);
 
   auto after = OpenEdge(cut_path);
-  ASSERT_EQ(*after->ReadExact("orders"), 5) << "the cut kept the tail";
+  ASSERT_EQ(test::OkValue(after->ReadExact("orders")), 5)
+      << "the cut kept the tail";
   // After the cut the edge counts on: a plain increment, a once-increment
   // and a batch.
   ASSERT_OK(after->Increment("orders", 100));
@@ -86,9 +87,9 @@ TEST_F(OutboxCopies, Item04_PowerCutBeforeAckNeverLosesLaterIncrements) {
   EXPECT_EQ(report.duplicates, 0u) << "a new entry was taken for a lost one";
   // The hub holds every increment once: the 8 made before the cut (3 of
   // them lost on the edge) and the 3 after.
-  EXPECT_EQ(*hub->ReadExact("orders"), 35 + 600);
-  EXPECT_EQ(*after->ReadExact("orders"), 5 + 600);
-  EXPECT_EQ(tally::GetOutboxStatus(*after)->entries, 0u);
+  EXPECT_EQ(test::OkValue(hub->ReadExact("orders")), 35 + 600);
+  EXPECT_EQ(test::OkValue(after->ReadExact("orders")), 5 + 600);
+  EXPECT_EQ(test::OkValue(tally::GetOutboxStatus(*after)).entries, 0u);
 
   // Entries that survive a cut unsynced keep their identity: a second cut,
   // this time with the edge's entries on disk but not yet on the hub, then
@@ -110,12 +111,12 @@ TEST_F(OutboxCopies, Item04_PowerCutBeforeAckNeverLosesLaterIncrements) {
   ASSERT_TRUE(fs2->cut_done());
   again.reset();
   auto third = OpenEdge(cut2);
-  EXPECT_EQ(tally::GetOutboxStatus(*third)->entries, 4u);
+  EXPECT_EQ(test::OkValue(tally::GetOutboxStatus(*third)).entries, 4u);
   const SyncReport resent = Sync(third.get(), hub.get());
   EXPECT_EQ(resent.duplicates, 4u);
   EXPECT_EQ(resent.applied, 0u);
-  EXPECT_EQ(*hub->ReadExact("orders"), 35 + 600 + 28);
-  EXPECT_EQ(*third->ReadExact("orders"), 5 + 600 + 28);
+  EXPECT_EQ(test::OkValue(hub->ReadExact("orders")), 35 + 600 + 28);
+  EXPECT_EQ(test::OkValue(third->ReadExact("orders")), 5 + 600 + 28);
 }
 
 // A checkpoint opened as a second device beside the original: both keep
@@ -132,7 +133,7 @@ TEST_F(OutboxCopies, Item05_CheckpointAsSecondDeviceNeverCollides) {
   for (int i = 0; i < 3; ++i) ASSERT_OK(a->Increment("orders", 2));  // unsynced
   ASSERT_OK(tally::Checkpoint(*a, Sub("b")));
   auto b = OpenEdge(Sub("b"));
-  const int64_t inherited = *b->ReadExact("orders");
+  const int64_t inherited = test::OkValue(b->ReadExact("orders"));
   ASSERT_EQ(inherited, 10);
 
   // After the copy each device counts its own increments, with different
@@ -146,10 +147,11 @@ TEST_F(OutboxCopies, Item05_CheckpointAsSecondDeviceNeverCollides) {
   const SyncReport ra = Sync(a.get(), hub.get());
   EXPECT_EQ(ra.duplicates, 3u);  // the inherited ones, sent by b already
   EXPECT_EQ(ra.applied, 5u);
-  const int64_t a_total = *a->ReadExact("orders");
-  const int64_t b_total = *b->ReadExact("orders");
-  EXPECT_EQ(*hub->ReadExact("orders"), a_total + b_total - inherited);
-  EXPECT_EQ(*hub->ReadExact("orders"), 10 + 500 + 5007);
+  const int64_t a_total = test::OkValue(a->ReadExact("orders"));
+  const int64_t b_total = test::OkValue(b->ReadExact("orders"));
+  EXPECT_EQ(test::OkValue(hub->ReadExact("orders")),
+            a_total + b_total - inherited);
+  EXPECT_EQ(test::OkValue(hub->ReadExact("orders")), 10 + 500 + 5007);
 }
 
 // An edge restored from an older backup replaces the same device: the hub
@@ -172,7 +174,7 @@ TEST_F(OutboxCopies, Item05_RestoredOlderBackupNeverReusesIdentities) {
   const SyncReport r = Sync(restored.get(), hub.get());
   EXPECT_EQ(r.duplicates, 3u);  // the backup's entries: already on the hub
   EXPECT_EQ(r.applied, 4u);
-  EXPECT_EQ(*hub->ReadExact("orders"), 43 + 4000);
+  EXPECT_EQ(test::OkValue(hub->ReadExact("orders")), 43 + 4000);
 }
 
 }  // namespace

@@ -44,7 +44,7 @@ TEST_P(Outbox, EveryAppliedIncrementInOrderThenAcknowledged) {
   ASSERT_OK(db->Increment("orders", 3));
   ASSERT_OK(db->Increment("quiet", 100));
   ASSERT_OK(db->IncrementOnce("orders", "o-1", 5));
-  ASSERT_EQ(db->IncrementOnce("orders", "o-1", 5)->outcome,
+  ASSERT_EQ(test::OkValue(db->IncrementOnce("orders", "o-1", 5)).outcome,
             Outcome::kDuplicate);  // no second entry
   Batch b;
   b.AddOnce("orders", "o-2", 7, OnceOptions{kStart - 1000, {}});
@@ -72,6 +72,7 @@ TEST_P(Outbox, EveryAppliedIncrementInOrderThenAcknowledged) {
   ASSERT_OK(tally::AckOutbox(*db, 1));  // behind the cursor: nothing to do
   EXPECT_TRUE(tally::AckOutbox(*db, 5).IsInvalidArgument());
   entries = tally::ReadOutbox(*db, 0, 100);
+  ASSERT_OK(entries);
   ASSERT_EQ(entries->size(), 2u);
   EXPECT_EQ(entries->front().seq, 3u);
   auto st = tally::GetOutboxStatus(*db);
@@ -80,7 +81,7 @@ TEST_P(Outbox, EveryAppliedIncrementInOrderThenAcknowledged) {
   EXPECT_EQ(st->acked_through, 2u);
   EXPECT_EQ(st->last_seq, 4u);
   clock_.Advance(5000);
-  EXPECT_EQ(tally::GetOutboxStatus(*db)->age_ms,
+  EXPECT_EQ(test::OkValue(tally::GetOutboxStatus(*db)).age_ms,
             6000);  // oldest: kStart - 1000
 
   // Acknowledge everything, reopen: seqs continue, never reused.
@@ -89,6 +90,7 @@ TEST_P(Outbox, EveryAppliedIncrementInOrderThenAcknowledged) {
   db = Open("edge");
   ASSERT_OK(db->Increment("orders", 1));
   entries = tally::ReadOutbox(*db, 0, 100);
+  ASSERT_OK(entries);
   ASSERT_EQ(entries->size(), 1u);
   EXPECT_EQ(entries->front().seq, 5u);
   VerifyReport report;
@@ -108,11 +110,11 @@ TEST_P(Outbox, CapRefusesAndWritesNothing) {
   b.AddOnce("c", "e", 1);
   std::vector<IncrementResult> results;
   EXPECT_TRUE(db->Apply(b, &results).IsBusy());
-  EXPECT_EQ(*db->ReadExact("c"), 3);
+  EXPECT_EQ(test::OkValue(db->ReadExact("c")), 3);
   EXPECT_TRUE(db->GetMarker("c", "e").status().IsNotFound());
   ASSERT_OK(tally::AckOutbox(*db, 2));
   ASSERT_OK(db->Apply(b, &results));
-  EXPECT_EQ(*db->ReadExact("c"), 4);
+  EXPECT_EQ(test::OkValue(db->ReadExact("c")), 4);
 
   Options bad;
   bad.outbox_max_entries = 0;
@@ -164,8 +166,8 @@ TEST_P(Outbox, ConcurrentWritersNeverMakeTheReaderSkip) {
   }
   for (auto& w : writers) w.join();
   EXPECT_EQ(sum, uint64_t{kThreads} * kPerThread);
-  EXPECT_EQ(static_cast<uint64_t>(*db->ReadExact("c")), sum);
-  EXPECT_EQ(tally::GetOutboxStatus(*db)->entries, 0u);
+  EXPECT_EQ(static_cast<uint64_t>(test::OkValue(db->ReadExact("c"))), sum);
+  EXPECT_EQ(test::OkValue(tally::GetOutboxStatus(*db)).entries, 0u);
 }
 
 TEST_P(Outbox, SyncTwoEdgesIntoOneHubExactlyWithAttribution) {
@@ -191,13 +193,15 @@ TEST_P(Outbox, SyncTwoEdgesIntoOneHubExactlyWithAttribution) {
   EXPECT_EQ(report.applied, 120u);
   ASSERT_OK(SyncOutbox(a.get(), hub.get(), options, &report));  // nothing new
   EXPECT_EQ(report.entries, 0u);
-  EXPECT_EQ(*hub->ReadExact("orders"), 720);
+  EXPECT_EQ(test::OkValue(hub->ReadExact("orders")), 720);
 
   // Each edge's increments sit in the shard its database id hashes to.
   auto shards = hub->ShardCounts("orders");
   ASSERT_OK(shards);
-  const uint32_t sa = engine::ShardOfKey(*tally::DatabaseId(*a), 64);
-  const uint32_t sb = engine::ShardOfKey(*tally::DatabaseId(*b), 64);
+  const uint32_t sa =
+      engine::ShardOfKey(test::OkValue(tally::DatabaseId(*a)), 64);
+  const uint32_t sb =
+      engine::ShardOfKey(test::OkValue(tally::DatabaseId(*b)), 64);
   if (sa != sb) {
     EXPECT_EQ((*shards)[sa], 600);
     EXPECT_EQ((*shards)[sb], 120);
@@ -230,14 +234,15 @@ TEST_P(Outbox, CutSyncIsRepairedByTheNextWithoutDoubling) {
   EXPECT_TRUE(s.IsNotFound()) << s.ToString();
   EXPECT_NE(s.message().find("stopped at outbox seq 21"), std::string::npos)
       << s.ToString();
-  EXPECT_EQ(tally::GetOutboxStatus(*edge)->acked_through, 20u);
+  EXPECT_EQ(test::OkValue(tally::GetOutboxStatus(*edge)).acked_through, 20u);
 
   // A hub that applied entries the edge did not get to acknowledge: the
   // next sync finds them as duplicates.
   ASSERT_OK(hub->CreateCounter("c", {4}));
   Batch pre;
   auto entries = tally::ReadOutbox(*edge, 20, 15);
-  const std::string id = *tally::DatabaseId(*edge);
+  ASSERT_OK(entries);
+  const std::string id = test::OkValue(tally::DatabaseId(*edge));
   for (const OutboxEntry& e : *entries) {
     pre.AddOnce("c", e.origin + "/" + std::to_string(e.origin_seq), e.delta,
                 OnceOptions{e.time_ms, id});
@@ -250,7 +255,7 @@ TEST_P(Outbox, CutSyncIsRepairedByTheNextWithoutDoubling) {
   EXPECT_EQ(report.applied, 15u);
   int64_t expected = 0;
   for (int i = 21; i <= 50; ++i) expected += i;
-  EXPECT_EQ(*hub->ReadExact("c"), expected);
+  EXPECT_EQ(test::OkValue(hub->ReadExact("c")), expected);
 }
 
 TALLY_WRITE_MODES(Outbox);

@@ -63,10 +63,10 @@ TEST_P(Quota, EachWindowOfEachKeyHasItsOwnBound) {
   EXPECT_EQ(r->remaining, 0);
   EXPECT_EQ(r->window_ends_ms, kStart + kMinute);  // when to try again
   // Another key has its own window.
-  EXPECT_EQ(db->Increment(b, 1)->outcome, Outcome::kApplied);
+  EXPECT_EQ(test::OkValue(db->Increment(b, 1)).outcome, Outcome::kApplied);
   // The last ms of the window is still in it; the next one is a new window.
   clock_.Advance(kMinute - 1);
-  EXPECT_EQ(db->Increment(a, 1)->outcome, Outcome::kRefused);
+  EXPECT_EQ(test::OkValue(db->Increment(a, 1)).outcome, Outcome::kRefused);
   clock_.Advance(1);
   r = db->Increment(a, 2);
   ASSERT_OK(r);
@@ -75,9 +75,11 @@ TEST_P(Quota, EachWindowOfEachKeyHasItsOwnBound) {
   EXPECT_EQ(r->remaining, 1);
   EXPECT_EQ(r->window_ends_ms, kStart + 2 * kMinute);
   // Reads: one window's use, or every retained window's.
-  EXPECT_EQ(*db->ReadRange(a, kStart, kStart + kMinute), 3);
-  EXPECT_EQ(*db->ReadRange(a, kStart + kMinute, kStart + 2 * kMinute), 2);
-  EXPECT_EQ(*db->ReadExact(a), 5);
+  EXPECT_EQ(test::OkValue(db->ReadRange(a, kStart, kStart + kMinute)), 3);
+  EXPECT_EQ(
+      test::OkValue(db->ReadRange(a, kStart + kMinute, kStart + 2 * kMinute)),
+      2);
+  EXPECT_EQ(test::OkValue(db->ReadExact(a)), 5);
   VerifyReport report;
   ASSERT_OK(Verify(*db, &report));
   EXPECT_TRUE(report.ok()) << report.problems.front();
@@ -89,7 +91,8 @@ TEST_P(Quota, AnEventTimeCountsInItsOwnWindow) {
   clock_.Advance(2 * kMinute);
   IncrementOptions earlier;
   earlier.event_time_ms = kStart + 5;  // two windows back, retained
-  EXPECT_EQ(db->Increment("calls", 2, earlier)->outcome, Outcome::kApplied);
+  EXPECT_EQ(test::OkValue(db->Increment("calls", 2, earlier)).outcome,
+            Outcome::kApplied);
   auto r = db->Increment("calls", 1, earlier);
   ASSERT_OK(r);
   EXPECT_EQ(r->outcome, Outcome::kRefused);
@@ -167,8 +170,8 @@ TEST_P(Quota, ABatchChecksEachOpInItsOwnWindow) {
   Status s = db->Apply(over, &results);
   EXPECT_TRUE(s.IsOutOfRange()) << s.ToString();
   EXPECT_NE(s.message().find("batch op 1"), std::string::npos);
-  EXPECT_EQ(*db->ReadExact("seen"), 1);
-  EXPECT_EQ(*db->ReadExact(CounterRef("calls", "k")), 4);
+  EXPECT_EQ(test::OkValue(db->ReadExact("seen")), 1);
+  EXPECT_EQ(test::OkValue(db->ReadExact(CounterRef("calls", "k"))), 4);
 }
 
 TEST_P(Quota, RemainingCountsTowardTheBoundTheDeltaMovesTo) {
@@ -189,7 +192,7 @@ TEST_P(Quota, RemainingCountsTowardTheBoundTheDeltaMovesTo) {
   EXPECT_EQ(r->remaining, 5);
   // Sharded counters have no remaining.
   ASSERT_OK(db->CreateCounter("views", CounterSpec{}));
-  EXPECT_EQ(db->Increment("views", 1)->remaining, 0);
+  EXPECT_EQ(test::OkValue(db->Increment("views", 1)).remaining, 0);
 }
 
 TEST_P(Quota, AQuotaRaisesTheFormatAndRefusesAnOutbox) {
@@ -212,7 +215,8 @@ TEST_P(Quota, ASlidingWindowWeighsThePreviousWindow) {
   CounterSpec spec = PerMinute(100, /*keyed=*/false);
   spec.sliding = true;
   ASSERT_OK(db->CreateCounter("calls", spec));
-  EXPECT_EQ(db->Increment("calls", 100)->outcome, Outcome::kApplied);
+  EXPECT_EQ(test::OkValue(db->Increment("calls", 100)).outcome,
+            Outcome::kApplied);
   // The next window's first ms: the previous window weighs in whole.
   clock_.Advance(kMinute);
   auto r = db->Increment("calls", 1);
@@ -228,7 +232,7 @@ TEST_P(Quota, ASlidingWindowWeighsThePreviousWindow) {
   EXPECT_EQ(q->window_start_ms, kStart + kMinute);
   // 15 s in: 100 * 45/60 = 75 of the previous window still count.
   clock_.Advance(15'000);
-  EXPECT_EQ(db->ReadQuota("calls")->remaining, 25);
+  EXPECT_EQ(test::OkValue(db->ReadQuota("calls")).remaining, 25);
   r = db->Increment("calls", 26);
   ASSERT_OK(r);
   EXPECT_EQ(r->outcome, Outcome::kRefused);
@@ -254,8 +258,10 @@ TEST_P(Quota, ASlidingWindowWeighsThePreviousWindow) {
   EXPECT_EQ(r->value, 70);
   EXPECT_EQ(r->remaining, 70);  // toward the minimum 0
   // No window ever holds more than the maximum.
-  EXPECT_EQ(*db->ReadRange("calls", kStart, kStart + kMinute), 100);
-  EXPECT_EQ(*db->ReadRange("calls", kStart + kMinute, kStart + 2 * kMinute),
+  EXPECT_EQ(test::OkValue(db->ReadRange("calls", kStart, kStart + kMinute)),
+            100);
+  EXPECT_EQ(test::OkValue(
+                db->ReadRange("calls", kStart + kMinute, kStart + 2 * kMinute)),
             70);
 }
 
@@ -307,7 +313,8 @@ TEST_P(Quota, ReadQuotaAnswersWithoutWriting) {
   EXPECT_EQ(q->window_ends_ms, kStart + kMinute);
   EXPECT_EQ(q->previous_used, 0);  // a fixed window ignores it
   // A key never used has its whole quota.
-  EXPECT_EQ(db->ReadQuota(CounterRef("calls", "other"))->remaining, 10);
+  EXPECT_EQ(
+      test::OkValue(db->ReadQuota(CounterRef("calls", "other"))).remaining, 10);
   // Not a quota: named.
   CounterSpec stock;
   stock.bounds = CounterBounds::AtLeast(0);
@@ -345,9 +352,9 @@ TEST_P(Quota, SlidingSpecsAreChecked) {
   EXPECT_NE(s.message().find("retention 30000 ms"), std::string::npos);
   spec.retention_ms = kMinute;
   ASSERT_OK(db->CreateCounter("a", spec));
-  EXPECT_TRUE(db->DescribeCounter("a")->sliding);
+  EXPECT_TRUE(test::OkValue(db->DescribeCounter("a")).sliding);
   Reopen(&db);
-  EXPECT_TRUE(db->DescribeCounter("a")->sliding);
+  EXPECT_TRUE(test::OkValue(db->DescribeCounter("a")).sliding);
 }
 
 TALLY_WRITE_MODES(Quota);

@@ -26,18 +26,19 @@ TEST_F(ReadOnlyDb, ReadsBesideWriterAndCatchesUpOnRefresh) {
 
   auto reader = Open(ReadOnly());
   ASSERT_NE(reader, nullptr);
-  EXPECT_EQ(*reader->ReadExact("c"), 10);
-  EXPECT_EQ(*reader->CountMarkers("c"), 10u);
+  EXPECT_EQ(test::OkValue(reader->ReadExact("c")), 10);
+  EXPECT_EQ(test::OkValue(reader->CountMarkers("c")), 10u);
 
   ASSERT_OK(writer->Increment("c", 5));
   ASSERT_OK(writer->CreateCounter("later", {1}));
   ASSERT_OK(writer->Increment("later", 2));
-  EXPECT_EQ(*reader->ReadExact("c"), 10) << "a consistent point until Refresh";
+  EXPECT_EQ(test::OkValue(reader->ReadExact("c")), 10)
+      << "a consistent point until Refresh";
   EXPECT_TRUE(reader->DescribeCounter("later").status().IsNotFound());
 
   ASSERT_OK(reader->Refresh());
-  EXPECT_EQ(*reader->ReadExact("c"), 15);
-  EXPECT_EQ(*reader->ReadExact("later"), 2);
+  EXPECT_EQ(test::OkValue(reader->ReadExact("c")), 15);
+  EXPECT_EQ(test::OkValue(reader->ReadExact("later")), 2);
   ASSERT_OK(writer->Refresh());  // a writer is always current
 }
 
@@ -55,7 +56,7 @@ TEST_F(ReadOnlyDb, RefusesEveryWrite) {
   Status s = reader->DeleteCounter("c");
   EXPECT_TRUE(s.IsNotSupported());
   EXPECT_NE(s.message().find("read-only"), std::string::npos);
-  EXPECT_EQ(*reader->ReadExact("c"), 0);
+  EXPECT_EQ(test::OkValue(reader->ReadExact("c")), 0);
 }
 
 TEST_F(ReadOnlyDb, MissingDatabaseIsNotFoundAndNotCreated) {
@@ -92,7 +93,7 @@ TEST_F(ReadOnlyDb, ValuesLieBetweenStartAndEndDuringWrites) {
   }
   t.join();
   ASSERT_OK(reader->Refresh());
-  EXPECT_EQ(*reader->ReadExact("c"), kWrites);
+  EXPECT_EQ(test::OkValue(reader->ReadExact("c")), kWrites);
 }
 
 }  // namespace

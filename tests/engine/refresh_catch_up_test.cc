@@ -56,8 +56,10 @@ TEST_F(RefreshCatchUp, CatchesUpInPlaceWhenNothingWasFlushed) {
       total += delta;
     }
     ASSERT_OK(reader->Refresh());
-    EXPECT_EQ(*reader->ReadExact("c"), total) << "round " << round;
-    EXPECT_EQ(*reader->CountMarkers("c"), uint64_t(50 * (round + 1)));
+    EXPECT_EQ(test::OkValue(reader->ReadExact("c")), total)
+        << "round " << round;
+    EXPECT_EQ(test::OkValue(reader->CountMarkers("c")),
+              uint64_t(50 * (round + 1)));
   }
   const RefreshCounts n = RefreshCountsForTest(reader.get());
   // The first Refresh has no spare yet: it opens one. Every later one
@@ -81,16 +83,16 @@ TEST_F(RefreshCatchUp, FlushOfReplayedOperandsReopens) {
   ASSERT_OK(tally::Compact(*writer));  // flushes what the spare replayed
   ASSERT_OK(writer->IncrementOnce("c", "late", 1));
   ASSERT_OK(reader->Refresh());  // the spare is the first instance
-  EXPECT_EQ(*reader->ReadExact("c"), 101);
+  EXPECT_EQ(test::OkValue(reader->ReadExact("c")), 101);
   ASSERT_OK(reader->Refresh());  // the spare is the first Refresh's
-  EXPECT_EQ(*reader->ReadExact("c"), 101);
+  EXPECT_EQ(test::OkValue(reader->ReadExact("c")), 101);
   RefreshCounts n = RefreshCountsForTest(reader.get());
   EXPECT_EQ(n.reopens, 3u) << "both spares replayed what the flush holds";
   EXPECT_EQ(n.catch_ups, 0u);
   // The spare now is an instance opened after the flush: it catches up.
   ASSERT_OK(writer->IncrementOnce("c", "later", 1));
   ASSERT_OK(reader->Refresh());
-  EXPECT_EQ(*reader->ReadExact("c"), 102);
+  EXPECT_EQ(test::OkValue(reader->ReadExact("c")), 102);
   n = RefreshCountsForTest(reader.get());
   EXPECT_EQ(n.reopens, 3u);
   EXPECT_EQ(n.catch_ups, 1u);
@@ -117,7 +119,7 @@ TEST_F(RefreshCatchUp, MarkersOnlyReaderReopensAcrossAFlushOfMeta) {
   ASSERT_OK(writer->IncrementOnce("c", "late", 1));
   ASSERT_OK(reader->Refresh());
   ASSERT_OK(reader->Refresh());
-  EXPECT_EQ(*reader->CountMarkers("c"), 101u);
+  EXPECT_EQ(test::OkValue(reader->CountMarkers("c")), 101u);
   RefreshCounts n = RefreshCountsForTest(reader.get());
   EXPECT_EQ(n.catch_ups, 0u);
   EXPECT_EQ(n.reopens, 3u);
@@ -125,7 +127,7 @@ TEST_F(RefreshCatchUp, MarkersOnlyReaderReopensAcrossAFlushOfMeta) {
   ASSERT_OK(writer->IncrementOnce("c", "later", 1));
   ASSERT_OK(reader->Refresh());
   ASSERT_OK(reader->Refresh());
-  EXPECT_EQ(*reader->CountMarkers("c"), 102u);
+  EXPECT_EQ(test::OkValue(reader->CountMarkers("c")), 102u);
   n = RefreshCountsForTest(reader.get());
   EXPECT_EQ(n.catch_ups, 2u);
   EXPECT_EQ(n.reopens, 3u);
@@ -182,8 +184,9 @@ TEST_F(RefreshCatchUp, EveryViewMatchesTheAcknowledgedTotal) {
     }
     ASSERT_OK(s);
     ++views;
-    const int64_t v = *reader->ReadExact("c");
-    const int64_t m = static_cast<int64_t>(*reader->CountMarkers("c"));
+    const int64_t v = test::OkValue(reader->ReadExact("c"));
+    const int64_t m =
+        static_cast<int64_t>(test::OkValue(reader->CountMarkers("c")));
     if (v < lo || v > hi || m < lo_ops || m > hi_ops) {
       if (++out_of_bounds == 1) {
         first = "value " + std::to_string(v) + " outside " +
@@ -224,7 +227,7 @@ TEST_F(RefreshCatchUp, ReadOutsideReadsIsNotSupported) {
   }
   auto reader = Open(ReadOnly(kReadValues));
   ASSERT_NE(reader, nullptr);
-  EXPECT_EQ(*reader->ReadExact("c"), 3);
+  EXPECT_EQ(test::OkValue(reader->ReadExact("c")), 3);
   Result<uint64_t> markers = reader->CountMarkers("c");
   ASSERT_TRUE(markers.status().IsNotSupported());
   EXPECT_NE(markers.status().message().find("Options::reads"),
@@ -235,7 +238,7 @@ TEST_F(RefreshCatchUp, ReadOutsideReadsIsNotSupported) {
   EXPECT_TRUE(tally::Verify(*reader, &report).IsNotSupported());
   auto catalog_only = Open(ReadOnly(0));
   ASSERT_NE(catalog_only, nullptr);
-  EXPECT_EQ(catalog_only->ListCounters()->size(), 1u);
+  EXPECT_EQ(test::OkValue(catalog_only->ListCounters()).size(), 1u);
   EXPECT_TRUE(catalog_only->ReadExact("c").status().IsNotSupported());
 }
 

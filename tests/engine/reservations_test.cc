@@ -56,14 +56,14 @@ TEST_P(Reservations, AHoldCountsAgainstTheMinimumUntilCommitted) {
   EXPECT_EQ(r->value, 5);
   EXPECT_EQ(r->available, 2);
   // The value does not move; takes only reach what is available.
-  EXPECT_EQ(*db->ReadExact(sku), 5);
-  EXPECT_EQ(db->Increment(sku, -3)->outcome, Outcome::kRefused);
+  EXPECT_EQ(test::OkValue(db->ReadExact(sku)), 5);
+  EXPECT_EQ(test::OkValue(db->Increment(sku, -3)).outcome, Outcome::kRefused);
   auto take = db->Increment(sku, -2);
   ASSERT_OK(take);
   EXPECT_EQ(take->outcome, Outcome::kApplied);
   EXPECT_EQ(take->value, 3);
   EXPECT_EQ(take->remaining, 0);
-  EXPECT_EQ(db->Increment(sku, -1)->outcome, Outcome::kRefused);
+  EXPECT_EQ(test::OkValue(db->Increment(sku, -1)).outcome, Outcome::kRefused);
   // Nor another reservation.
   r = db->Reserve(sku, "cart-2", 1, kMinute);
   ASSERT_OK(r);
@@ -76,25 +76,29 @@ TEST_P(Reservations, AHoldCountsAgainstTheMinimumUntilCommitted) {
   EXPECT_EQ(r->state, HoldState::kCommitted);
   EXPECT_EQ(r->value, 0);
   EXPECT_EQ(r->available, 0);
-  EXPECT_EQ(*db->ReadExact(sku), 0);
+  EXPECT_EQ(test::OkValue(db->ReadExact(sku)), 0);
   // Every call again: the same state, nothing moves.
-  EXPECT_EQ(db->CommitReservation(sku, "cart-1")->outcome,
+  EXPECT_EQ(test::OkValue(db->CommitReservation(sku, "cart-1")).outcome,
             Outcome::kDuplicate);
   r = db->ReleaseReservation(sku, "cart-1");
+  ASSERT_OK(r);
   EXPECT_EQ(r->outcome, Outcome::kRefused);
   EXPECT_EQ(r->state, HoldState::kCommitted);
   r = db->Reserve(sku, "cart-1", 3, kMinute);
+  ASSERT_OK(r);
   EXPECT_EQ(r->outcome, Outcome::kDuplicate);
   EXPECT_EQ(r->state, HoldState::kCommitted);
-  EXPECT_EQ(db->Reserve(sku, "cart-1", 4, kMinute)->outcome,
+  EXPECT_EQ(test::OkValue(db->Reserve(sku, "cart-1", 4, kMinute)).outcome,
             Outcome::kConflict);
   // A refused reservation stays refused, also once units are back.
   ASSERT_OK(db->Increment(sku, 10));
   r = db->Reserve(sku, "cart-2", 1, kMinute);
+  ASSERT_OK(r);
   EXPECT_EQ(r->outcome, Outcome::kDuplicate);
   EXPECT_EQ(r->state, HoldState::kRefused);
-  EXPECT_EQ(db->CommitReservation(sku, "cart-2")->outcome, Outcome::kRefused);
-  EXPECT_EQ(*db->ReadExact(sku), 10);
+  EXPECT_EQ(test::OkValue(db->CommitReservation(sku, "cart-2")).outcome,
+            Outcome::kRefused);
+  EXPECT_EQ(test::OkValue(db->ReadExact(sku)), 10);
   VerifyReport report;
   ASSERT_OK(Verify(*db, &report));
   EXPECT_TRUE(report.problems.empty()) << report.problems.front();
@@ -117,22 +121,26 @@ TEST_P(Reservations, AReleaseOrTheEndOfTheHoldGivesTheUnitsBack) {
   EXPECT_EQ(r->outcome, Outcome::kApplied);
   EXPECT_EQ(r->state, HoldState::kReleased);
   EXPECT_EQ(r->available, 2);
-  EXPECT_EQ(db->ReleaseReservation(sku, "a")->outcome, Outcome::kDuplicate);
+  EXPECT_EQ(test::OkValue(db->ReleaseReservation(sku, "a")).outcome,
+            Outcome::kDuplicate);
   // "b" runs out: at its end exactly, not a millisecond later.
   clock_.Advance(2 * kMinute - 1);
-  EXPECT_EQ(db->ReadHeld(sku)->held, 2);
+  EXPECT_EQ(test::OkValue(db->ReadHeld(sku)).held, 2);
   clock_.Advance(1);
   held = db->ReadHeld(sku);
+  ASSERT_OK(held);
   EXPECT_EQ(held->held, 0);
   EXPECT_EQ(held->available, 4);
-  EXPECT_EQ(db->GetReservation(sku, "b")->state, HoldState::kExpired);
+  EXPECT_EQ(test::OkValue(db->GetReservation(sku, "b")).state,
+            HoldState::kExpired);
   r = db->CommitReservation(sku, "b");
   ASSERT_OK(r);
   EXPECT_EQ(r->outcome, Outcome::kRefused);
   EXPECT_EQ(r->state, HoldState::kExpired);
-  EXPECT_EQ(*db->ReadExact(sku), 4);
-  EXPECT_EQ(db->ReleaseReservation(sku, "b")->outcome, Outcome::kDuplicate);
-  EXPECT_EQ(db->Increment(sku, -4)->outcome, Outcome::kApplied);
+  EXPECT_EQ(test::OkValue(db->ReadExact(sku)), 4);
+  EXPECT_EQ(test::OkValue(db->ReleaseReservation(sku, "b")).outcome,
+            Outcome::kDuplicate);
+  EXPECT_EQ(test::OkValue(db->Increment(sku, -4)).outcome, Outcome::kApplied);
   EXPECT_TRUE(db->CommitReservation(sku, "never").status().IsNotFound());
 }
 
@@ -144,15 +152,17 @@ TEST_P(Reservations, AReopenNeitherBringsAHoldBackNorReleasesTwice) {
   ASSERT_OK(db->ReleaseReservation(sku, "gone"));
   Reopen(&db);
   // Still held after the reopen: the take is refused past it.
-  EXPECT_EQ(db->Increment(sku, -3)->outcome, Outcome::kRefused);
-  EXPECT_EQ(db->ReleaseReservation(sku, "gone")->outcome, Outcome::kDuplicate);
-  EXPECT_EQ(db->ReadHeld(sku)->available, 2);
+  EXPECT_EQ(test::OkValue(db->Increment(sku, -3)).outcome, Outcome::kRefused);
+  EXPECT_EQ(test::OkValue(db->ReleaseReservation(sku, "gone")).outcome,
+            Outcome::kDuplicate);
+  EXPECT_EQ(test::OkValue(db->ReadHeld(sku)).available, 2);
   clock_.Advance(kMinute);
   Reopen(&db);
-  EXPECT_EQ(db->ReadHeld(sku)->held, 0);
-  EXPECT_EQ(db->Increment(sku, -3)->outcome, Outcome::kApplied);
-  EXPECT_EQ(db->CommitReservation(sku, "held")->state, HoldState::kExpired);
-  EXPECT_EQ(*db->ReadExact(sku), 0);
+  EXPECT_EQ(test::OkValue(db->ReadHeld(sku)).held, 0);
+  EXPECT_EQ(test::OkValue(db->Increment(sku, -3)).outcome, Outcome::kApplied);
+  EXPECT_EQ(test::OkValue(db->CommitReservation(sku, "held")).state,
+            HoldState::kExpired);
+  EXPECT_EQ(test::OkValue(db->ReadExact(sku)), 0);
 }
 
 TEST_P(Reservations, WrongCountersAndArgumentsAreRefused) {
@@ -178,7 +188,8 @@ TEST_P(Reservations, WrongCountersAndArgumentsAreRefused) {
   EXPECT_TRUE(db->Reserve({"stock", "k"}, "r", 1, 1).status().IsInvalidArgument());
   // A named counter's reservation works as a key's.
   ASSERT_OK(db->Increment("stock", 1));
-  EXPECT_EQ(db->Reserve("stock", "r", 1, 1)->outcome, Outcome::kApplied);
+  EXPECT_EQ(test::OkValue(db->Reserve("stock", "r", 1, 1)).outcome,
+            Outcome::kApplied);
 }
 
 TEST_P(Reservations, DeletingAKeyDropsItsReservations) {
@@ -188,7 +199,7 @@ TEST_P(Reservations, DeletingAKeyDropsItsReservations) {
   ASSERT_OK(db->DeleteKey("stock", "sku"));
   EXPECT_TRUE(db->GetReservation(sku, "r").status().IsNotFound());
   ASSERT_OK(db->Increment(sku, 1));
-  EXPECT_EQ(db->Increment(sku, -1)->outcome, Outcome::kApplied);
+  EXPECT_EQ(test::OkValue(db->Increment(sku, -1)).outcome, Outcome::kApplied);
 }
 
 TEST_P(Reservations, BatchesAndResetsSeeTheHeldUnits) {
@@ -203,13 +214,13 @@ TEST_P(Reservations, BatchesAndResetsSeeTheHeldUnits) {
   EXPECT_TRUE(s.IsOutOfRange()) << s.ToString();
   EXPECT_NE(s.message().find("reservations hold"), std::string::npos)
       << s.ToString();
-  EXPECT_EQ(*db->ReadExact(sku), 3);
+  EXPECT_EQ(test::OkValue(db->ReadExact(sku)), 3);
   // A reset may not leave less than the held units.
   auto reset = db->Reset(sku, "reset-1", 1);
   EXPECT_TRUE(reset.status().IsInvalidArgument()) << reset.status().ToString();
   ASSERT_OK(db->Reset(sku, "reset-2", 2));
-  EXPECT_EQ(db->ReadHeld(sku)->available, 0);
-  EXPECT_EQ(db->CommitReservation(sku, "r")->value, 0);
+  EXPECT_EQ(test::OkValue(db->ReadHeld(sku)).available, 0);
+  EXPECT_EQ(test::OkValue(db->CommitReservation(sku, "r")).value, 0);
 }
 
 TEST_P(Reservations, TakesAndReservationsRaceOverTheLastUnits) {
@@ -277,8 +288,8 @@ TEST_P(Reservations, TakesAndReservationsRaceOverTheLastUnits) {
   EXPECT_EQ(below.load(), 0);
   EXPECT_GT(reads.load(), 0);
   EXPECT_EQ(taken.load() + committed.load(), kStock);
-  EXPECT_EQ(*db->ReadExact(sku), 0);
-  EXPECT_EQ(db->ReadHeld(sku)->held, 0);
+  EXPECT_EQ(test::OkValue(db->ReadExact(sku)), 0);
+  EXPECT_EQ(test::OkValue(db->ReadHeld(sku)).held, 0);
   VerifyReport report;
   ASSERT_OK(Verify(*db, &report));
   EXPECT_TRUE(report.problems.empty()) << report.problems.front();
@@ -292,8 +303,8 @@ TEST_P(Reservations, VerifyFindsHoldsTheValueCannotCover) {
   const CounterRef sku{"stock", "sku"};
   ASSERT_OK(db->Reserve(sku, "ok", 1, 60 * kMinute));
   ASSERT_OK(db->CreateCounter("views", {2}));
-  const uint64_t stock_id = db->DescribeCounter("stock")->id;
-  const uint64_t views_id = db->DescribeCounter("views")->id;
+  const uint64_t stock_id = test::OkValue(db->DescribeCounter("stock")).id;
+  const uint64_t views_id = test::OkValue(db->DescribeCounter("views")).id;
   db.reset();
   {
     test::RawDb raw(path());

@@ -36,7 +36,7 @@ TEST_P(Reset, SetsTheValueOncePerId) {
   EXPECT_EQ(r->outcome, Outcome::kApplied);
   EXPECT_EQ(r->value, 5);
   EXPECT_EQ(r->applied, 5 - 30);
-  EXPECT_EQ(*db->ReadExact("views"), 5);
+  EXPECT_EQ(test::OkValue(db->ReadExact("views")), 5);
   ASSERT_OK(db->Increment("views", 2));
   // The same reset again: answered as the first time, nothing moves.
   r = db->Reset("views", "clear-1", 5);
@@ -44,16 +44,19 @@ TEST_P(Reset, SetsTheValueOncePerId) {
   EXPECT_EQ(r->outcome, Outcome::kDuplicate);
   EXPECT_EQ(r->value, 5);
   EXPECT_EQ(r->applied, -25);
-  EXPECT_EQ(*db->ReadExact("views"), 7);
+  EXPECT_EQ(test::OkValue(db->ReadExact("views")), 7);
   // Another value under the same id, or an increment reusing it: conflicts.
-  EXPECT_EQ(db->Reset("views", "clear-1", 0)->outcome, Outcome::kConflict);
-  EXPECT_EQ(db->IncrementOnce("views", "clear-1", 5)->outcome,
+  EXPECT_EQ(test::OkValue(db->Reset("views", "clear-1", 0)).outcome,
             Outcome::kConflict);
-  EXPECT_EQ(db->Reset("views", "e3", 3)->outcome, Outcome::kConflict);
-  EXPECT_EQ(*db->ReadExact("views"), 7);
+  EXPECT_EQ(test::OkValue(db->IncrementOnce("views", "clear-1", 5)).outcome,
+            Outcome::kConflict);
+  EXPECT_EQ(test::OkValue(db->Reset("views", "e3", 3)).outcome,
+            Outcome::kConflict);
+  EXPECT_EQ(test::OkValue(db->ReadExact("views")), 7);
   // A redelivered event from before the reset is still a duplicate.
-  EXPECT_EQ(db->IncrementOnce("views", "e4", 3)->outcome, Outcome::kDuplicate);
-  EXPECT_EQ(*db->ReadExact("views"), 7);
+  EXPECT_EQ(test::OkValue(db->IncrementOnce("views", "e4", 3)).outcome,
+            Outcome::kDuplicate);
+  EXPECT_EQ(test::OkValue(db->ReadExact("views")), 7);
   auto m = db->GetMarker("views", "clear-1");
   ASSERT_OK(m);
   EXPECT_TRUE(m->reset);
@@ -61,9 +64,11 @@ TEST_P(Reset, SetsTheValueOncePerId) {
   EXPECT_EQ(m->delta, -25);
   // Across a reopen too.
   Reopen(&db);
-  EXPECT_EQ(db->Reset("views", "clear-1", 5)->outcome, Outcome::kDuplicate);
-  EXPECT_EQ(db->IncrementOnce("views", "e4", 3)->outcome, Outcome::kDuplicate);
-  EXPECT_EQ(*db->ReadExact("views"), 7);
+  EXPECT_EQ(test::OkValue(db->Reset("views", "clear-1", 5)).outcome,
+            Outcome::kDuplicate);
+  EXPECT_EQ(test::OkValue(db->IncrementOnce("views", "e4", 3)).outcome,
+            Outcome::kDuplicate);
+  EXPECT_EQ(test::OkValue(db->ReadExact("views")), 7);
 }
 
 TEST_P(Reset, KeepsTheShardsEqualToTheMarkers) {
@@ -78,8 +83,8 @@ TEST_P(Reset, KeepsTheShardsEqualToTheMarkers) {
                                 "u" + std::to_string(i), 1));
   }
   ASSERT_OK(db->Reset({"likes", "p1"}, "r1"));
-  EXPECT_EQ(*db->ReadExact({"likes", "p1"}), 0);
-  EXPECT_EQ(*db->ReadExact({"likes", "p2"}), 10);
+  EXPECT_EQ(test::OkValue(db->ReadExact({"likes", "p1"})), 0);
+  EXPECT_EQ(test::OkValue(db->ReadExact({"likes", "p2"})), 10);
   VerifyReport report;
   ASSERT_OK(Verify(*db, &report));
   EXPECT_TRUE(report.problems.empty()) << report.problems.front();
@@ -100,8 +105,9 @@ TEST_P(Reset, AStrictCounterIsResetWithinItsBounds) {
   EXPECT_EQ(r->outcome, Outcome::kApplied);
   EXPECT_EQ(r->applied, 60);
   EXPECT_EQ(r->value, 100);
-  EXPECT_EQ(db->Increment("stock", 1)->outcome, Outcome::kRefused);
-  EXPECT_EQ(*db->ReadExact("stock"), 100);
+  EXPECT_EQ(test::OkValue(db->Increment("stock", 1)).outcome,
+            Outcome::kRefused);
+  EXPECT_EQ(test::OkValue(db->ReadExact("stock")), 100);
 }
 
 TEST_P(Reset, AQuotaResetsItsWindowNow) {
@@ -113,7 +119,8 @@ TEST_P(Reset, AQuotaResetsItsWindowNow) {
   spec.bucket = BucketWidth::kMinute;
   ASSERT_OK(db->CreateCounter("calls", spec));
   for (int i = 0; i < 10; ++i) ASSERT_OK(db->Increment({"calls", "k"}, 1));
-  EXPECT_EQ(db->Increment({"calls", "k"}, 1)->outcome, Outcome::kRefused);
+  EXPECT_EQ(test::OkValue(db->Increment({"calls", "k"}, 1)).outcome,
+            Outcome::kRefused);
   auto r = db->Reset({"calls", "k"}, "support-ticket-9");
   ASSERT_OK(r);
   EXPECT_EQ(r->outcome, Outcome::kApplied);
@@ -123,7 +130,8 @@ TEST_P(Reset, AQuotaResetsItsWindowNow) {
   ASSERT_OK(q);
   EXPECT_EQ(q->used, 0);
   EXPECT_EQ(q->remaining, 10);
-  EXPECT_EQ(db->Increment({"calls", "k"}, 1)->outcome, Outcome::kApplied);
+  EXPECT_EQ(test::OkValue(db->Increment({"calls", "k"}, 1)).outcome,
+            Outcome::kApplied);
 }
 
 TEST_P(Reset, AnOutboxShipsTheResetsDelta) {
@@ -140,7 +148,7 @@ TEST_P(Reset, AnOutboxShipsTheResetsDelta) {
   EXPECT_EQ((*entries)[1].delta, -3);
   int64_t shipped = 0;
   for (const OutboxEntry& e : *entries) shipped += e.delta;
-  EXPECT_EQ(shipped, *db->ReadExact("orders"));
+  EXPECT_EQ(shipped, test::OkValue(db->ReadExact("orders")));
 }
 
 TEST_P(Reset, ACounterWithADedupeWindowNeedsTheResetsEventTime) {
@@ -212,7 +220,7 @@ TEST_P(Reset, ResetsRacingIncrementsLoseNothing) {
   EXPECT_EQ(failures.load(), 0);
   EXPECT_EQ(added_back.load(), 0);
   EXPECT_GT(resets.load(), 10);
-  const int64_t value = *db->ReadExact("hits");
+  const int64_t value = test::OkValue(db->ReadExact("hits"));
   EXPECT_GE(value, 0);
   EXPECT_EQ(value, int64_t{kWriters} * kPerThread + removed.load());
   VerifyReport report;

@@ -27,7 +27,7 @@ uint64_t Populate(const std::string& path) {
   }
   EXPECT_OK(db->Increment("mixed", 5));
   EXPECT_OK(db->IncrementOnce("mixed", "x", 1));
-  return db->DescribeCounter("once")->id;
+  return test::OkValue(db->DescribeCounter("once")).id;
 }
 
 class VerifyDb : public test::DbTest {};
@@ -44,8 +44,10 @@ TEST_F(VerifyDb, HealthyDatabaseIsClean) {
   // Only the once-only counter can be compared with its markers; the plain
   // increment's flag survived the reopen.
   EXPECT_EQ(r.sums_compared, 1u);
-  EXPECT_NE(db->DescribeCounter("mixed")->flags & engine::kCounterFlagPlainIncrements, 0u);
-  EXPECT_EQ(db->DescribeCounter("once")->flags, 0u);
+  EXPECT_NE(test::OkValue(db->DescribeCounter("mixed")).flags &
+                engine::kCounterFlagPlainIncrements,
+            0u);
+  EXPECT_EQ(test::OkValue(db->DescribeCounter("once")).flags, 0u);
 }
 
 TEST_F(VerifyDb, ReportsCorruptShardValueByKey) {

@@ -247,9 +247,9 @@ TEST_F(WriteRefusals, NoErrorHandsOutResults) {
     }
   }
   // Nothing of the refused calls was counted or written.
-  EXPECT_EQ(*writer_->ReadExact("c"), 3);
-  EXPECT_EQ(*writer_->ReadExact("day"), 0);
-  EXPECT_EQ(*writer_->ReadExact("ob"), 1);
+  EXPECT_EQ(test::OkValue(writer_->ReadExact("c")), 3);
+  EXPECT_EQ(test::OkValue(writer_->ReadExact("day")), 0);
+  EXPECT_EQ(test::OkValue(writer_->ReadExact("ob")), 1);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// Test helpers: ASSERT_OK/EXPECT_OK for Status and Result, database opens,
+// Test helpers: ASSERT_OK/EXPECT_OK for Status and Result,
+// ASSERT_OK_AND_ASSIGN/OkValue to read a Result's value, database opens,
 // clocks and import helpers (the temporary directory is testutil/temp_dir.h).
 #ifndef TALLY_TESTS_TESTUTIL_H_
 #define TALLY_TESTS_TESTUTIL_H_
@@ -10,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "tally/db.h"
 #include "tally/status.h"
@@ -49,6 +51,35 @@ template <typename T>
 // Streamable like any gtest assertion; evaluates `expr` once.
 #define ASSERT_OK(expr) ASSERT_PRED_FORMAT1(::tally::test::IsOk, expr)
 #define EXPECT_OK(expr) EXPECT_PRED_FORMAT1(::tally::test::IsOk, expr)
+
+// ASSERT_OK_AND_ASSIGN(lhs, expr): evaluates `expr` (a Result) once, fails
+// the test (returning from the function, as ASSERT_OK) unless it is OK, and
+// moves its value into `lhs`, a variable or a declaration:
+//   ASSERT_OK_AND_ASSIGN(int64_t v, db->ReadExact("c"));
+// Reading the value of a failed Result aborts (tally/status.h), so a test
+// reads a value only through this, OkValue or after ASSERT_OK on it.
+#define ASSERT_OK_AND_ASSIGN(lhs, expr)                                    \
+  TALLY_ASSERT_OK_AND_ASSIGN_(TALLY_TEST_CAT_(tally_result_, __COUNTER__), \
+                              lhs, expr)
+#define TALLY_ASSERT_OK_AND_ASSIGN_(tmp, lhs, expr)                        \
+  auto tmp = (expr);                                                       \
+  if (!tmp.ok()) GTEST_FAIL() << #expr << ": " << tmp.status().ToString(); \
+  lhs = std::move(tmp).value()
+#define TALLY_TEST_CAT_(a, b) TALLY_TEST_CAT2_(a, b)
+#define TALLY_TEST_CAT2_(a, b) a##b
+
+// The value of `r`, for inside an expression where ASSERT_OK_AND_ASSIGN's
+// statement does not fit: EXPECT_EQ(OkValue(db->ReadExact("c")), 3).
+// A failed `r` is recorded as a test failure at the caller's line, with
+// `what` and its status; reading its value then aborts the test process
+// (Result's rule), which ends that one test as failed: never a made-up value.
+template <typename T>
+T OkValue(Result<T> r, const char* what = "Result",
+          const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+  if (!r.ok())
+    ADD_FAILURE_AT(file, line) << what << ": " << r.status().ToString();
+  return std::move(r).value();
+}
 
 // Opens (creating) a database at `path`, failing the test on error.
 // A counter spec with `shards` shards and an outbox.

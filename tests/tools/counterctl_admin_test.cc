@@ -228,7 +228,7 @@ TEST_F(CounterctlAdmin, CheckpointWhileHeld) {
   EXPECT_EQ(OnCopy({"list"}), "orders shards=4\n");
   EXPECT_EQ(OnCopy({"verify"}).rfind("ok: ", 0), 0u);
   // The holder is untouched and still the writer.
-  EXPECT_EQ(*holder->ReadExact("orders"), 1060);
+  EXPECT_EQ(OkValue(holder->ReadExact("orders")), 1060);
   EXPECT_EQ(CtlOk({"get", "orders"}), "1060\n");
 }
 

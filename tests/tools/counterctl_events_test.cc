@@ -292,7 +292,7 @@ TEST_F(CounterctlEvents, ControlCharactersInIdsAreEscaped) {
     ASSERT_NE(db, nullptr);
     ASSERT_OK(db->CreateCounter("orders", {4}));
     ASSERT_OK(db->IncrementOnce("orders", "a-plain", 1));
-    counter_id = db->DescribeCounter("orders")->id;
+    counter_id = OkValue(db->DescribeCounter("orders")).id;
   }
   const std::string bad_id = "b-line\nbreak";
   const uint32_t shard =

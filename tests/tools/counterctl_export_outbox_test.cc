@@ -83,24 +83,26 @@ TEST_F(CounterctlExportOutbox, Item03_UnsyncedEntriesReachTheHubFromTheCopy) {
   std::unique_ptr<Db> edge = OpenOrDie(db_);
   std::unique_ptr<Db> moved = OpenOrDie(copy);
   std::unique_ptr<Db> hub = OpenOrDie(hub_path);
-  EXPECT_EQ(tally::GetOutboxStatus(*moved)->entries, 5u);
+  EXPECT_EQ(OkValue(tally::GetOutboxStatus(*moved)).entries, 5u);
   SyncReport report;
   ASSERT_OK(SyncOutbox(moved.get(), hub.get(), SyncOptions(), &report));
   EXPECT_EQ(report.applied, 5u);
   EXPECT_EQ(report.duplicates, 0u);
-  EXPECT_EQ(*hub->ReadExact("orders"), *edge->ReadExact("orders"));
-  EXPECT_EQ(*hub->ReadExact("orders"), *moved->ReadExact("orders"));
-  EXPECT_EQ(tally::GetOutboxStatus(*moved)->entries, 0u);
+  EXPECT_EQ(OkValue(hub->ReadExact("orders")),
+            OkValue(edge->ReadExact("orders")));
+  EXPECT_EQ(OkValue(hub->ReadExact("orders")),
+            OkValue(moved->ReadExact("orders")));
+  EXPECT_EQ(OkValue(tally::GetOutboxStatus(*moved)).entries, 0u);
   // The original syncing the same entries later: duplicates, counted once.
   ASSERT_OK(SyncOutbox(edge.get(), hub.get(), SyncOptions(), &report));
   EXPECT_EQ(report.duplicates, 5u);
   EXPECT_EQ(report.applied, 0u);
-  EXPECT_EQ(*hub->ReadExact("orders"), 5 + 10 + 300 + 3000);
+  EXPECT_EQ(OkValue(hub->ReadExact("orders")), 5 + 10 + 300 + 3000);
   // What the copy counts next is its own, never a duplicate.
   ASSERT_OK(moved->Increment("orders", 1));
   ASSERT_OK(SyncOutbox(moved.get(), hub.get(), SyncOptions(), &report));
   EXPECT_EQ(report.applied, 1u);
-  EXPECT_EQ(*hub->ReadExact("orders"), 5 + 10 + 300 + 3000 + 1);
+  EXPECT_EQ(OkValue(hub->ReadExact("orders")), 5 + 10 + 300 + 3000 + 1);
 }
 
 TEST_F(CounterctlExportOutbox, Item03_AnEntryThatCannotBeCarriedIsRefused) {

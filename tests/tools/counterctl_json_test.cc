@@ -297,7 +297,7 @@ TEST_F(CounterctlJson, VerifyProblemsExitThree) {
   {
     std::unique_ptr<Db> reader = OpenReader();
     ASSERT_NE(reader, nullptr);
-    id = reader->DescribeCounter("orders")->id;
+    id = OkValue(reader->DescribeCounter("orders")).id;
   }
   char shard_key[engine::kShardKeyBytes];
   engine::EncodeShardKey(id, 0, shard_key);

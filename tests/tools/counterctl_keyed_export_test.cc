@@ -111,15 +111,15 @@ TEST_F(CounterctlKeyedExport, RoundTripIsExact) {
         const std::string& key = (*ka)[i].key;
         EXPECT_EQ((*kb)[i].key, key);
         EXPECT_EQ((*kb)[i].value, (*ka)[i].value) << key;
-        EXPECT_EQ(*b->ShardCounts({counter, key}),
-                  *a->ShardCounts({counter, key}))
+        EXPECT_EQ(OkValue(b->ShardCounts({counter, key})),
+                  OkValue(a->ShardCounts({counter, key})))
             << key;
-        EXPECT_EQ(*b->CountMarkers({counter, key}),
-                  *a->CountMarkers({counter, key}))
+        EXPECT_EQ(OkValue(b->CountMarkers({counter, key})),
+                  OkValue(a->CountMarkers({counter, key})))
             << key;
       }
     }
-    EXPECT_EQ(*b->ReadExact({"likes", "post-11"}), 6);
+    EXPECT_EQ(OkValue(b->ReadExact({"likes", "post-11"})), 6);
     auto entries = tally::ReadOutbox(*b, 0, 10);
     ASSERT_OK(entries);
     ASSERT_EQ(entries->size(), 2u);
@@ -129,7 +129,7 @@ TEST_F(CounterctlKeyedExport, RoundTripIsExact) {
     ASSERT_OK(tally::Verify(*b, &r));
     EXPECT_TRUE(r.ok()) << r.problems.front();
     EXPECT_EQ(r.keys_compared, static_cast<uint64_t>(kPosts) + 1 + 2);
-    EXPECT_EQ(b->IncrementOnce({"likes", "post-5"}, "u-3", 1)->outcome,
+    EXPECT_EQ(OkValue(b->IncrementOnce({"likes", "post-5"}, "u-3", 1)).outcome,
               Outcome::kDuplicate);
   }
   // The export of the copy is the export of the original (before the

@@ -38,7 +38,7 @@ TEST_F(CounterctlVerify, CorruptShardAndMarkerAreReported) {
   {
     auto db = OpenOrDie(db_);
     ASSERT_NE(db, nullptr);
-    id = db->DescribeCounter("orders")->id;
+    id = OkValue(db->DescribeCounter("orders")).id;
   }
   char shard_key[engine::kShardKeyBytes];
   engine::EncodeShardKey(id, 0, shard_key);
