@@ -443,8 +443,7 @@ class DbImpl final : public Db, private BackendOps {
       const std::function<bool(std::string_view, int64_t)>& visit);
   // A keyed counter's roll-up: total and top list from one scan, outside
   // the catalog hold (it may take seconds). engine/rollups.cc.
-  Status RollupKeyed(std::string_view name, bool force,
-                     RollupRecord* written = nullptr);
+  Status RollupKeyed(std::string_view name, bool force);
   // A scan of every key of keyed counter `c` now: total, key count and the
   // top `keep` keys, from one snapshot (engine/keyed_reads.cc).
   Status ScanTop(const CounterInfo& c, size_t keep, TopKeysResult* out);

@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cassert>
-#include <optional>
 #include <string>
 #include <vector>
 

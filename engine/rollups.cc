@@ -42,8 +42,7 @@ int64_t SteadyMs() {
 // catalog hold (a waiting CreateCounter would otherwise hold every
 // increment up for the scan's duration); the records are written under it,
 // only if the counter is still the one scanned.
-Status DbImpl::RollupKeyed(std::string_view name, bool force,
-                           RollupRecord* written) {
+Status DbImpl::RollupKeyed(std::string_view name, bool force) {
   CounterInfo info;
   uint64_t applied = 0;
   {
@@ -85,7 +84,6 @@ Status DbImpl::RollupKeyed(std::string_view name, bool force,
   if (!s.ok() || !wrote) return s;
   c->scan_started_ms.store(started, std::memory_order_relaxed);
   c->scan_ms.store(SteadyMs() - started, std::memory_order_relaxed);
-  if (written != nullptr) *written = r;
   return Status::OK();
 }
 
