@@ -60,6 +60,7 @@ struct CrashReport {
   uint64_t checks = 0;             // invariant checks passed
   uint64_t acknowledged = 0;       // acknowledged calls checked
   uint64_t reader_points = 0;      // points a read-only reader verified live
+  uint64_t reader_stopped_points = 0;  // and with the writer stopped, 1 a cycle
   uint64_t keys_checked = 0;       // keyed counters' keys checked, all cycles
   uint64_t in_flight_batches = 0;  // batches across keys caught by a kill
   uint64_t in_flight_applied = 0;  // of those, the ones applied (wholly)
