@@ -436,11 +436,14 @@ class DbImpl final : public Db, private BackendOps {
                    const rocksdb::ReadOptions& ro, int64_t* sum);
   // The keys of keyed counter `c` whose shard keys lie in [seek, upper), in
   // key order, each with its value (retained buckets summed); `visit`
-  // returns false to stop. engine/keyed_reads.cc.
-  Status ScanKeys(
-      const CounterInfo& c, const rocksdb::ReadOptions& ro,
-      std::string_view seek, std::string_view upper,
-      const std::function<bool(std::string_view, int64_t)>& visit);
+  // returns false to stop. A key whose value lies outside kMinDelta..
+  // kMaxDelta (an overflowed shard, or shards summing beyond) is visited
+  // with `out_of_range` true and value 0: a key's state is that key's, and
+  // never stops the scan. engine/keyed_reads.cc.
+  Status ScanKeys(const CounterInfo& c, const rocksdb::ReadOptions& ro,
+                  std::string_view seek, std::string_view upper,
+                  const std::function<bool(std::string_view key, int64_t value,
+                                           bool out_of_range)>& visit);
   // A keyed counter's roll-up: total and top list from one scan, outside
   // the catalog hold (it may take seconds). engine/rollups.cc.
   Status RollupKeyed(std::string_view name, bool force);
@@ -448,7 +451,8 @@ class DbImpl final : public Db, private BackendOps {
   // top `keep` keys, from one snapshot (engine/keyed_reads.cc).
   Status ScanTop(const CounterInfo& c, size_t keep, TopKeysResult* out);
   // The stored top list; NotFound when the counter has none yet.
-  Status ReadTopList(const CounterInfo& c, TopKeysResult* out);
+  Status ReadTopList(const CounterInfo& c, TopKeysResult* out,
+                     const rocksdb::ReadOptions& ro = rocksdb::ReadOptions());
   // Every keyed counter's key count from its stored top list, for
   // GetDbStats (engine/admin.cc): one Get each, in name order.
   Status KeyedCounterFigures(const Catalog::Reader& catalog,

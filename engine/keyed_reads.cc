@@ -38,7 +38,7 @@ Status NotKeyed(const CounterInfo& c, const char* call) {
 Status DbImpl::ScanKeys(
     const CounterInfo& c, const rocksdb::ReadOptions& base,
     std::string_view seek, std::string_view upper,
-    const std::function<bool(std::string_view, int64_t)>& visit) {
+    const std::function<bool(std::string_view, int64_t, bool)>& visit) {
   assert(c.keyed);
   rocksdb::ReadOptions ro = base;
   const rocksdb::Slice upper_slice(upper.data(), upper.size());
@@ -50,13 +50,13 @@ Status DbImpl::ScanKeys(
   std::string current;  // the key being summed
   bool have = false;
   ExactSum sum;
+  bool overflowed = false;  // a shard of `current` holds the overflowed state
   size_t buckets = 0;
   int64_t last_bucket = kNoBucket;
   auto flush = [&](bool* go_on) -> Status {
     int64_t v = 0;
-    Status s = NarrowSum(c, sum, &v);
-    if (!s.ok()) return s.WithContext("key " + Quote(current));
-    *go_on = visit(current, v);
+    const bool out_of_range = overflowed || !NarrowSum(c, sum, &v).ok();
+    *go_on = visit(current, out_of_range ? 0 : v, out_of_range);
     return Status::OK();
   };
   for (it->Seek(rocksdb::Slice(seek.data(), seek.size())); it->Valid();
@@ -79,6 +79,7 @@ Status DbImpl::ScanKeys(
       current.assign(parts.key);
       have = true;
       sum = ExactSum();
+      overflowed = false;
       buckets = 0;
       last_bucket = kNoBucket;
     }
@@ -95,6 +96,10 @@ Status DbImpl::ScanKeys(
     ShardSum v;
     Status s = CheckShardValue(c, key, it->value().ToStringView(), parts.shard,
                                &v);
+    if (s.IsOutOfRange()) {  // the overflowed state: this key's, not the scan's
+      overflowed = true;
+      continue;
+    }
     if (!s.ok()) return s;
     sum.Add(v);
   }
@@ -215,10 +220,11 @@ Result<std::vector<KeyValue>> DbImpl::ListKeys(
   std::vector<KeyValue> out;
   if (seek >= upper) return out;
   rocksdb::ReadOptions ro;
-  s = ScanKeys(*c, ro, seek, upper, [&](std::string_view key, int64_t v) {
-    out.push_back(KeyValue{std::string(key), v});
-    return out.size() < options.limit;
-  });
+  s = ScanKeys(*c, ro, seek, upper,
+               [&](std::string_view key, int64_t v, bool out_of_range) {
+                 out.push_back(KeyValue{std::string(key), v, out_of_range});
+                 return out.size() < options.limit;
+               });
   if (!s.ok()) return s;
   return out;
 }
@@ -240,12 +246,21 @@ Status DbImpl::ScanTop(const CounterInfo& c, size_t keep,
   TopKeeper top(keep);
   ExactSum total;
   uint64_t keys = 0;
-  Status s = ScanKeys(c, ro, begin, end, [&](std::string_view key, int64_t v) {
-    ++keys;
-    total.Add(v);
-    top.Offer(key, v);
-    return true;
-  });
+  out->out_of_range_keys = 0;
+  out->first_out_of_range_key.clear();
+  Status s = ScanKeys(
+      c, ro, begin, end, [&](std::string_view key, int64_t v, bool bad) {
+        ++keys;
+        if (bad) {  // left out of the list and the total, and counted
+          if (out->out_of_range_keys++ == 0) {
+            out->first_out_of_range_key.assign(key);
+          }
+          return true;
+        }
+        total.Add(v);
+        top.Offer(key, v);
+        return true;
+      });
   if (!s.ok()) return s;
   s = NarrowSum(c, total, &out->total);
   if (!s.ok()) return s;
@@ -307,14 +322,15 @@ Result<TopKeysResult> DbImpl::TopKeys(std::string_view counter, size_t n,
   return out;
 }
 
-Status DbImpl::ReadTopList(const CounterInfo& c, TopKeysResult* out) {
+Status DbImpl::ReadTopList(const CounterInfo& c, TopKeysResult* out,
+                           const rocksdb::ReadOptions& ro) {
   char key[kTopListKeyBytes];
   EncodeCounterPrefix(c.id, key);
   key[kCounterIdBytes] = kTopListTag;
   if (rollups_ == nullptr) return Status::NotFound("no rollups family");
   rocksdb::PinnableSlice found;
-  rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), rollups_,
-                                rocksdb::Slice(key, sizeof key), &found);
+  rocksdb::Status rs =
+      db_->Get(ro, rollups_, rocksdb::Slice(key, sizeof key), &found);
   if (rs.IsNotFound()) return Status::NotFound("no top list");
   if (!rs.ok()) return FromRocks(rs, "read top list");
   if (!DecodeTopList(found.ToStringView(), out)) {

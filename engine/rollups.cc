@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,17 @@ int64_t SteadyMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+// ReadCached of a keyed counter whose roll-up left keys out of its total.
+Status OutOfRangeKeys(const CounterInfo& c, const TopKeysResult& top) {
+  return Status::OutOfRange(
+      "counter " + Quote(c.name) + ": key " +
+      Quote(top.first_out_of_range_key) + (top.out_of_range_keys > 1
+          ? " and " + std::to_string(top.out_of_range_keys - 1) + " more"
+          : std::string()) +
+      " hold values beyond int64, so the counter's total is unknown; delete "
+      "those keys (DeleteKey; ListKeys marks them out_of_range)");
 }
 
 }  // namespace
@@ -213,15 +225,27 @@ Result<CachedValue> DbImpl::ReadCached(std::string_view counter) {
   Catalog::Reader catalog(catalog_.get());
   const Catalog::Entry* c = catalog.Find(counter);
   if (c == nullptr) return CounterNotFound(counter);
+  // A keyed counter's total and top list are read at one point: the list
+  // says whether out-of-range keys were left out of the total.
+  std::unique_ptr<SnapshotHold> snapshot;
+  rocksdb::ReadOptions ro;
+  if (c->keyed) {
+    snapshot = std::make_unique<SnapshotHold>(db_.get(), options_.read_only);
+    ro.snapshot = snapshot->get();
+    TopKeysResult top;
+    Status s = ReadTopList(*c, &top, ro);
+    if (!s.ok() && !s.IsNotFound()) return s;
+    if (s.ok() && top.out_of_range_keys != 0) return OutOfRangeKeys(*c, top);
+  }
   char key[kCounterIdBytes];
   EncodeCounterPrefix(c->id, key);
   rocksdb::PinnableSlice found;
   const auto get = [&] {
     found.Reset();
-    return rollups_ == nullptr
-               ? rocksdb::Status::NotFound()
-               : db_->Get(rocksdb::ReadOptions(), rollups_,
-                          rocksdb::Slice(key, sizeof key), &found);
+    return rollups_ == nullptr ? rocksdb::Status::NotFound()
+                               : db_->Get(ro, rollups_,
+                                          rocksdb::Slice(key, sizeof key),
+                                          &found);
   };
   rocksdb::Status rs = get();
   if (rs.IsNotFound()) {

@@ -42,6 +42,14 @@ void EncodeTopList(const TopKeysResult& top, std::string* out) {
     PutLe(kv.key.size(), 1, out);
     out->append(kv.key);
   }
+  // The out-of-range keys, only when there are any (docs/format.md): a
+  // list without them keeps the layout older binaries read.
+  if (top.out_of_range_keys == 0) return;
+  assert(!top.first_out_of_range_key.empty() &&
+         top.first_out_of_range_key.size() <= kMaxKeyBytes);
+  PutLe(top.out_of_range_keys, 8, out);
+  PutLe(top.first_out_of_range_key.size(), 1, out);
+  out->append(top.first_out_of_range_key);
 }
 
 bool DecodeTopList(std::string_view in, TopKeysResult* top) {
@@ -67,7 +75,17 @@ bool DecodeTopList(std::string_view in, TopKeysResult* top) {
                                  static_cast<int64_t>(value)});
     in.remove_prefix(len);
   }
-  return in.empty();
+  top->out_of_range_keys = 0;
+  top->first_out_of_range_key.clear();
+  if (in.empty()) return true;
+  uint64_t bad, len;
+  if (!GetLe(&in, 8, &bad) || bad == 0 || bad > keys || !GetLe(&in, 1, &len) ||
+      len == 0 || len > kMaxKeyBytes || in.size() != len) {
+    return false;
+  }
+  top->out_of_range_keys = bad;
+  top->first_out_of_range_key.assign(in);
+  return true;
 }
 
 }  // namespace tally::engine

@@ -61,7 +61,8 @@ class TopKeeper {
 };
 
 // The stored top list (with TopKeysResult's sequence, as_of_ms, key_count,
-// total and keys). Replaces *out.
+// total, keys and, when there are any, the out-of-range keys' count and
+// first key). Replaces *out.
 void EncodeTopList(const TopKeysResult& top, std::string* out);
 // False when `bytes` is not a well-formed top list.
 bool DecodeTopList(std::string_view bytes, TopKeysResult* top);

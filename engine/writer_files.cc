@@ -61,8 +61,14 @@ bool SameManifest(const WriterFiles& a, const WriterFiles& b) {
 }
 
 bool LogsKept(const WriterFiles& before, const WriterFiles& after) {
-  return std::includes(after.logs.begin(), after.logs.end(),
-                       before.logs.begin(), before.logs.end());
+  if (!std::includes(after.logs.begin(), after.logs.end(), before.logs.begin(),
+                     before.logs.end())) {
+    return false;  // a log seen before is gone
+  }
+  if (SameManifest(before, after)) return true;  // no flush: no log obsolete
+  const uint64_t newest_before = before.logs.empty() ? 0 : before.logs.back();
+  const uint64_t newest_after = after.logs.empty() ? 0 : after.logs.back();
+  return newest_after == newest_before;  // no log came, so none came and went
 }
 
 }  // namespace tally::engine

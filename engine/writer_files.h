@@ -33,9 +33,18 @@ Status ListWriterFiles(rocksdb::Env* env, const std::string& path,
 // writer recorded no version change between the two listings.
 bool SameManifest(const WriterFiles& a, const WriterFiles& b);
 
-// True when every log of `before` is still in `after`: the writer deleted
-// no log between the two listings. (RocksDB deletes obsolete logs oldest
-// first, so a log deleted after `before` takes the oldest of `before` too.)
+// True when no write-ahead log can have been deleted between the two
+// listings, seen or unseen: every log of `before` is still in `after`, and
+// either the MANIFEST is unchanged or no log was created in between (the
+// newest log is the same). A log created after `before` and deleted before
+// `after` shows in neither listing; its deletion needs a flush recorded in
+// the MANIFEST after its creation, and a newer log to replace it as the
+// current one (RocksDB never deletes the current log), so either condition
+// rules it out. (RocksDB 7.8.3 deletes obsolete logs newest first,
+// PurgeObsoleteFiles' CompareCandidateFile, so the older logs of `before`
+// may outlive such a log for a while: checking them alone missed it, and a
+// fresh instance then lacked that log's data in the families that had not
+// flushed it: issue 28, item 12.)
 bool LogsKept(const WriterFiles& before, const WriterFiles& after);
 
 }  // namespace tally::engine

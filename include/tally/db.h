@@ -392,9 +392,9 @@ class Db {
   // since, and a fresh instance is opened instead when the writer flushed
   // counter values the spare had replayed or changed its files during the
   // catch-up (docs/design.md, readers in other processes). Busy when the
-  // writer deleted write-ahead logs during each of several attempts to open
-  // a fresh instance (it flushes faster than an open completes): the
-  // previous point is kept. A writer's Db is always current: OK, nothing to
+  // writer flushed and deleted or replaced write-ahead logs during each of
+  // several attempts to open a fresh instance (it flushes faster than an
+  // open completes): the previous point is kept. A writer's Db is always current: OK, nothing to
   // do.
   virtual Status Refresh() = 0;
 

@@ -172,10 +172,17 @@ struct QuotaState {
   int64_t previous_used = 0;    // sliding quotas: the previous window's use
 };
 
-// One key of a keyed counter and its value (Db::ReadKeys, ListKeys, TopKeys).
+// One key of a keyed counter and its value (Db::ListKeys, TopKeys).
 struct KeyValue {
   std::string key;
   int64_t value = 0;
+  // ListKeys: the key's value lies outside kMinDelta..kMaxDelta (its
+  // increments sum beyond int64, or a shard overflowed), so it has none to
+  // give and `value` is 0. The key's state is its own: the other keys read
+  // as usual, and ReadKeys of this one is OutOfRange. DeleteKey removes
+  // it (a Reset cannot: it adds a delta to a value it must read). Never set
+  // in a TopKeys list.
+  bool out_of_range = false;
 };
 
 // Which keys Db::ListKeys returns: in key byte order, those starting with
@@ -195,7 +202,14 @@ struct TopKeysResult {
   // Keys with a stored value when it was taken (a key whose increments sum
   // to 0 counts; a deleted key does not).
   uint64_t key_count = 0;
-  int64_t total = 0;        // the sum over all keys, as of as_of_ms
+  // The sum over all keys, as of as_of_ms, except the out-of-range ones.
+  int64_t total = 0;
+  // Keys whose value lies outside kMinDelta..kMaxDelta (KeyValue::
+  // out_of_range), counted in key_count but left out of `keys` and `total`;
+  // the first of them in key byte order, empty when there are none. While
+  // there are any, ReadCached of the counter is OutOfRange naming it.
+  uint64_t out_of_range_keys = 0;
+  std::string first_out_of_range_key;
   int64_t as_of_ms = 0;     // Options::clock when the scan read it
   uint64_t sequence = 0;    // the RocksDB sequence number it reflects
   int64_t lag_ms = 0;       // now - as_of_ms (>= 0); 0 for an exact read

@@ -253,6 +253,41 @@ TEST(CodingKeyed, TopListRoundTrips) {
   EXPECT_EQ(back.keys[1].value, 5);
 }
 
+// Out-of-range keys (issue 28, item 5) add the tail: their count and the
+// first of them; without any the bytes are those above, unchanged.
+TEST(CodingKeyed, TopListCarriesItsOutOfRangeKeys) {
+  TopKeysResult top = SampleTop();
+  std::string plain;
+  EncodeTopList(top, &plain);
+  top.out_of_range_keys = 2;
+  top.first_out_of_range_key = "bad";
+  std::string bytes;
+  EncodeTopList(top, &bytes);
+  EXPECT_EQ(bytes, plain + std::string("\x02\0\0\0\0\0\0\0\x03" "bad", 12));
+  TopKeysResult back;
+  ASSERT_TRUE(DecodeTopList(bytes, &back));
+  EXPECT_EQ(back.out_of_range_keys, 2u);
+  EXPECT_EQ(back.first_out_of_range_key, "bad");
+  EXPECT_EQ(back.keys.size(), 2u);
+  ASSERT_TRUE(DecodeTopList(plain, &back));  // and a list without them
+  EXPECT_EQ(back.out_of_range_keys, 0u);
+  EXPECT_EQ(back.first_out_of_range_key, "");
+  // Every cut of the tail, a count of 0 or above key_count, an empty key
+  // and a byte after the key are refused.
+  for (size_t n = plain.size() + 1; n < bytes.size(); ++n) {
+    EXPECT_FALSE(DecodeTopList(std::string_view(bytes).substr(0, n), &back))
+        << n;
+  }
+  for (const char count : {'\0', '\x04'}) {  // key_count is 3
+    std::string bad = bytes;
+    bad[plain.size()] = count;
+    EXPECT_FALSE(DecodeTopList(bad, &back)) << int{count};
+  }
+  std::string empty_key = plain + std::string("\x01\0\0\0\0\0\0\0\0", 9);
+  EXPECT_FALSE(DecodeTopList(empty_key, &back));
+  EXPECT_FALSE(DecodeTopList(bytes + "x", &back));
+}
+
 // Every proper prefix, a trailing byte, a 0-length or too-long key and a
 // count above kMaxTopKeys are refused.
 TEST(CodingKeyed, TopListRefusesMalformedBytes) {

@@ -180,6 +180,83 @@ TEST_P(Review3, Item04_AKeyedCachedTotalNeverGoesBackwards) {
   HoldFirstRollupWhileAnotherRuns(db.get(), "likes", {"likes", "p1"});
 }
 
+// Item 5: a key whose value passed beyond int64 is that key's state: its
+// listing marks it, the top lists (stored and exact) count it apart and
+// name it, the cached total refuses naming it, and every other key reads
+// as before. Before the fix every one of these calls failed with
+// OutOfRange for the whole counter.
+void ExpectTopWithoutA(const Result<TopKeysResult>& top) {
+  ASSERT_OK(top);
+  EXPECT_EQ(top->key_count, 3u);
+  EXPECT_EQ(top->out_of_range_keys, 1u);
+  EXPECT_EQ(top->first_out_of_range_key, "a");
+  EXPECT_EQ(top->total, 8);
+  ASSERT_EQ(top->keys.size(), 2u);
+  EXPECT_EQ(top->keys[0].key, "b");
+  EXPECT_EQ(top->keys[0].value, 5);
+  EXPECT_EQ(top->keys[1].key, "c");
+  EXPECT_FALSE(top->keys[0].out_of_range);
+}
+
+void ExpectListMarksA(Db* db) {
+  auto keys = db->ListKeys("kv", {});
+  ASSERT_OK(keys);
+  ASSERT_EQ(keys->size(), 3u);
+  EXPECT_EQ((*keys)[0].key, "a");
+  EXPECT_TRUE((*keys)[0].out_of_range);
+  EXPECT_EQ((*keys)[0].value, 0);
+  EXPECT_EQ((*keys)[1].key, "b");
+  EXPECT_FALSE((*keys)[1].out_of_range);
+  EXPECT_EQ((*keys)[1].value, 5);
+  EXPECT_EQ((*keys)[2].value, 3);
+}
+
+TEST_P(Review3, Item05_AnOutOfRangeKeyIsThatKeysStateOnly) {
+  auto db = Open(NoWorker());
+  CounterSpec spec{2};
+  spec.keyed = true;
+  ASSERT_OK(db->CreateCounter("kv", spec));
+  ASSERT_OK(db->Increment({"kv", "a"}, kMaxDelta));
+  ASSERT_OK(db->Increment({"kv", "a"}, 1));
+  ASSERT_OK(db->Increment({"kv", "b"}, 5));
+  ASSERT_OK(db->Increment({"kv", "c"}, 3));
+  auto read = db->ReadKeys("kv", {"b", "a"});
+  ASSERT_FALSE(read.ok());
+  EXPECT_TRUE(read.status().IsOutOfRange()) << read.status().ToString();
+  EXPECT_NE(read.status().ToString().find("key \"a\""), std::string::npos)
+      << read.status().ToString();
+  ExpectListMarksA(db.get());
+  TopKeysOptions exact;
+  exact.exact = true;
+  ExpectTopWithoutA(db->TopKeys("kv", 10, exact));
+  ASSERT_OK(db->RollupNow("kv"));
+  ExpectTopWithoutA(db->TopKeys("kv", 10));
+  auto cached = db->ReadCached("kv");
+  ASSERT_FALSE(cached.ok());
+  EXPECT_TRUE(cached.status().IsOutOfRange()) << cached.status().ToString();
+  EXPECT_NE(cached.status().ToString().find("key \"a\""), std::string::npos)
+      << cached.status().ToString();
+  // A Reset cannot read the value it would add to: refused, key unchanged.
+  auto reset = db->Reset({"kv", "a"}, "r1", 0);
+  ASSERT_FALSE(reset.ok());
+  EXPECT_TRUE(reset.status().IsOutOfRange()) << reset.status().ToString();
+  // The same from table files, where the wide sum was folded.
+  ASSERT_OK(tally::Compact(*db));
+  ExpectListMarksA(db.get());
+  ExpectTopWithoutA(db->TopKeys("kv", 10, exact));
+  // Deleting the key is the remedy: everything reads again.
+  ASSERT_OK(db->DeleteKey("kv", "a"));
+  ASSERT_OK(db->RollupNow("kv"));
+  cached = db->ReadCached("kv");
+  ASSERT_OK(cached);
+  EXPECT_EQ(cached->value, 8);
+  auto top = db->TopKeys("kv", 10);
+  ASSERT_OK(top);
+  EXPECT_EQ(top->out_of_range_keys, 0u);
+  EXPECT_EQ(top->first_out_of_range_key, "");
+  EXPECT_EQ(top->key_count, 2u);
+}
+
 // Item 6: one range for a value, kMinDelta..kMaxDelta, in every path:
 // INT64_MIN reached by a plain increment reads OutOfRange, never as a
 // value export would write and import refuse.

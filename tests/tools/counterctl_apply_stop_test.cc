@@ -149,7 +149,9 @@ TEST_F(CounterctlApplyStop, AFeedStopsOnSigint) {
   ASSERT_TRUE(apply.ReadLine(&line));
   EXPECT_EQ(line, "committed through line 1");
   apply.Signal(SIGINT);
-  const ProcessResult r = apply.Wait();
+  // Stdin stays open: the stop alone must end the feed (closing it raced
+  // the signal: end-of-input could win, then exit 0).
+  const ProcessResult r = apply.Wait(/*close_stdin=*/false);
   EXPECT_EQ(r.exit_code, 130) << r.err;
   EXPECT_EQ(r.err,
             "counterctl: interrupted by SIGINT: lines 1..1 are committed (the "

@@ -52,6 +52,13 @@ bool NextFrame(LiveProcess* watch, json* frame) {
   return frame->is_object();
 }
 
+// Why a watch ended, once its output did: its exit and stderr.
+std::string Ended(LiveProcess* watch) {
+  const ProcessResult r = watch->Wait();
+  return "exit " + std::to_string(r.exit_code) + ", signal " +
+         std::to_string(r.signal) + ", stderr: " + r.err;
+}
+
 // The entry of counter `name` in a frame's busiest list, or null.
 json Busiest(const json& frame, const std::string& name) {
   for (const json& c : frame["busiest"]) {
@@ -100,7 +107,8 @@ TEST_F(CounterctlWatch, CatchesUpWithTheWriterFrameByFrame) {
                     tmp_.path());
   ASSERT_TRUE(watch.started());
   json first;
-  ASSERT_TRUE(NextFrame(&watch, &first)) << "watch ended before a frame";
+  ASSERT_TRUE(NextFrame(&watch, &first))
+      << "watch ended before a frame: " << Ended(&watch);
   CheckInstance(first, 1, first);
   EXPECT_EQ(first["writer"]["state"], "live") << first.dump();
   EXPECT_EQ(first["writer"]["pid"], static_cast<uint64_t>(::getpid()));
@@ -232,7 +240,8 @@ TEST_F(CounterctlWatch, ASignalEndsItWithExit0AfterAWholeFrame) {
     std::string text, line;
     int frames = 0;
     while (frames < 2) {
-      ASSERT_TRUE(watch.ReadLine(&line)) << "ended early:\n" << text;
+      ASSERT_TRUE(watch.ReadLine(&line))
+          << "ended early: " << Ended(&watch) << "\n" << text;
       text += line + "\n";
       if (line.rfind("outbox: ", 0) == 0) ++frames;
     }

@@ -184,9 +184,9 @@ void LiveProcess::Signal(int sig) {
   if (pid_ > 0) ::kill(pid_, sig);
 }
 
-ProcessResult LiveProcess::Wait() {
+ProcessResult LiveProcess::Wait(bool close_stdin) {
   ProcessResult result;
-  CloseStdin();
+  if (close_stdin) CloseStdin();
   char buf[4096];
   for (ssize_t n; out_ >= 0 && (n = ::read(out_, buf, sizeof buf)) != 0;) {
     if (n < 0 && errno == EINTR) continue;

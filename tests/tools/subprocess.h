@@ -51,9 +51,11 @@ class LiveProcess {
   bool ReadLine(std::string* line);
   // Sends `sig` to the child.
   void Signal(int sig);
-  // Closes stdin, reads stdout to its end, reaps the child: `out` holds
-  // what ReadLine had not returned yet.
-  ProcessResult Wait();
+  // Closes stdin (unless `close_stdin` is false: for a child that must end
+  // on its own, e.g. on a signal, without seeing end-of-input), reads stdout
+  // to its end, reaps the child: `out` holds what ReadLine had not returned
+  // yet. The timeout still ends a child that never does.
+  ProcessResult Wait(bool close_stdin = true);
 
  private:
   int pid_ = -1;

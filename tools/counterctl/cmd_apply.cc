@@ -108,11 +108,12 @@ int RunApply(const GlobalArgs& global, const ApplyArgs& args) {
     }
   }
 
+  // Before the open: the signal thread must come before RocksDB's threads.
+  InstallStopHandlers();
   std::unique_ptr<tally::Db> db;
   tally::Status s = OpenDb(global, OpenMode::kWrite, &db);
   if (!s.ok()) return Fail(s);
 
-  InstallStopHandlers();
   ApplyConfig config;
   config.threads = *threads;
   config.batch_ops = *batch;

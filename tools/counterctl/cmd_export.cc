@@ -178,6 +178,16 @@ int ExportValues(tally::Db* db, std::ostream& out, tally::CounterRef ref,
   return kExitOk;
 }
 
+// An export refused for a key without a value: its shards sum beyond
+// int64 (or one overflowed), which the file's int64 values cannot carry.
+tally::Status OutOfRangeKey(const std::string& counter, const std::string& key) {
+  return tally::Status::OutOfRange(
+      "counter \"" + Printable(counter) + "\" key \"" + Printable(key) +
+      "\" holds a value beyond int64, which an export cannot carry; nothing "
+      "was exported: delete the key (counterctl delete " + Printable(counter) +
+      " --key " + Printable(key) + " --yes), then export again");
+}
+
 // Every key of keyed counter `c`, in key byte order, with its values and
 // markers.
 int ExportKeys(tally::Db* db, std::ostream& out, const tally::CounterInfo& c,
@@ -189,6 +199,7 @@ int ExportKeys(tally::Db* db, std::ostream& out, const tally::CounterInfo& c,
         db->ListKeys(c.name, page);
     if (!keys.ok()) return Fail(keys.status());
     for (const tally::KeyValue& k : *keys) {
+      if (k.out_of_range) return Fail(OutOfRangeKey(c.name, k.key));
       const int code = ExportValues(db, out, tally::CounterRef(c.name, k.key),
                                     judged, totals);
       if (code != kExitOk) return code;

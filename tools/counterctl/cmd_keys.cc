@@ -3,6 +3,9 @@
 // snapshot (Db::ListKeys): one "KEY<TAB>VALUE" line per key. When keys
 // beyond the page match, a last line "more after: KEY" (no tab, so it is
 // never a key line) says so: the next page is --start-after KEY.
+// A key whose value lies beyond int64 prints "out-of-range" (TSV: an empty
+// value; JSON: "value": null, "out_of_range": true), and a note on stderr
+// names the first and the remedy.
 // --json: {"counter", "keys": [{"key", "value"}, ...], "limit", "prefix",
 // "start_after" (null when not given), "more", "next_start_after" (the
 // page's last key when more, else null)}.
@@ -72,6 +75,7 @@ int RunKeys(const GlobalArgs& global, const KeysArgs& args) {
         {"next_start_after", more ? Json(page->back().key) : Json(nullptr)}});
     return kExitOk;
   }
+  NoteOutOfRangeKeys(args.name, *page);
   if (*format == Format::kTsv) {
     PrintTsv({"key", "value"}, KeyValuesJson(*page));
     // The rows are data only: that the page stopped goes to stderr.

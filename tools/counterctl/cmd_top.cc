@@ -3,9 +3,12 @@
 // counter's roll-up (one read, as `get --cached`: a counter nobody rolled up
 // is NotFound from this read-only view; `rollup NAME` makes one), with
 // --exact by a scan of every key now. Text: "key: value" lines (as_of,
-// lag_ms, exact, key_count, total), then one "KEY<TAB>VALUE" line per key.
+// lag_ms, exact, key_count, total; out_of_range_keys and
+// first_out_of_range_key when keys hold values beyond int64, which the
+// list and the total leave out), then one "KEY<TAB>VALUE" line per key.
 // --json: {"counter", "n", "exact", "as_of_ms", "as_of", "lag_ms",
-// "sequence", "key_count", "total", "keys": [{"key", "value"}, ...]}.
+// "sequence", "key_count", "total", "keys": [{"key", "value"}, ...],
+// "out_of_range_keys", "first_out_of_range_key" (null when none)}.
 
 #include <iostream>
 #include <memory>
@@ -38,7 +41,11 @@ int RunTop(const GlobalArgs& global, const TopArgs& args) {
         {"counter", args.name},      {"n", *n},
         {"exact", top->exact},       {"lag_ms", top->lag_ms},
         {"sequence", top->sequence}, {"key_count", top->key_count},
-        {"total", top->total},       {"keys", KeyValuesJson(top->keys)}};
+        {"total", top->total},       {"keys", KeyValuesJson(top->keys)},
+        {"out_of_range_keys", top->out_of_range_keys},
+        {"first_out_of_range_key", top->out_of_range_keys == 0
+                                       ? Json(nullptr)
+                                       : Json(top->first_out_of_range_key)}};
     SetTime(&doc, "as_of", top->as_of_ms);
     PrintJson(doc);
     return kExitOk;
@@ -48,6 +55,11 @@ int RunTop(const GlobalArgs& global, const TopArgs& args) {
             << "exact: " << (top->exact ? "true" : "false") << "\n"
             << "key_count: " << top->key_count << "\n"
             << "total: " << top->total << "\n";
+  if (top->out_of_range_keys != 0) {
+    std::cout << "out_of_range_keys: " << top->out_of_range_keys << "\n"
+              << "first_out_of_range_key: "
+              << Escaped(top->first_out_of_range_key) << "\n";
+  }
   PrintKeyValues(top->keys);
   return kExitOk;
 }

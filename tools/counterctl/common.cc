@@ -42,8 +42,28 @@ std::string Escaped(std::string_view text) {
 
 void PrintKeyValues(const std::vector<tally::KeyValue>& keys) {
   for (const tally::KeyValue& kv : keys) {
-    std::cout << Escaped(kv.key) << '\t' << kv.value << '\n';
+    std::cout << Escaped(kv.key) << '\t';
+    if (kv.out_of_range) {
+      std::cout << kOutOfRangeText << '\n';
+    } else {
+      std::cout << kv.value << '\n';
+    }
   }
+}
+
+void NoteOutOfRangeKeys(const std::string& counter,
+                        const std::vector<tally::KeyValue>& keys) {
+  size_t bad = 0;
+  const tally::KeyValue* first = nullptr;
+  for (const tally::KeyValue& kv : keys) {
+    if (!kv.out_of_range) continue;
+    if (bad++ == 0) first = &kv;
+  }
+  if (first == nullptr) return;
+  PrintNote(std::to_string(bad) + " key(s) hold a value beyond int64 (" +
+            kOutOfRangeText + "), the first \"" + Printable(first->key) +
+            "\": delete such a key (counterctl delete " + Printable(counter) +
+            " --key KEY --yes)");
 }
 
 void PrintNote(std::string_view message) {

@@ -146,8 +146,15 @@ std::string Escaped(std::string_view text);
 
 // Keys with their values as text, one "KEY<TAB>VALUE" line each, in the
 // given order (`get --key` with several keys, `keys`, `top`). A key holds
-// no control character, so the tab is never part of it.
+// no control character, so the tab is never part of it. A key whose value
+// lies beyond int64 (KeyValue::out_of_range) shows kOutOfRangeText.
 void PrintKeyValues(const std::vector<tally::KeyValue>& keys);
+inline constexpr const char* kOutOfRangeText = "out-of-range";
+
+// After a listing: one note on stderr when keys of `counter` in `keys` have
+// no value (beyond int64), naming the first and the remedy; none otherwise.
+void NoteOutOfRangeKeys(const std::string& counter,
+                        const std::vector<tally::KeyValue>& keys);
 
 }  // namespace counterctl
 

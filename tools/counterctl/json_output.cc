@@ -107,7 +107,12 @@ Json MarkerJson(const tally::MarkerInfo& marker) {
 Json KeyValuesJson(const std::vector<tally::KeyValue>& keys) {
   Json list = Json::array();
   for (const tally::KeyValue& kv : keys) {
-    list.push_back(Json{{"key", kv.key}, {"value", kv.value}});
+    // A key without a value (beyond int64): value null, and says so.
+    list.push_back(kv.out_of_range
+                       ? Json{{"key", kv.key},
+                              {"value", nullptr},
+                              {"out_of_range", true}}
+                       : Json{{"key", kv.key}, {"value", kv.value}});
   }
   return list;
 }
