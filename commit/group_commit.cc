@@ -132,7 +132,9 @@ Status GroupCommit::Commit(rocksdb::WriteBatch* batch) {
 void GroupCommit::TakeRoom() {
   if (!OnNotifierThread()) {
     while (!closed_ && async_in_flight_ >= options_.max_async_in_flight) {
+      ++stats_.room_waiters;
       room_cv_.Wait(&mu_);
+      --stats_.room_waiters;
     }
   }
   ++async_in_flight_;

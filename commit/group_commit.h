@@ -80,6 +80,7 @@ struct GroupCommitStats {
   uint64_t largest_group = 0;  // the most batches one group held
   uint64_t async_commits = 0;  // of `commits`, those from CommitAsync
   uint64_t queued = 0;         // commits in the queue now (leader's too)
+  uint64_t room_waiters = 0;   // threads waiting for async room now
   bool closed = false;         // Close has begun
 };
 

@@ -32,6 +32,7 @@
 #include <rocksdb/db.h>
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -178,8 +179,17 @@ class DbImpl final : public Db, private BackendOps {
   void SetRollupHookForTest(std::function<void()> hook) {
     rollup_hook_for_test_ = std::move(hook);
   }
+  // Tests only: runs inside every Reset that applies, between its read of
+  // the value it replaces and its commit, holding the key's stripe (set
+  // while no reset runs).
+  void SetResetHookForTest(std::function<void()> hook) {
+    reset_hook_for_test_ = std::move(hook);
+  }
   // engine/test_hooks.h.
   bool CatalogWriterPending() { return catalog_->WriterPending(); }
+  commit::GroupCommitStats GroupStatsForTest() const {
+    return commit_->GroupStats();
+  }
   // Refresh's counts (engine/test_hooks.h); between Refresh calls only.
   void RefreshCountsForTest(uint64_t* catch_ups, uint64_t* reopens) {
     MutexLock serial(&refresh_mu_);
@@ -514,6 +524,7 @@ class DbImpl final : public Db, private BackendOps {
   Mutex refresh_mu_;
   std::function<void()> verify_hook_for_test_;
   std::function<void()> rollup_hook_for_test_;
+  std::function<void()> reset_hook_for_test_;
   // Orders the writes of roll-ups (engine/rollups.cc, CommitRollup): taken
   // under the catalog hold, never the other way round.
   Mutex rollup_write_mu_;

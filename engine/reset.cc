@@ -145,6 +145,7 @@ Result<IncrementResult> DbImpl::ResetOne(CounterRef counter,
     if (s.ok()) s = AnswerReset(op, current, c.sliding ? &previous : nullptr,
                                 &plan);
     if (!s.ok()) return s;
+    if (reset_hook_for_test_) reset_hook_for_test_();
   }
   return CommitDecided(op, marker, now, &plan, &scratch);
 }

@@ -17,6 +17,15 @@ Status PublishStatsForTest(Db* db) {
   return static_cast<DbImpl*>(db)->PublishStats();
 }
 
+CommitQueue CommitQueueForTest(Db* db) {
+  const commit::GroupCommitStats g =
+      static_cast<DbImpl*>(db)->GroupStatsForTest();
+  CommitQueue out;
+  out.queued = g.queued;
+  out.room_waiters = g.room_waiters;
+  return out;
+}
+
 RefreshCounts RefreshCountsForTest(Db* db) {
   RefreshCounts out;
   static_cast<DbImpl*>(db)->RefreshCountsForTest(&out.catch_ups, &out.reopens);

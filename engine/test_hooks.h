@@ -5,6 +5,7 @@
 #ifndef TALLY_ENGINE_TEST_HOOKS_H_
 #define TALLY_ENGINE_TEST_HOOKS_H_
 
+#include <cstdint>
 #include <string_view>
 
 #include "engine/column_families.h"
@@ -30,6 +31,17 @@ Status PutRawForTest(Db* db, Family family, std::string_view key,
 // a long interval and publish with this, so nothing waits on real time.
 // NotSupported read-only.
 Status PublishStatsForTest(Db* db);
+
+// The writer `db`'s group commit now (all 0 with Options::sync = false,
+// which has none): the commits queued, a leader's included, and the
+// threads waiting for room for an asynchronous one. A test sees a commit
+// line up behind one it holds (a held WAL sync), or an IncrementAsync wait
+// for room, without sleeping.
+struct CommitQueue {
+  uint64_t queued = 0;
+  uint64_t room_waiters = 0;
+};
+CommitQueue CommitQueueForTest(Db* db);
 
 // How the Refresh calls of the read-only `db` went: caught up in place
 // (incrementally) or replaced by a freshly opened instance.

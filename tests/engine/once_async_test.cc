@@ -10,15 +10,14 @@
 #include <rocksdb/env.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "commit/gate_fs.h"
+#include "testutil/answers.h"
 #include "tally/admin.h"
 #include "tally/db.h"
 #include "testutil/testutil.h"
@@ -26,45 +25,7 @@
 namespace tally {
 namespace {
 
-// The answers of async calls, in the order their callbacks ran.
-class Answers {
- public:
-  // A callback recording its answer under `tag`.
-  IncrementCallback Make(int tag) {
-    return [this, tag](const Result<IncrementResult>& r) {
-      std::lock_guard<std::mutex> lock(mu_);
-      order_.push_back(tag);
-      results_.push_back(r);
-      cv_.notify_all();
-    };
-  }
-  size_t count() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return results_.size();
-  }
-  void Wait(size_t n) {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return results_.size() >= n; });
-  }
-  std::vector<int> order() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return order_;
-  }
-  // The answer of the call tagged `tag` (the first, if several).
-  Result<IncrementResult> Of(int tag) {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (size_t i = 0; i < order_.size(); ++i) {
-      if (order_[i] == tag) return results_[i];
-    }
-    return Status::NotFound("no answer tagged " + std::to_string(tag));
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<int> order_;
-  std::vector<Result<IncrementResult>> results_;
-};
+using test::Answers;
 
 Options Opts(bool sync) {
   Options o;

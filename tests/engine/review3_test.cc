@@ -3,20 +3,26 @@
 // interleaving matters the test forces it through a hook (no sleeps); the
 // clock is a ManualClock.
 #include <gtest/gtest.h>
+#include <rocksdb/env.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "commit/gate_fs.h"
 #include "engine/db_impl.h"
+#include "engine/test_hooks.h"
 #include "tally/admin.h"
 #include "tally/batch.h"
 #include "tally/db.h"
 #include "tally/limits.h"
+#include "testutil/answers.h"
 #include "testutil/db_fixture.h"
 #include "testutil/sanitized.h"
 #include "testutil/testutil.h"
@@ -432,7 +438,595 @@ TEST_P(Review3, Item15_ApplyLeavesPrefilledResultsUnchangedOnError) {
   EXPECT_EQ(*v, 0);
 }
 
+// Item 15a: a plain increment of a sharded counter that commits while a
+// reset runs is kept on top of the reset's value; one committed before the
+// reset's read is replaced. Every increment is a distinct power of two, so
+// final - value names exactly the increments that landed on top.
+TEST_P(Review3, Item15_ResetKeepsIncrementsCommittedDuringItOnTop) {
+  auto db = Open(NoWorker());
+  auto* impl = dynamic_cast<engine::DbImpl*>(db.get());
+  ASSERT_NE(impl, nullptr);
+  ASSERT_OK(db->CreateCounter("hits", {4}));
+  ASSERT_OK(db->Increment("hits", 1));
+  ASSERT_OK(db->Increment("hits", 2));
+  Status during;
+  int hook_runs = 0;
+  // Between the reset's read (1 + 2) and its commit: 4 and 8 commit.
+  impl->SetResetHookForTest([&] {
+    ++hook_runs;
+    std::thread t([&] {
+      during = db->Increment("hits", 4).status();
+      if (during.ok()) during = db->Increment("hits", 8).status();
+    });
+    t.join();
+  });
+  Result<IncrementResult> r = db->Reset("hits", "r1", 1000);
+  impl->SetResetHookForTest(nullptr);
+  ASSERT_OK(during);
+  ASSERT_OK(r);
+  EXPECT_EQ(hook_runs, 1);
+  EXPECT_EQ(r->outcome, Outcome::kApplied);
+  EXPECT_EQ(r->applied, 1000 - (1 + 2));  // it took effect at its read
+  ASSERT_OK(db->Increment("hits", 16));
+  ASSERT_OK_AND_ASSIGN(int64_t value, db->ReadExact("hits"));
+  EXPECT_EQ(value - 1000, 4 + 8 + 16) << "the increments on top, as bits";
+  // A redelivery changes nothing and answers as the first.
+  ASSERT_OK_AND_ASSIGN(IncrementResult again, db->Reset("hits", "r1", 1000));
+  EXPECT_EQ(again.outcome, Outcome::kDuplicate);
+  EXPECT_EQ(again.applied, r->applied);
+  EXPECT_EQ(test::OkValue(db->ReadExact("hits")), value);
+  VerifyReport report;
+  ASSERT_OK(Verify(*db, &report));
+  EXPECT_TRUE(report.problems.empty()) << report.problems.front();
+}
+
+// Item 15a, free-running: two threads add distinct powers of two while a
+// reset runs. An increment that returned before Reset was called must be
+// replaced by it, one called after Reset returned must be on top, and the
+// rest each wholly one or the other: final - value is a sum of a subset of
+// the deltas (bits 0..39; the value sits at bit 50).
+TEST_P(Review3, Item15_ResetRacingIncrementsKeepsEachWhollyBeforeOrAfter) {
+  const int kRounds = test::kSanitized ? 5 : 20;
+  constexpr int kThreads = 2;
+  constexpr int kEach = 20;
+  constexpr int64_t kValue = int64_t{1} << 50;
+  auto db = Open(NoWorker());
+  int wrong = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    const std::string name = "h" + std::to_string(round);
+    ASSERT_OK(db->CreateCounter(name, {4}));
+    // Event order: every call start and return takes the next number.
+    std::atomic<int> clock{0};
+    std::vector<int> started(kThreads * kEach), returned(kThreads * kEach);
+    std::atomic<int> done{0}, failures{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < kEach; ++i) {
+          const int bit = t * kEach + i;
+          started[bit] = clock.fetch_add(1);
+          if (!db->Increment(name, int64_t{1} << bit).ok()) ++failures;
+          returned[bit] = clock.fetch_add(1);
+          done.fetch_add(1);
+        }
+      });
+    }
+    // Resets once some increments are in (progress, not time).
+    while (done.load() < kEach / 2) std::this_thread::yield();
+    const int reset_started = clock.fetch_add(1);
+    Result<IncrementResult> r = db->Reset(name, "r", kValue);
+    const int reset_returned = clock.fetch_add(1);
+    for (std::thread& t : threads) t.join();
+    ASSERT_EQ(failures.load(), 0);
+    ASSERT_OK(r);
+    ASSERT_EQ(r->outcome, Outcome::kApplied);
+    ASSERT_OK_AND_ASSIGN(int64_t value, db->ReadExact(name));
+    const int64_t on_top = value - kValue;
+    if (on_top < 0 || on_top >= (int64_t{1} << (kThreads * kEach))) {
+      ADD_FAILURE() << "round " << round << ": " << value
+                    << " is not the reset's value plus whole increments";
+      ++wrong;
+      continue;
+    }
+    for (int bit = 0; bit < kThreads * kEach; ++bit) {
+      const bool kept = (on_top >> bit) & 1;
+      if (returned[bit] < reset_started && kept) {
+        ADD_FAILURE() << "round " << round << ": increment 2^" << bit
+                      << " returned before the reset and survived it";
+        ++wrong;
+      }
+      if (started[bit] > reset_returned && !kept) {
+        ADD_FAILURE() << "round " << round << ": increment 2^" << bit
+                      << " made after the reset was lost";
+        ++wrong;
+      }
+    }
+    // What the reset took is what it read: kValue - applied is the sum of
+    // the increments it replaced, the complement of those on top.
+    const int64_t all = (int64_t{1} << (kThreads * kEach)) - 1;
+    EXPECT_EQ(kValue - r->applied, all - on_top) << "round " << round;
+  }
+  EXPECT_EQ(wrong, 0);
+}
+
+// Item 15c: batches that move k from one shard (one key) to another keep
+// each counter's total; a roll-up (ReadCached after RollupNow, TopKeys'
+// total) never shows a batch half applied.
+TEST_P(Review3, Item15_RollupsNeverShowATornBatch) {
+  const int kBatches = test::kSanitized ? 300 : 1'000;
+  auto db = Open(NoWorker());
+  ASSERT_OK(db->CreateCounter("c", {4}));
+  CounterSpec keyed{4};
+  keyed.keyed = true;
+  ASSERT_OK(db->CreateCounter("kc", keyed));
+  // Two affinity keys of different shards of "c".
+  IncrementOptions a, b;
+  a.affinity_key = "a";
+  ASSERT_OK_AND_ASSIGN(IncrementResult first, db->Increment("c", 1000, a));
+  std::vector<std::string> candidates;
+  for (int i = 0; i < 64; ++i) candidates.push_back("b" + std::to_string(i));
+  for (const std::string& cand : candidates) {
+    IncrementOptions o;
+    o.affinity_key = cand;
+    ASSERT_OK_AND_ASSIGN(IncrementResult r, db->Increment("c", 1, o));
+    if (r.shard != first.shard) {
+      b.affinity_key = cand;
+      break;
+    }
+  }
+  ASSERT_FALSE(b.affinity_key.empty()) << "no key of another shard";
+  ASSERT_OK(db->Increment({"kc", "x"}, 500, a));
+  ASSERT_OK(db->Increment({"kc", "y"}, 500, b));
+  ASSERT_OK_AND_ASSIGN(const int64_t total, db->ReadExact("c"));
+  ASSERT_OK_AND_ASSIGN(const std::vector<int64_t> before, db->ShardCounts("c"));
+  constexpr int64_t kKeyedTotal = 1000;
+  std::atomic<bool> writing{true};
+  Status wrote;
+  std::thread writer([&] {
+    for (int i = 1; i <= kBatches && wrote.ok(); ++i) {
+      Batch batch;
+      batch.Add("c", i, a);
+      batch.Add("c", -i, b);
+      batch.Add({"kc", "x"}, -i, a);
+      batch.Add({"kc", "y"}, i, b);
+      std::vector<IncrementResult> results;
+      wrote = db->Apply(batch, &results);
+    }
+    writing = false;
+  });
+  int torn = 0, rollups = 0;
+  for (bool last = false; !last;) {
+    last = !writing.load();
+    ASSERT_OK(db->RollupNow("c"));
+    ASSERT_OK_AND_ASSIGN(CachedValue cached, db->ReadCached("c"));
+    if (cached.value != total) ++torn;
+    ASSERT_OK(db->RollupNow("kc"));
+    ASSERT_OK_AND_ASSIGN(CachedValue kcached, db->ReadCached("kc"));
+    if (kcached.value != kKeyedTotal) ++torn;
+    ASSERT_OK_AND_ASSIGN(TopKeysResult top, db->TopKeys("kc", 2));
+    if (top.total != kKeyedTotal) ++torn;
+    int64_t listed = 0;
+    for (const KeyValue& kv : top.keys) listed += kv.value;
+    if (listed != kKeyedTotal) ++torn;
+    ++rollups;
+  }
+  writer.join();
+  ASSERT_OK(wrote);
+  EXPECT_EQ(torn, 0) << "of " << rollups << " roll-ups";
+  // The shards moved: the batches were applied.
+  ASSERT_OK_AND_ASSIGN(std::vector<int64_t> shards, db->ShardCounts("c"));
+  EXPECT_EQ(shards[first.shard] - before[first.shard],
+            int64_t{kBatches} * (kBatches + 1) / 2);
+  EXPECT_EQ(test::OkValue(db->ReadExact("c")), total);
+}
+
+// Item 15d: a marker found past its expiry (not yet dropped by compaction)
+// still answers: a redelivery with another delta is kConflict and one with
+// the same delta kDuplicate, both with its shard, whatever time they claim;
+// nothing changes. Once compaction dropped it, a redelivery is outside the
+// window.
+TEST_P(Review3, Item15_AnExpiredMarkerStillAnswersConflict) {
+  auto db = Open(ClockOptions());
+  CounterSpec spec{4};
+  spec.dedupe_window_ms = kHour;
+  ASSERT_OK(db->CreateCounter("w", spec));
+  OnceOptions at;
+  at.event_time_ms = clock_.NowMillis();
+  ASSERT_OK_AND_ASSIGN(IncrementResult first,
+                       db->IncrementOnce("w", "e1", 5, at));
+  ASSERT_EQ(first.outcome, Outcome::kApplied);
+  clock_.Advance(2 * kHour);  // past the marker's expiry; not compacted
+  ASSERT_OK_AND_ASSIGN(uint64_t live, db->CountMarkers("w"));
+  EXPECT_EQ(live, 0u) << "the marker has expired";
+  ASSERT_OK_AND_ASSIGN(IncrementResult other,
+                       db->IncrementOnce("w", "e1", 6, at));
+  EXPECT_EQ(other.outcome, Outcome::kConflict);
+  EXPECT_EQ(other.shard, first.shard);
+  EXPECT_EQ(other.applied, 0);
+  OnceOptions now;
+  now.event_time_ms = clock_.NowMillis();  // a copy claiming a new time
+  ASSERT_OK_AND_ASSIGN(IncrementResult late,
+                       db->IncrementOnce("w", "e1", 6, now));
+  EXPECT_EQ(late.outcome, Outcome::kConflict);
+  ASSERT_OK_AND_ASSIGN(IncrementResult same,
+                       db->IncrementOnce("w", "e1", 5, at));
+  EXPECT_EQ(same.outcome, Outcome::kDuplicate);
+  EXPECT_EQ(same.shard, first.shard);
+  EXPECT_EQ(same.applied, 5);
+  EXPECT_EQ(test::OkValue(db->ReadExact("w")), 5);
+  // Gone after compaction: the redelivery is late, not counted.
+  ASSERT_OK(tally::Compact(*db));
+  ASSERT_OK_AND_ASSIGN(IncrementResult gone,
+                       db->IncrementOnce("w", "e1", 6, at));
+  EXPECT_EQ(gone.outcome, Outcome::kOutsideWindow);
+  EXPECT_EQ(test::OkValue(db->ReadExact("w")), 5);
+}
+
 TALLY_WRITE_MODES(Review3);
+
+using test::Answers;
+
+// The hang detector's bound: far beyond any run.
+constexpr std::chrono::seconds kHangBound{300};
+
+// Asynchronous calls are only asynchronous with Options::sync (else they
+// run inline): these run durable, over a GateFs that holds a WAL sync so a
+// commit stays queued (or in its write) until the test releases it.
+class Review3Gated : public test::DbTest {
+ protected:
+  Review3Gated()
+      : DbTest(kStart),
+        fs_(std::make_shared<test::GateFs>()),
+        env_(rocksdb::NewCompositeEnv(fs_)) {}
+  Options Gated() const {
+    Options o = ClockOptions();
+    o.sync = true;
+    o.rollup_interval_ms = 0;
+    o.env = env_.get();
+    // The ids' stripes: distinct, so a hook's call never waits for a
+    // stripe its reset holds.
+    o.event_lock_stripes = uint32_t{1} << 16;
+    return o;
+  }
+  // Holds the next WAL sync with a commit of "blocker" (created on first
+  // use): everything committed after it queues until fs_->Release().
+  void HoldWithBlocker(Db* db, Answers* answers, int tag) {
+    if (db->DescribeCounter("blocker").status().IsNotFound()) {
+      ASSERT_OK(db->CreateCounter("blocker", {1}));
+    }
+    fs_->HoldNextSync();
+    db->IncrementAsync("blocker", 1, answers->Make(tag));
+    fs_->WaitUntilHeld();
+  }
+  // Waits (yielding) until `n` commits are queued, the held one included.
+  static void AwaitQueued(Db* db, uint64_t n) {
+    while (engine::CommitQueueForTest(db).queued < n) {
+      std::this_thread::yield();
+    }
+  }
+
+  std::shared_ptr<test::GateFs> fs_;
+  std::unique_ptr<rocksdb::Env> env_;  // outlives every Db of the test
+};
+
+// Verify finds no problem in `db`.
+void ExpectVerified(Db* db) {
+  VerifyReport report;
+  ASSERT_OK(Verify(*db, &report));
+  EXPECT_TRUE(report.problems.empty()) << test::Dump(report);
+}
+
+// A keyed counter of 4 shards named `name`.
+void CreateKeyed(Db* db, const std::string& name) {
+  CounterSpec spec{4};
+  spec.keyed = true;
+  ASSERT_OK(db->CreateCounter(name, spec));
+}
+
+// Counts the callbacks it makes that ran, and those that got an error.
+struct Calls {
+  std::atomic<int> called{0}, failed{0};
+  IncrementCallback Count() {
+    return [this](const Result<IncrementResult>& r) {
+      if (!r.ok()) ++failed;
+      ++called;
+    };
+  }
+};
+
+// Asynchronous commits in flight at once with Options::sync (the group
+// commit's max_async_in_flight).
+constexpr int kAsyncLimit = 65536;
+
+// Puts kAsyncLimit increments of 1 of `counter` in flight: the first
+// (calling back `first`) held in its WAL sync, the rest (`rest`) queued
+// behind it, until fs->Release().
+void FillToTheLimit(Db* db, test::GateFs* fs, const std::string& counter,
+                    IncrementCallback first, const IncrementCallback& rest) {
+  fs->HoldNextSync();
+  db->IncrementAsync(counter, 1, std::move(first));
+  fs->WaitUntilHeld();
+  for (int i = 1; i < kAsyncLimit; ++i) db->IncrementAsync(counter, 1, rest);
+}
+
+// Item 15b: with the in-flight limit reached, IncrementAsync waits for
+// room (it neither queues nor calls back) until callbacks return some.
+TEST_F(Review3Gated, Item15_IncrementAsyncWaitsForRoomAtTheLimit) {
+  auto db = Open(Gated());
+  ASSERT_OK(db->CreateCounter("c", {8}));
+  Calls calls;
+  FillToTheLimit(db.get(), fs_.get(), "c", calls.Count(), calls.Count());
+  ASSERT_EQ(engine::CommitQueueForTest(db.get()).queued,
+            uint64_t{kAsyncLimit});
+  std::atomic<bool> returned{false};
+  int called_when_returned = -1;
+  test::FinishesOrDie("IncrementAsync past the limit", kHangBound, [&] {
+    std::thread over([&] {
+      db->IncrementAsync("c", 1, calls.Count());
+      called_when_returned = calls.called.load();
+      returned = true;
+    });
+    while (engine::CommitQueueForTest(db.get()).room_waiters < 1) {
+      std::this_thread::yield();
+    }
+    // It waits: not queued, not returned, nothing called back.
+    EXPECT_FALSE(returned.load());
+    EXPECT_EQ(engine::CommitQueueForTest(db.get()).queued,
+              uint64_t{kAsyncLimit});
+    EXPECT_EQ(calls.called.load(), 0);
+    fs_->Release();
+    over.join();
+    while (calls.called.load() < kAsyncLimit + 1) std::this_thread::yield();
+  });
+  // Room came back from callbacks that had run.
+  EXPECT_GT(called_when_returned, 0);
+  EXPECT_EQ(calls.failed.load(), 0);
+  EXPECT_EQ(test::OkValue(db->ReadExact("c")), kAsyncLimit + 1);
+}
+
+// Item 15b: an IncrementAsync from a `done` callback never waits for room,
+// even with the limit reached (the room it would wait for comes back only
+// when callbacks, its own included, return: waiting would hang).
+TEST_F(Review3Gated, Item15_IncrementAsyncFromDoneNeverWaitsForRoom) {
+  constexpr int kFromDone = 3;
+  auto db = Open(Gated());
+  ASSERT_OK(db->CreateCounter("c", {8}));
+  Calls calls;
+  IncrementCallback first = [&](const Result<IncrementResult>& r) {
+    if (!r.ok()) ++calls.failed;
+    // All kAsyncLimit in flight, this one's room not yet back.
+    for (int i = 0; i < kFromDone; ++i) {
+      db->IncrementAsync("c", 10, calls.Count());
+    }
+    ++calls.called;
+  };
+  FillToTheLimit(db.get(), fs_.get(), "c", first, calls.Count());
+  test::FinishesOrDie("IncrementAsync from done at the limit", kHangBound,
+                      [&] {
+                        fs_->Release();
+                        while (calls.called.load() < kAsyncLimit + kFromDone) {
+                          std::this_thread::yield();
+                        }
+                      });
+  EXPECT_EQ(calls.failed.load(), 0);
+  EXPECT_EQ(test::OkValue(db->ReadExact("c")), kAsyncLimit + 10 * kFromDone);
+}
+
+// Item 13: IncrementOnceAsync and Reset of one key of a sharded keyed
+// counter: the reset takes effect at its read, so a once-increment
+// committed after that read (queued before the reset's commit, or
+// committed while the reset is held after its read) lands wholly on top;
+// its answer (kApplied) matches the final state (value and marker), and
+// a redelivery answers kDuplicate with its shard. A reset whose id a
+// queued once-increment carries is a conflict and changes nothing.
+TEST_F(Review3Gated, Item13_OnceAsyncAndResetOfOneKeyLandWhollyBeforeOrAfter) {
+  auto db = Open(Gated());
+  auto* impl = dynamic_cast<engine::DbImpl*>(db.get());
+  ASSERT_NE(impl, nullptr);
+  CreateKeyed(db.get(), "likes");
+  const CounterRef p("likes", "p");
+  ASSERT_OK(db->Increment(p, 10));
+  // The first reset of a database raises its format, a synced write of
+  // its own: done here, so none queues behind the held write below.
+  ASSERT_OK(db->Reset({"likes", "other"}, "warm-up", 0));
+  Answers answers;
+  HoldWithBlocker(db.get(), &answers, 0);
+  // 1. The once-increment queued first; the reset reads (10) and commits
+  // behind it.
+  db->IncrementOnceAsync(p, "e1", 5, answers.Make(1));
+  AwaitQueued(db.get(), 2);
+  EXPECT_EQ(answers.count(), 0u);
+  Result<IncrementResult> reset1 = Status::Busy("not run");
+  test::FinishesOrDie("reset behind a queued once-increment", kHangBound,
+                      [&] {
+                        std::thread t([&] { reset1 = db->Reset(p, "r1", 100); });
+                        AwaitQueued(db.get(), 3);  // read, decided, queued
+                        fs_->Release();
+                        t.join();
+                        answers.Wait(2);
+                      });
+  ASSERT_OK_AND_ASSIGN(IncrementResult e1, answers.Of(1));
+  EXPECT_EQ(e1.outcome, Outcome::kApplied);
+  ASSERT_OK(reset1);
+  EXPECT_EQ(reset1->outcome, Outcome::kApplied);
+  EXPECT_EQ(reset1->applied, 100 - 10);
+  EXPECT_EQ(test::OkValue(db->ReadExact(p)), 100 + 5);
+  ASSERT_OK_AND_ASSIGN(MarkerInfo m1, db->GetMarker(p, "e1"));
+  EXPECT_EQ(m1.delta, 5);
+  EXPECT_EQ(m1.shard, e1.shard);
+
+  // 2. The reset held between its read (105) and its commit; the
+  // once-increment commits meanwhile.
+  impl->SetResetHookForTest([&] {
+    std::thread t([&] {
+      db->IncrementOnceAsync(p, "e2", 7, answers.Make(2));
+      answers.Wait(3);
+    });
+    t.join();
+  });
+  Result<IncrementResult> reset2 = Status::Busy("not run");
+  test::FinishesOrDie("once-increment during a reset", kHangBound,
+                      [&] { reset2 = db->Reset(p, "r2", 200); });
+  impl->SetResetHookForTest(nullptr);
+  ASSERT_OK_AND_ASSIGN(IncrementResult e2, answers.Of(2));
+  EXPECT_EQ(e2.outcome, Outcome::kApplied);
+  ASSERT_OK(reset2);
+  EXPECT_EQ(reset2->applied, 200 - 105);
+  EXPECT_EQ(test::OkValue(db->ReadExact(p)), 200 + 7);
+  ASSERT_OK_AND_ASSIGN(MarkerInfo m2, db->GetMarker(p, "e2"));
+  EXPECT_EQ(m2.delta, 7);
+
+  // Redeliveries answer as the first deliveries did, changing nothing.
+  db->IncrementOnceAsync(p, "e1", 5, answers.Make(3));
+  db->IncrementOnceAsync(p, "e2", 7, answers.Make(4));
+  answers.Wait(5);
+  for (const auto& [tag, first] : {std::pair{3, e1}, std::pair{4, e2}}) {
+    ASSERT_OK_AND_ASSIGN(IncrementResult again, answers.Of(tag));
+    EXPECT_EQ(again.outcome, Outcome::kDuplicate) << tag;
+    EXPECT_EQ(again.shard, first.shard) << tag;
+  }
+  for (const auto& [id, first] :
+       {std::pair{"r1", *reset1}, std::pair{"r2", *reset2}}) {
+    const int64_t target = std::string(id) == "r1" ? 100 : 200;
+    ASSERT_OK_AND_ASSIGN(IncrementResult again, db->Reset(p, id, target));
+    EXPECT_EQ(again.outcome, Outcome::kDuplicate) << id;
+    EXPECT_EQ(again.applied, first.applied) << id;
+  }
+  EXPECT_EQ(test::OkValue(db->ReadExact(p)), 207);
+
+  // 3. A reset with the id of a queued once-increment: one id is one
+  // increment or one reset, so the reset is a conflict.
+  HoldWithBlocker(db.get(), &answers, 5);
+  db->IncrementOnceAsync(p, "x", 3, answers.Make(6));
+  Result<IncrementResult> reset3 = Status::Busy("not run");
+  test::FinishesOrDie("reset of a queued id", kHangBound, [&] {
+    std::thread t([&] { reset3 = db->Reset(p, "x", 0); });
+    fs_->Release();
+    t.join();
+    answers.Wait(7);
+  });
+  ASSERT_OK_AND_ASSIGN(IncrementResult x, answers.Of(6));
+  EXPECT_EQ(x.outcome, Outcome::kApplied);
+  ASSERT_OK(reset3);
+  EXPECT_EQ(reset3->outcome, Outcome::kConflict);
+  EXPECT_EQ(test::OkValue(db->ReadExact(p)), 207 + 3);
+  ExpectVerified(db.get());
+}
+
+// Item 13: IncrementOnceAsync and DeleteKey of one key. A once-increment
+// queued before the delete is deleted with the key (value 0, no marker:
+// it landed wholly before), and its redelivery counts again, as after any
+// delete. One decided while the delete's commit is in its write lands
+// wholly after it (value and marker kept); a copy of an event the key
+// held before the delete is answered kDuplicate from its marker, and the
+// delete then removes that marker with the count, consistently.
+TEST_F(Review3Gated, Item13_OnceAsyncAndDeleteKeyOfOneKeyLandWhollyBeforeOrAfter) {
+  auto db = Open(Gated());
+  CreateKeyed(db.get(), "likes");
+  const CounterRef p("likes", "p");
+  const CounterRef q("likes", "q");
+  ASSERT_OK(db->Increment(p, 10));
+  ASSERT_OK_AND_ASSIGN(IncrementResult f, db->IncrementOnce(q, "f", 10));
+  ASSERT_EQ(f.outcome, Outcome::kApplied);
+  Answers answers;
+  HoldWithBlocker(db.get(), &answers, 0);
+  // 1. Queued first, then the delete.
+  db->IncrementOnceAsync(p, "e", 5, answers.Make(1));
+  AwaitQueued(db.get(), 2);
+  Status deleted;
+  test::FinishesOrDie("delete behind a queued once-increment", kHangBound,
+                      [&] {
+                        std::thread t([&] { deleted = db->DeleteKey("likes", "p"); });
+                        AwaitQueued(db.get(), 3);
+                        fs_->Release();
+                        t.join();
+                        answers.Wait(2);
+                      });
+  ASSERT_OK(deleted);
+  ASSERT_OK_AND_ASSIGN(IncrementResult e, answers.Of(1));
+  EXPECT_EQ(e.outcome, Outcome::kApplied);
+  EXPECT_EQ(test::OkValue(db->ReadExact(p)), 0);
+  EXPECT_TRUE(db->GetMarker(p, "e").status().IsNotFound());
+  // Counted again after the delete, with the same answer.
+  db->IncrementOnceAsync(p, "e", 5, answers.Make(2));
+  answers.Wait(3);
+  ASSERT_OK_AND_ASSIGN(IncrementResult e_again, answers.Of(2));
+  EXPECT_EQ(e_again.outcome, Outcome::kApplied);
+  EXPECT_EQ(test::OkValue(db->ReadExact(p)), 5);
+
+  // 2. The delete of q held in its write; then a copy of q's old event
+  // and a new event.
+  fs_->HoldNextSync();
+  Status deleted_q;
+  test::FinishesOrDie("once-increments during a delete", kHangBound, [&] {
+    std::thread t([&] { deleted_q = db->DeleteKey("likes", "q"); });
+    fs_->WaitUntilHeld();
+    db->IncrementOnceAsync(q, "f", 10, answers.Make(3));  // marker: inline
+    EXPECT_EQ(answers.count(), 4u);
+    db->IncrementOnceAsync(q, "g", 6, answers.Make(4));
+    fs_->Release();
+    t.join();
+    answers.Wait(5);
+  });
+  ASSERT_OK(deleted_q);
+  ASSERT_OK_AND_ASSIGN(IncrementResult f_copy, answers.Of(3));
+  EXPECT_EQ(f_copy.outcome, Outcome::kDuplicate);
+  EXPECT_EQ(f_copy.shard, f.shard);
+  ASSERT_OK_AND_ASSIGN(IncrementResult g, answers.Of(4));
+  EXPECT_EQ(g.outcome, Outcome::kApplied);
+  EXPECT_EQ(test::OkValue(db->ReadExact(q)), 6);
+  EXPECT_TRUE(db->GetMarker(q, "f").status().IsNotFound());
+  ASSERT_OK_AND_ASSIGN(MarkerInfo gm, db->GetMarker(q, "g"));
+  EXPECT_EQ(gm.delta, 6);
+  // Redeliveries: g is a duplicate; f, deleted with its key, counts again.
+  db->IncrementOnceAsync(q, "g", 6, answers.Make(5));
+  answers.Wait(6);
+  ASSERT_OK_AND_ASSIGN(IncrementResult g_again, answers.Of(5));
+  EXPECT_EQ(g_again.outcome, Outcome::kDuplicate);
+  EXPECT_EQ(g_again.shard, g.shard);
+  EXPECT_EQ(test::OkValue(db->ReadExact(q)), 6);
+  ExpectVerified(db.get());
+}
+
+// Item 13: Reserve takes only strict counters, and IncrementOnceAsync
+// refuses them (NotSupported, inline): on a key with reservations, also
+// while a Reserve of it is in its write, the once-increment changes
+// nothing (no value, no marker, the holds as they were), and a
+// redelivery is refused the same way.
+TEST_F(Review3Gated, Item13_OnceAsyncOfAKeyWithReservationsIsRefusedWhole) {
+  auto db = Open(Gated());
+  CounterSpec spec{1};
+  spec.keyed = true;
+  spec.bounds = CounterBounds::AtLeast(0);
+  ASSERT_OK(db->CreateCounter("stock", spec));
+  const CounterRef k("stock", "sku");
+  ASSERT_OK(db->Increment(k, 10));
+  ASSERT_OK_AND_ASSIGN(ReservationResult held, db->Reserve(k, "cart-1", 4, kHour));
+  ASSERT_EQ(held.state, HoldState::kHeld);
+  Answers answers;
+  db->IncrementOnceAsync(k, "e", -1, answers.Make(1));
+  EXPECT_EQ(answers.count(), 1u);  // inline
+  fs_->HoldNextSync();
+  Result<ReservationResult> second = Status::Busy("not run");
+  test::FinishesOrDie("once-increment during a reserve", kHangBound, [&] {
+    std::thread t([&] { second = db->Reserve(k, "cart-2", 3, kHour); });
+    fs_->WaitUntilHeld();
+    db->IncrementOnceAsync(k, "e", -1, answers.Make(2));
+    EXPECT_EQ(answers.count(), 2u);  // inline, not behind the reserve
+    fs_->Release();
+    t.join();
+  });
+  ASSERT_OK(second);
+  EXPECT_EQ(second->state, HoldState::kHeld);
+  for (int tag : {1, 2}) {
+    Result<IncrementResult> r = answers.Of(tag);
+    EXPECT_TRUE(r.status().IsNotSupported()) << r.status().ToString();
+  }
+  ASSERT_OK_AND_ASSIGN(HeldValue now, db->ReadHeld(k));
+  EXPECT_EQ(now.value, 10);
+  EXPECT_EQ(now.held, 7);
+  EXPECT_TRUE(db->GetMarker(k, "e").status().IsNotFound());
+}
 
 }  // namespace
 }  // namespace tally
