@@ -30,7 +30,18 @@
 //     consumed); every acknowledged strict once-increment asked again gets
 //     its first answer (refusals included, with the same value); a take
 //     batched with its order and refused left no marker in either.
-// After the last cycle every acknowledged once-increment is checked again.
+//   - reservations: every acknowledged Reserve, commit and release asked
+//     again (the same call) gets its answer; values, holds (check 13);
+//   - resets (issue 28, item 13): each "gauge" key holds exactly what its
+//     acknowledged calls give, a reset took exactly what the key held to
+//     its value, the call in flight at the kill is whole or absent, and
+//     every acknowledged reset and once-increment asked again gets its
+//     first answer (op_checks.h, GaugeModel);
+//   - claims: tokens never go back, acknowledged answers asked again come
+//     back the same, and done and counted agree (op_checks.h);
+//   - with sync, every other kill is also a modelled power cut (each WAL
+//     cut to its last sync) before the checks, which must all hold.
+// After the last cycle every acknowledged answer is checked again.
 // While the writer runs, a read-only Db beside it refreshes and runs Verify
 // in a loop (every refreshed point must be one point across families:
 // issue 12, item 1); any finding is a violation.
@@ -48,7 +59,8 @@ struct CrashConfig {
   std::string writer;  // path of tally_crash_writer
   std::string dir;     // holds the database and the ack log
   int cycles = 20;
-  bool sync = false;   // Options::sync in the writer, fsynced ack log
+  bool sync = false;  // Options::sync in the writer, fsynced ack log,
+                      // every other kill a modelled power cut
   uint64_t seed = 0;
   int max_progress = 120;  // kill after 1..max_progress progress bytes
   // Import mode: kill tally_crash_writer --import (see RunImportCycles).
@@ -65,6 +77,9 @@ struct CrashReport {
   uint64_t in_flight_batches = 0;  // batches across keys caught by a kill
   uint64_t in_flight_applied = 0;  // of those, the ones applied (wholly)
   int interrupted_imports = 0;     // import mode: kills inside an ImportCounter
+  uint64_t power_cuts = 0;         // sync: kills modelled as power cuts too
+  uint64_t cut_wal_bytes = 0;      // WAL bytes those cuts dropped (unsynced)
+  uint64_t in_flight_gauge = 0;    // "gauge" calls caught in flight
   std::vector<std::string> violations;  // empty when everything held
 };
 
@@ -78,7 +93,10 @@ CrashReport RunCrashCycles(const CrashConfig& config);
 // kill: each source counter the target holds equals it (value, shards,
 // marker count), Verify is clean and a redelivered exported event is a
 // duplicate that changes nothing; a complete target starts over empty. The
-// last cycle lets the import finish and checks every counter.
+// last cycle lets the import finish and checks every counter. Among them
+// a keyed counter and a keyed strict one with refusals, a reset and holds
+// (issue 28, item 13): its events answer as in the source, and the
+// target holds none of the source's reservations.
 CrashReport RunImportCycles(const CrashConfig& config);
 
 }  // namespace tally::crash

@@ -71,16 +71,21 @@ int main(int argc, char** argv) {
   std::printf(
       "cycles run: %d, invariant checks passed: %llu, acknowledged "
       "calls checked: %llu, read-only points verified beside the "
-      "writer: %llu live and %llu with it stopped, keyed counters' keys checked: %llu, batches "
-      "across keys caught in flight: %llu (%llu applied), "
-      "violations: %zu, %.0f s\n",
+      "writer: %llu live and %llu with it stopped, keyed counters' keys "
+      "checked: %llu, batches "
+      "across keys caught in flight: %llu (%llu applied), \"gauge\" calls "
+      "caught in flight: %llu, power cuts modelled: %llu (%llu WAL bytes "
+      "cut), violations: %zu, %.0f s\n",
       r.cycles, static_cast<unsigned long long>(r.checks),
       static_cast<unsigned long long>(r.acknowledged),
       static_cast<unsigned long long>(r.reader_points),
       static_cast<unsigned long long>(r.reader_stopped_points),
       static_cast<unsigned long long>(r.keys_checked),
       static_cast<unsigned long long>(r.in_flight_batches),
-      static_cast<unsigned long long>(r.in_flight_applied), r.violations.size(),
+      static_cast<unsigned long long>(r.in_flight_applied),
+      static_cast<unsigned long long>(r.in_flight_gauge),
+      static_cast<unsigned long long>(r.power_cuts),
+      static_cast<unsigned long long>(r.cut_wal_bytes), r.violations.size(),
       seconds);
   for (const std::string& v : r.violations) {
     std::printf("VIOLATION %s\n", v.c_str());

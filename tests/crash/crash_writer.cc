@@ -13,6 +13,13 @@
 //   - reservations of "seats" (issue 16): fills of 1..3 units, and
 //     reservations of 1 unit (each Reserve delivered twice: the copy must
 //     get the first answer), then committed, released or left to run out;
+//   - resets of "gauge" (issue 28, item 13): each thread's own keys get
+//     once-increments, plain increments, resets and redeliveries of its
+//     earlier once-increments and resets (which must get their first
+//     answer);
+//   - claims (issue 28, item 13): keys claimed with a 200 ms lease, then
+//     completed with their count of "jobs" in the same write, released, or
+//     left to run out;
 //   - keyed counters (issue 15): once-increments of "likes" keys (posts
 //     picked Zipf-ish, the event id names one of a few users, so hot posts
 //     see many redeliveries), plain increments of "pageviews" keys (in
@@ -37,7 +44,19 @@
 //                                    of "stock" and its answer
 //   N <key> <event id>               a take batched with its order, refused
 //                                    whole at the bound
-//   R <key> <reservation id> <outcome> <state>   a reservation call's answer
+//   R <key> <reservation id> <call> <outcome> <state> <units> <expires>
+//                                    a reservation call's answer (call:
+//                                    reserve, commit or release)
+//   G <key> <kind> <id> <arg> <outcome> <value> <applied>   a call on
+//                                    "gauge" and its answer (kind: o a
+//                                    once-increment of arg, p a plain one
+//                                    (id -), r a reset to arg)
+//   C <key> <holder> <call> <token> <answer> <claim token> <result>   a
+//                                    claim call (claim, token 0; complete
+//                                    or release of token) and its answer
+//                                    (result - when none)
+// and before each call on "gauge", its intent (not fsynced):
+//   g <key> <kind> <id> <arg>
 // and before each Reserve, its intent (as for batches, below):
 //   I <key> <reservation id>         every reservation made is named by one
 // and before each batch across keys is applied, its intent (not fsynced: a
@@ -48,7 +67,9 @@
 // It writes one byte to stdout every kReportEvery calls so the driver can
 // kill it at a random point of real progress without sleeping.
 //
-// Usage: tally_crash_writer DB_PATH SEED ACK_LOG [--sync]
+// Usage: tally_crash_writer DB_PATH SEED ACK_LOG [--sync SYNC_LOG]
+// With --sync the database runs on a PowerCutFs that appends every WAL
+// creation and sync to SYNC_LOG, so the checker can model a power cut.
 //
 // Import mode (item 6 of issue 12: a kill during import):
 //   tally_crash_writer --import SOURCE DB_PATH
@@ -76,6 +97,7 @@
 #include "tally/db.h"
 #include "tally/import.h"
 #include "testutil/exported.h"
+#include "testutil/power_cut_fs.h"
 
 namespace {
 
@@ -235,6 +257,110 @@ void StrictOp(tally::Db* db, AckLog* log, std::mt19937_64& rng, uint64_t seed,
   log->Append(StrictLine(sku, id, delta, *first));
 }
 
+// One op on this thread's keys of "gauge" (see the header comment): a fresh
+// once-increment, a plain increment, a reset, or a redelivery of one of
+// `sent` (an earlier once-increment or reset of this run), which must get
+// its first answer.
+struct GaugeSent {
+  std::string key, kind, id;
+  int64_t arg;
+  tally::IncrementResult first;
+};
+void GaugeOp(tally::Db* db, AckLog* log, std::mt19937_64& rng, uint64_t seed,
+             std::vector<GaugeSent>* sent) {
+  using tally::crash::kGaugeCounter;
+  const int pick = static_cast<int>(rng() % 8);
+  const std::string n =
+      std::to_string(seed) + "-" + std::to_string(sent->size());
+  GaugeSent op{"g" + std::to_string(seed % 1000) + "-" +
+                   std::to_string(rng() % tally::crash::kGaugeKeysPerThread),
+               pick <= 2   ? "o"
+               : pick <= 4 ? "p"
+                           : "r",
+               "-",
+               1 + static_cast<int64_t>(rng() % 5),
+               {}};
+  const bool again = pick == 7 && !sent->empty();
+  if (again) {
+    op = (*sent)[rng() % sent->size()];
+  } else if (op.kind == "r") {
+    op.id = "gr" + n;
+    op.arg = static_cast<int64_t>(rng() % (tally::crash::kGaugeMaxReset + 1));
+  } else if (op.kind == "o") {
+    op.id = "go" + n;
+  }
+  const std::string what =
+      op.key + " " + op.kind + " " + op.id + " " + std::to_string(op.arg);
+  log->Append("g " + what + "\n", /*durable=*/false);
+  const tally::CounterRef ref(kGaugeCounter, op.key);
+  auto r = op.kind == "p"   ? db->Increment(ref, op.arg)
+           : op.kind == "o" ? db->IncrementOnce(ref, op.id, op.arg)
+                            : db->Reset(ref, op.id, op.arg);
+  if (!r.ok()) Die("gauge " + what, r.status());
+  if (again && (r->outcome != tally::Outcome::kDuplicate ||
+                r->value != op.first.value || r->applied != op.first.applied)) {
+    std::fprintf(stderr, "crash_writer: gauge %s asked again: %s\n",
+                 what.c_str(), tally::OutcomeName(r->outcome));
+    std::exit(4);
+  }
+  log->Append("G " + what + " " + tally::OutcomeName(r->outcome) + " " +
+              std::to_string(r->value) + " " + std::to_string(r->applied) +
+              "\n");
+  if (!again && op.kind != "p") {
+    op.first = *r;
+    sent->push_back(std::move(op));
+  }
+}
+
+// The ack line of a claim call: "C key holder call token answer" and the
+// claim after it ("token result", "-" for no result).
+std::string ClaimLine(std::string_view key, std::string_view holder,
+                      std::string_view call, uint64_t token,
+                      const tally::ClaimResult& r) {
+  return "C " + std::string(key) + " " + std::string(holder) + " " +
+         std::string(call) + " " + std::to_string(token) + " " +
+         tally::ClaimAnswerName(r.answer) + " " +
+         std::to_string(r.claim.token) + " " +
+         (r.claim.result.empty() ? "-" : r.claim.result) + "\n";
+}
+
+// One claim (see the header comment): claimed, then completed with its
+// count, released, or left to run out.
+void ClaimOp(tally::Db* db, AckLog* log, std::mt19937_64& rng, uint64_t seed) {
+  using tally::ClaimAnswer;
+  const uint64_t window = (seed / 1000) % 1000 * (tally::crash::kJobWindow / 2);
+  const std::string key =
+      "job-" + std::to_string(window + rng() % tally::crash::kJobWindow);
+  const std::string holder = "h" + std::to_string(seed);
+  auto claim = db->Claim(key, holder, tally::crash::kJobLeaseMs);
+  if (!claim.ok()) Die("claim " + key, claim.status());
+  log->Append(ClaimLine(key, holder, "claim", 0, *claim));
+  const int pick = static_cast<int>(rng() % 5);
+  if (claim->answer != ClaimAnswer::kAcquired || pick >= 3) return;
+  const uint64_t token = claim->claim.token;
+  const bool complete = pick <= 1;
+  auto done = complete ? db->CompleteClaim(key, token, "by-" + holder,
+                                           tally::crash::JobCount(key))
+                       : db->ReleaseClaim(key, token);
+  if (!done.ok()) Die("complete or release " + key, done.status());
+  // Its lease may have run out and another holder taken the key since.
+  const bool fine =
+      done->answer == ClaimAnswer::kStaleToken ||
+      (complete ? done->answer == ClaimAnswer::kCompleted && !done->repeated &&
+                      done->counted.size() == 1 &&
+                      done->counted[0].outcome == tally::Outcome::kApplied
+                : done->answer == ClaimAnswer::kReleased ||
+                      done->answer == ClaimAnswer::kDone);
+  if (!fine) {
+    std::fprintf(stderr, "crash_writer: claim %s token %llu: %s\n", key.c_str(),
+                 static_cast<unsigned long long>(token),
+                 tally::ClaimAnswerName(done->answer));
+    std::exit(4);
+  }
+  log->Append(
+      ClaimLine(key, holder, complete ? "complete" : "release", token, *done));
+}
+
 // One op on "seats" (see the header comment).
 void SeatOp(tally::Db* db, AckLog* log, std::mt19937_64& rng, uint64_t seed,
             uint64_t n) {
@@ -250,9 +376,11 @@ void SeatOp(tally::Db* db, AckLog* log, std::mt19937_64& rng, uint64_t seed,
     if (!r.ok()) Die("fill seats", r.status());
     return;
   }
-  auto line = [&](const tally::ReservationResult& r) {
-    return "R " + key + " " + id + " " + tally::OutcomeName(r.outcome) + " " +
-           tally::HoldStateName(r.state) + "\n";
+  auto line = [&](const char* call, const tally::ReservationResult& r) {
+    return "R " + key + " " + id + " " + call + " " +
+           tally::OutcomeName(r.outcome) + " " + tally::HoldStateName(r.state) +
+           " " + std::to_string(r.units) + " " +
+           std::to_string(r.expires_at_ms) + "\n";
   };
   log->Append("I " + key + " " + id + "\n");
   auto first = db->Reserve({kSeatCounter, key}, id, 1, tally::crash::kSeatHoldMs);
@@ -272,12 +400,12 @@ void SeatOp(tally::Db* db, AckLog* log, std::mt19937_64& rng, uint64_t seed,
                  tally::HoldStateName(copy->state));
     std::exit(4);
   }
-  log->Append(line(*first));
+  log->Append(line("reserve", *first));
   if (first->state != tally::HoldState::kHeld || pick >= 4) return;  // runs out
   auto done = pick <= 2 ? db->CommitReservation({kSeatCounter, key}, id)
                         : db->ReleaseReservation({kSeatCounter, key}, id);
   if (!done.ok()) Die("commit or release", done.status());
-  log->Append(line(*done));
+  log->Append(line(pick <= 2 ? "commit" : "release", *done));
 }
 
 // Post i of "likes" is picked with probability ~ 1/(i+1) (Zipf, s = 1): a
@@ -300,14 +428,24 @@ void Work(tally::Db* db, AckLog* log, uint64_t seed) {
     return std::make_pair("evt-" + std::to_string(e), delta);
   };
   uint64_t batches = 0, strict_ops = 0;
+  std::vector<GaugeSent> gauge_sent;
   int next_page = static_cast<int>(seed % tally::crash::kPageKeys);
   auto page = [&next_page] {
     next_page = (next_page + 1) % tally::crash::kPageKeys;
     return "page-" + std::to_string(next_page);
   };
   for (;;) {
-    const int kind = static_cast<int>(rng() % 15);
+    const int kind = static_cast<int>(rng() % 16);
     tally::Batch b;
+    if (kind == 15) {
+      if (rng() % 2 == 0) {
+        GaugeOp(db, log, rng, seed, &gauge_sent);
+      } else {
+        ClaimOp(db, log, rng, seed);
+      }
+      Report();
+      continue;
+    }
     if (kind == 14) {
       if (rng() % 2 == 0) {
         StrictOp(db, log, rng, seed, strict_ops++);
@@ -461,14 +599,23 @@ int main(int argc, char** argv) {
   if (argc == 4 && std::strcmp(argv[1], "--import") == 0) {
     return ImportMain(argv[2], argv[3]);
   }
-  const bool sync = argc == 5 && std::strcmp(argv[4], "--sync") == 0;
+  const bool sync = argc == 6 && std::strcmp(argv[4], "--sync") == 0;
   if (argc != 4 && !sync) {
     std::fprintf(stderr,
-                 "usage: tally_crash_writer DB_PATH SEED ACK_LOG [--sync]\n");
+                 "usage: tally_crash_writer DB_PATH SEED ACK_LOG "
+                 "[--sync SYNC_LOG]\n");
     return 2;
   }
   tally::Options options;
   options.sync = sync;
+  // With sync, every WAL sync is logged, so the checker can model a power
+  // cut (tests/testutil/power_cut_fs.h).
+  std::unique_ptr<rocksdb::Env> env;
+  if (sync) {
+    env = rocksdb::NewCompositeEnv(
+        std::make_shared<tally::test::PowerCutFs>(argv[5]));
+    options.env = env.get();
+  }
   options.rollup_interval_ms = 5;
   // Small write buffers: the families flush often, which is what the
   // driver's read-only reader must see through (issue 12, item 1).
@@ -496,6 +643,11 @@ int main(int argc, char** argv) {
   s = db->CreateCounter(tally::crash::kStrictCounter, stock);
   if (!s.ok() && !s.IsAlreadyExists()) Die("create", s);
   s = db->CreateCounter(tally::crash::kSeatCounter, stock);
+  if (!s.ok() && !s.IsAlreadyExists()) Die("create", s);
+  keyed.shards = tally::crash::kGaugeShards;
+  s = db->CreateCounter(tally::crash::kGaugeCounter, keyed);
+  if (!s.ok() && !s.IsAlreadyExists()) Die("create", s);
+  s = db->CreateCounter(tally::crash::kJobCounter, {2});
   if (!s.ok() && !s.IsAlreadyExists()) Die("create", s);
   AckLog log(argv[3], sync);
   const uint64_t seed = std::strtoull(argv[2], nullptr, 10);

@@ -6,6 +6,10 @@
 #define TALLY_TESTS_CRASH_WORKLOAD_H_
 
 #include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "tally/batch.h"
 
 namespace tally::crash {
 
@@ -47,6 +51,30 @@ inline constexpr int kStockKeys = 8;  // "sku-0" .. "sku-7": often empty
 inline const char* const kSeatCounter = "seats";
 inline constexpr int kSeatKeys = 4;  // "seat-0" .. "seat-3": often full
 inline constexpr int64_t kSeatHoldMs = 300;
+
+// Resets (issue 28, item 13): "gauge", a keyed counter of once-increments,
+// plain increments and resets (to 0..kGaugeMaxReset), each of its keys
+// ("g<thread>-<k>") written by one writer thread only, so that a key's value
+// follows from the ack log: a reset's effect whole or absent, and what was
+// acknowledged after it on top of it.
+inline const char* const kGaugeCounter = "gauge";
+inline constexpr uint32_t kGaugeShards = 2;
+inline constexpr int kGaugeKeysPerThread = 3;
+inline constexpr int64_t kGaugeMaxReset = 40;
+
+// Claims (issue 28, item 13): keys "job-N", a window of kJobWindow keys per
+// writer run that the next run's window overlaps by half (its dead holders'
+// leases, its completed claims), claimed for kJobLeaseMs of the real clock
+// and completed with JobCount: the once-increment of "jobs" under the claim
+// key, in the completion's write, so every completed claim is counted once.
+inline const char* const kJobCounter = "jobs";
+inline constexpr int kJobWindow = 64;
+inline constexpr int64_t kJobLeaseMs = 200;
+inline tally::Batch JobCount(std::string_view claim_key) {
+  tally::Batch b;
+  b.AddOnce(kJobCounter, claim_key, 1);
+  return b;
+}
 
 }  // namespace tally::crash
 
