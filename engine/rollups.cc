@@ -37,13 +37,16 @@ int64_t SteadyMs() {
 
 // ReadCached of a keyed counter whose roll-up left keys out of its total.
 Status OutOfRangeKeys(const CounterInfo& c, const TopKeysResult& top) {
+  const std::string more =
+      top.out_of_range_keys > 1
+          ? " (and " + std::to_string(top.out_of_range_keys - 1) +
+                " more keys)"
+          : std::string();
   return Status::OutOfRange(
       "counter " + Quote(c.name) + ": key " +
-      Quote(top.first_out_of_range_key) + (top.out_of_range_keys > 1
-          ? " and " + std::to_string(top.out_of_range_keys - 1) + " more"
-          : std::string()) +
-      " hold values beyond int64, so the counter's total is unknown; delete "
-      "those keys (DeleteKey; ListKeys marks them out_of_range)");
+      Quote(top.first_out_of_range_key) + more +
+      " holds a value beyond int64, so the counter's total is unknown; "
+      "delete such keys (DeleteKey; ListKeys marks them out_of_range)");
 }
 
 }  // namespace

@@ -23,8 +23,11 @@ using test::OpenOrDie;
 
 // Points a loop test judges: fewer under the sanitizers, whose runs are
 // 5-10x slower (the plain build's counts are the ones the issue's figures
-// come from).
-constexpr int kPointScale = test::kSanitized ? 5 : 1;
+// come from). Since a fresh open also refuses a log that may have come and
+// gone (issue 28, item 12), more views are Busy beside this writer's 64 KiB
+// buffers: under TSAN a fifth of the points took 280 s and 144 s, so a
+// tenth.
+constexpr int kPointScale = test::kSanitized ? 10 : 1;
 
 Options SmallBuffers() {
   Options o;

@@ -229,7 +229,7 @@ TEST_P(Review3, Item05_AnOutOfRangeKeyIsThatKeysStateOnly) {
   auto read = db->ReadKeys("kv", {"b", "a"});
   ASSERT_FALSE(read.ok());
   EXPECT_TRUE(read.status().IsOutOfRange()) << read.status().ToString();
-  EXPECT_NE(read.status().ToString().find("key \"a\""), std::string::npos)
+  EXPECT_NE(read.status().ToString().find("key 'a'"), std::string::npos)
       << read.status().ToString();
   ExpectListMarksA(db.get());
   TopKeysOptions exact;
@@ -240,7 +240,7 @@ TEST_P(Review3, Item05_AnOutOfRangeKeyIsThatKeysStateOnly) {
   auto cached = db->ReadCached("kv");
   ASSERT_FALSE(cached.ok());
   EXPECT_TRUE(cached.status().IsOutOfRange()) << cached.status().ToString();
-  EXPECT_NE(cached.status().ToString().find("key \"a\""), std::string::npos)
+  EXPECT_NE(cached.status().ToString().find("key 'a'"), std::string::npos)
       << cached.status().ToString();
   // A Reset cannot read the value it would add to: refused, key unchanged.
   auto reset = db->Reset({"kv", "a"}, "r1", 0);
