@@ -210,7 +210,8 @@ struct ClaimAck {
 // release, as the claim stored now says.
 std::string AskClaimAgain(Db* db, const ClaimInfo& stored,
                           const ClaimAck& ack) {
-  Result<ClaimResult> again = Status::OK();
+  // Every branch below that does not return asks again.
+  Result<ClaimResult> again = Status::NotFound("not asked again");
   std::string want = ack.answer;
   if (ack.call == "claim") {
     if (ack.answer != kDoneName) {
