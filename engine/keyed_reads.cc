@@ -53,11 +53,11 @@ Status DbImpl::ScanKeys(
   bool overflowed = false;  // a shard of `current` holds the overflowed state
   size_t buckets = 0;
   int64_t last_bucket = kNoBucket;
-  auto flush = [&](bool* go_on) -> Status {
+  // Visits the key summed so far; false when the visitor stops the scan.
+  auto flush = [&]() -> bool {
     int64_t v = 0;
     const bool out_of_range = overflowed || !NarrowSum(c, sum, &v).ok();
-    *go_on = visit(current, out_of_range ? 0 : v, out_of_range);
-    return Status::OK();
+    return visit(current, out_of_range ? 0 : v, out_of_range);
   };
   for (it->Seek(rocksdb::Slice(seek.data(), seek.size())); it->Valid();
        it->Next()) {
@@ -71,11 +71,7 @@ Status DbImpl::ScanKeys(
                                 " under keyed counter " + Quote(c.name));
     }
     if (!have || parts.key != current) {
-      if (have) {
-        bool go_on = true;
-        Status s = flush(&go_on);
-        if (!s.ok() || !go_on) return s;
-      }
+      if (have && !flush()) return Status::OK();
       current.assign(parts.key);
       have = true;
       sum = ExactSum();
@@ -104,9 +100,8 @@ Status DbImpl::ScanKeys(
     sum.Add(v);
   }
   Status s = FromRocks(it->status(), "scan keys");
-  if (!s.ok() || !have) return s;
-  bool go_on = true;
-  return flush(&go_on);
+  if (s.ok() && have) flush();
+  return s;
 }
 
 Result<std::vector<int64_t>> DbImpl::ReadKeys(
