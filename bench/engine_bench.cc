@@ -48,7 +48,7 @@
 #include "bench/tally_util.h"
 #include "engine/coding.h"
 #include "engine/format.h"
-#include "engine/hash.h"
+#include "engine/rules.h"
 #include "engine/merge_operator.h"
 #include "engine/rocksdb_options.h"
 #include "tally/tally.h"

@@ -78,7 +78,7 @@
 #include "bench/raw_util.h"
 #include "engine/coding.h"
 #include "engine/format.h"
-#include "engine/hash.h"
+#include "engine/rules.h"
 #include "engine/rocksdb_options.h"
 #include "tally/tally.h"
 

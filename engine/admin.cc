@@ -15,7 +15,7 @@
 #include "engine/db_impl.h"
 #include "engine/rocksdb_options.h"
 #include "engine/stats_file.h"
-#include "engine/validate.h"
+#include "engine/rules.h"
 #include "util/rocks_status.h"
 
 namespace tally::engine {

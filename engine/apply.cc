@@ -22,7 +22,7 @@
 #include "engine/db_impl.h"
 #include "engine/outbox_run.h"
 #include "engine/perf_counters.h"
-#include "engine/validate.h"
+#include "engine/rules.h"
 #include "engine/write_plan.h"
 #include "tally/limits.h"
 #include "util/rocks_status.h"
@@ -262,7 +262,8 @@ Status DecideOps(int64_t now, BatchPlan* bp,
     const WriteOp& op = bp->ops[i];
     OpPlan& p = bp->plans[i];
     BatchMarker* m = op.once ? &bp->markers[bp->marker_of[i]] : nullptr;
-    Status s = Decide(op, m != nullptr ? m->answer : FoundMarker{}, now, &p);
+    Status s = Decide(*p.counter, op, m != nullptr ? m->answer : FoundMarker{}, now,
+                      &p);
     if (!s.ok()) return BatchOpError(i, s);
     StrictKey* strict =
         bp->strict_of[i] != SIZE_MAX ? &bp->strict[bp->strict_of[i]] : nullptr;
@@ -275,7 +276,7 @@ Status DecideOps(int64_t now, BatchPlan* bp,
         previous.used = at == SIZE_MAX ? 0 : bp->strict[at].value;
       }
       const PreviousWindow* prev = p.counter->sliding ? &previous : nullptr;
-      CheckBounds(op, strict->value, prev, &p, strict->held);
+      CheckBounds(*p.counter, op, strict->value, prev, &p, strict->held);
       if (p.outcome == Outcome::kRefused) {
         return Status::OutOfRange(
             "batch op " + std::to_string(i) + ": " +
@@ -290,9 +291,8 @@ Status DecideOps(int64_t now, BatchPlan* bp,
     if (m != nullptr) {
       assert(!m->stored && m->winner == SIZE_MAX);
       m->winner = i;
-      m->answer = FoundMarker{true,  p.applied, p.shard,       strict != nullptr,
-                              false, op.delta,  p.value,       p.window_ends,
-                              p.window_ends != 0 ? p.remaining : 0};
+      // Its later copies in this batch get the answer its marker keeps.
+      m->answer = MarkerOf(*p.counter, op, p);
     }
     bp->folds.push_back(
         Fold{p.counter, op.key, p.bucket, p.shard, p.applied, i});

@@ -1,6 +1,6 @@
 #include "engine/bucket_retention.h"
 
-#include "engine/buckets.h"
+#include "engine/rules.h"
 #include "engine/coding.h"
 
 namespace tally::engine {

@@ -50,7 +50,7 @@ class RetentionRules {
 // Filters for the shards column family: each compaction reads the engine
 // clock's durable mark (EngineClock::Durable, as the marker filter does) and
 // the rules once, and drops every value and merge operand of a bucket past
-// its counter's retention at that time (engine/buckets.h, BucketExpired).
+// its counter's retention at that time (core/buckets.h, BucketExpired).
 // Keys of counters without a rule, and plain shard keys, are kept.
 inline constexpr char kBucketRetentionFactoryName[] =
     "tally.BucketRetentionFilterFactory";  // as the OPTIONS file records it

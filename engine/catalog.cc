@@ -5,12 +5,11 @@
 #include <algorithm>
 #include <cassert>
 
-#include "engine/buckets.h"
+#include "engine/rules.h"
 #include "engine/coding.h"
 #include "engine/counter_range.h"
 #include "engine/format.h"
 #include "engine/random_id.h"
-#include "engine/validate.h"
 #include "tally/limits.h"
 #include "util/rocks_status.h"
 

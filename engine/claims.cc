@@ -24,42 +24,20 @@
 
 #include "engine/db_impl.h"
 #include "engine/format.h"
-#include "engine/hash.h"
+#include "engine/rules.h"
 #include "engine/perf_counters.h"
-#include "engine/validate.h"
 #include "tally/limits.h"
 #include "util/rocks_status.h"
 
 namespace tally::engine {
 namespace {
 
-constexpr auto kHeldState = static_cast<uint8_t>(ClaimState::kHeld);
-constexpr auto kReleasedState = static_cast<uint8_t>(ClaimState::kReleased);
-constexpr auto kDoneState = static_cast<uint8_t>(ClaimState::kDone);
-
-ClaimInfo InfoOf(std::string_view key, const schema::ClaimRecord& r,
-                 int64_t now) {
-  ClaimInfo info;
-  info.key = std::string(key);
-  info.state = static_cast<ClaimState>(r.state);
-  if (r.state == kHeldState && now >= r.lease_until_ms) {
-    info.state = ClaimState::kExpired;
-  }
-  info.token = r.token;
-  info.holder = r.holder;
-  info.granted_at_ms = r.granted_at_ms;
-  info.lease_until_ms = r.lease_until_ms;
-  info.ended_at_ms = r.ended_at_ms;
-  info.result = r.result;
-  return info;
-}
-
 std::string Naming(std::string_view key) { return "claim " + Quote(key); }
 
 // The stored claim at `key`: *found false when there is none.
 Status ReadClaim(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* claims,
                  const rocksdb::ReadOptions& ro, std::string_view key,
-                 schema::ClaimRecord* rec, bool* found) {
+                 ClaimRecord* rec, bool* found) {
   *found = false;
   if (claims == nullptr) return Status::OK();  // an old read-only database
   rocksdb::PinnableSlice v;
@@ -80,7 +58,7 @@ Result<ClaimResult> DbImpl::Claim(std::string_view key, std::string_view holder,
   ClaimArgs args;
   args.holder = holder;
   args.lease_ms = lease_ms;
-  Result<ClaimResult> r = ClaimOne(ClaimCall::kClaim, key, args);
+  Result<ClaimResult> r = ClaimOne(ClaimCall::kClaim, key, args, nullptr);
   CountRefusal(r.status());
   return r;
 }
@@ -91,8 +69,7 @@ Result<ClaimResult> DbImpl::CompleteClaim(std::string_view key, uint64_t token,
   ClaimArgs args;
   args.token = token;
   args.result = result;
-  args.counts = &counts;
-  Result<ClaimResult> r = ClaimOne(ClaimCall::kComplete, key, args);
+  Result<ClaimResult> r = ClaimOne(ClaimCall::kComplete, key, args, &counts);
   CountRefusal(r.status());
   return r;
 }
@@ -101,26 +78,17 @@ Result<ClaimResult> DbImpl::ReleaseClaim(std::string_view key,
                                          uint64_t token) {
   ClaimArgs args;
   args.token = token;
-  Result<ClaimResult> r = ClaimOne(ClaimCall::kRelease, key, args);
+  Result<ClaimResult> r = ClaimOne(ClaimCall::kRelease, key, args, nullptr);
   CountRefusal(r.status());
   return r;
 }
 
 Result<ClaimResult> DbImpl::ClaimOne(ClaimCall call, std::string_view key,
-                                     const ClaimArgs& args) {
+                                     const ClaimArgs& args,
+                                     const Batch* counts) {
   const PerfCountersOff perf_off;
   Status s = CheckWritable();
-  if (s.ok()) s = ValidateClaimKey(key);
-  if (s.ok() && call == ClaimCall::kClaim) {
-    s = ValidateClaim(args.holder, args.lease_ms);
-  }
-  if (s.ok() && call == ClaimCall::kComplete) {
-    s = ValidateClaimResult(args.result);
-  }
-  if (s.ok() && call != ClaimCall::kClaim && args.token == 0) {
-    s = Status::InvalidArgument("token 0 of " + Naming(key) +
-                                " was never granted: tokens start at 1");
-  }
+  if (s.ok()) s = CheckClaimCall(call, key, args);
   // The first claim raises the format (a synced write under the catalog
   // held exclusively): before the stripe, which nothing holds while
   // waiting for the catalog.
@@ -131,83 +99,16 @@ Result<ClaimResult> DbImpl::ClaimOne(ClaimCall call, std::string_view key,
   if (!s.ok()) return s;
   EventLocks::Guard guard(&claim_locks_,
                           claim_locks_.StripeOf(0, StableHash(key)));
-  schema::ClaimRecord rec;
+  ClaimRecord rec;
   bool found = false;
   s = ReadClaim(db_.get(), claims_, rocksdb::ReadOptions(), key, &rec, &found);
   if (!s.ok()) return s;
-  if (!found && call != ClaimCall::kClaim) {
-    return Status::NotFound(Naming(key) + " was never claimed");
-  }
-  if (found && call != ClaimCall::kClaim && args.token > rec.token) {
-    return Status::InvalidArgument(
-        "token " + std::to_string(args.token) + " of " + Naming(key) +
-        " was never granted (the latest grant is token " +
-        std::to_string(rec.token) + ")");
-  }
   // The clock after the read, as for markers.
   const int64_t now = clock_->NowMillis();
-  const bool held = found && rec.state == kHeldState;
-  const bool running = held && now < rec.lease_until_ms;
   ClaimResult r;
   bool write = false;
-  switch (call) {
-    case ClaimCall::kClaim:
-      if (found && rec.state == kDoneState) {
-        r.answer = ClaimAnswer::kDone;
-      } else if (running && rec.holder != args.holder) {
-        r.answer = ClaimAnswer::kBusy;
-      } else if (running) {
-        // Its own holder again (a retried call, or a renewal): the same
-        // token, the lease from now.
-        r.answer = ClaimAnswer::kAcquired;
-        r.repeated = true;
-        rec.lease_until_ms = DeadlineAfter(now, args.lease_ms);
-        write = true;
-      } else {
-        // New, released, or its lease ran out: a new grant.
-        r.answer = ClaimAnswer::kAcquired;
-        rec.state = kHeldState;
-        rec.token = found ? rec.token + 1 : 1;
-        rec.holder = std::string(args.holder);
-        rec.granted_at_ms = now;
-        rec.lease_until_ms = DeadlineAfter(now, args.lease_ms);
-        rec.ended_at_ms = 0;
-        write = true;
-      }
-      break;
-    case ClaimCall::kComplete:
-      if (args.token < rec.token || rec.state == kReleasedState) {
-        r.answer = ClaimAnswer::kStaleToken;
-      } else if (rec.state == kDoneState) {
-        r.answer = ClaimAnswer::kCompleted;  // this token completed it
-        r.repeated = true;
-      } else {
-        // The current grant, held (its lease may have run out: nobody was
-        // granted the key since, so no other holder can act on it).
-        assert(held);
-        r.answer = ClaimAnswer::kCompleted;
-        rec.state = kDoneState;
-        rec.ended_at_ms = now;
-        rec.result = std::string(args.result);
-        write = true;
-      }
-      break;
-    case ClaimCall::kRelease:
-      if (rec.state == kDoneState) {
-        r.answer = ClaimAnswer::kDone;
-      } else if (args.token < rec.token) {
-        r.answer = ClaimAnswer::kStaleToken;
-      } else if (rec.state == kReleasedState) {
-        r.answer = ClaimAnswer::kReleased;
-        r.repeated = true;
-      } else {
-        r.answer = ClaimAnswer::kReleased;
-        rec.state = kReleasedState;
-        rec.ended_at_ms = now;
-        write = true;
-      }
-      break;
-  }
+  s = ClaimStep(call, key, args, found, now, &rec, &r, &write);
+  if (!s.ok()) return s;
   if (write) {
     std::string bytes;
     schema::EncodeClaim(rec, &bytes);
@@ -215,10 +116,11 @@ Result<ClaimResult> DbImpl::ClaimOne(ClaimCall call, std::string_view key,
     auto put = [&](rocksdb::WriteBatch* wb) {
       return FromRocks(wb->Put(claims_, k, bytes), "write " + Naming(key));
     };
-    if (call == ClaimCall::kComplete && !args.counts->empty()) {
+    if (counts != nullptr && !counts->empty()) {
       // The counts and the completion in one write; a refused batch
       // writes neither and leaves the claim held.
-      s = ApplyInto(*args.counts, &r.counted, put);
+      assert(call == ClaimCall::kComplete);
+      s = ApplyInto(*counts, &r.counted, put);
     } else {
       rocksdb::WriteBatch wb;
       s = put(&wb);
@@ -226,7 +128,7 @@ Result<ClaimResult> DbImpl::ClaimOne(ClaimCall call, std::string_view key,
     }
     if (!s.ok()) return s;
   }
-  r.claim = InfoOf(key, rec, now);
+  r.claim = ClaimInfoOf(key, rec, now);
   return r;
 }
 
@@ -237,12 +139,12 @@ Result<ClaimInfo> DbImpl::GetClaim(std::string_view key) {
   // A read-only instance is swapped only under the catalog held
   // exclusively (Refresh).
   Catalog::Reader catalog(catalog_.get());
-  schema::ClaimRecord rec;
+  ClaimRecord rec;
   bool found = false;
   s = ReadClaim(db_.get(), claims_, rocksdb::ReadOptions(), key, &rec, &found);
   if (!s.ok()) return s;
   if (!found) return Status::NotFound(Naming(key) + " was never claimed");
-  return InfoOf(key, rec, clock_->NowMillis());
+  return ClaimInfoOf(key, rec, clock_->NowMillis());
 }
 
 Result<std::vector<ClaimInfo>> DbImpl::ListClaims(
@@ -283,10 +185,10 @@ Result<std::vector<ClaimInfo>> DbImpl::ListClaims(
   }
   for (; it->Valid() && out.size() < options.limit; it->Next()) {
     const std::string_view key = it->key().ToStringView();
-    schema::ClaimRecord rec;
+    ClaimRecord rec;
     s = schema::DecodeClaim(it->value().ToStringView(), &rec);
     if (!s.ok()) return Status::Corruption(Naming(key) + ": " + s.message());
-    ClaimInfo info = InfoOf(key, rec, now);
+    ClaimInfo info = ClaimInfoOf(key, rec, now);
     if ((options.filter == ClaimFilter::kHeld &&
          info.state != ClaimState::kHeld) ||
         (options.filter == ClaimFilter::kDone &&

@@ -177,7 +177,7 @@ size_t EncodeShardKeyOf(const KeyPrefix& prefix, int64_t bucket_start_ms,
 struct ShardKeyParts {
   uint64_t counter_id = 0;
   std::string_view key;
-  int64_t bucket = -1;  // kNoBucket (engine/buckets.h)
+  int64_t bucket = -1;  // kNoBucket (core/buckets.h)
   uint32_t shard = 0;
 };
 bool DecodeAnyShardKey(std::string_view bytes, ShardKeyParts* out);

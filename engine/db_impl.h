@@ -40,7 +40,7 @@
 
 #include "engine/async_commits.h"
 #include "engine/bucket_retention.h"
-#include "engine/buckets.h"
+#include "engine/rules.h"
 #include "engine/catalog.h"
 #include "engine/coding.h"
 #include "engine/engine_clock.h"
@@ -286,11 +286,8 @@ class DbImpl final : public Db, private BackendOps {
   // A key's open holds now: the units still held (their time not run out),
   // how many, the earliest end, and (when asked) up to kMaxExpiredClosed
   // open holds whose time ran out, for a Reserve to close.
-  struct HoldsNow {
-    int64_t held = 0;
-    uint64_t open = 0;
-    int64_t next_expiry = 0;
-    std::vector<std::pair<std::string, schema::HoldRecord>> expired;
+  struct HoldsNow : HeldNow {
+    std::vector<std::pair<std::string, HoldRecord>> expired;
   };
   // Whether counter `c` may have a reservation (probed once per counter
   // per process; a strict counter with a minimum and no buckets only).
@@ -302,10 +299,19 @@ class DbImpl final : public Db, private BackendOps {
   // of the key checks its minimum with (CheckBounds' `held`).
   Status HeldUnits(const Catalog::Entry& c, std::string_view key, int64_t now,
                    int64_t* held);
-  enum class HoldCall { kReserve, kCommit, kRelease };
+  // One reservation call: read, core's HoldStepOf, write.
   Result<ReservationResult> HoldOne(HoldCall call, CounterRef counter,
                                     std::string_view id, int64_t units,
                                     int64_t hold_for_ms);
+  // The reservation as stored: open, else closed (*known false: none).
+  Status ReadHold(const CounterInfo& c, std::string_view key,
+                  std::string_view id, HoldRecord* h, bool* known,
+                  bool* is_open);
+  // Writes what `step` says of reservation `h` of `c`'s key, and closes
+  // the `expired` open holds a Reserve found; one commit.
+  Status WriteHoldStep(const Catalog::Entry& c, std::string_view key,
+                       const HoldRecord& h, const HoldStep& step,
+                       const HoldsNow& holds, int64_t now, bool* first_plain);
   // The counter a reservation call names: strict, with a minimum, without
   // buckets; with its key.
   Status FindHoldCounter(const Catalog::Reader& catalog, CounterRef counter,
@@ -395,16 +401,10 @@ class DbImpl final : public Db, private BackendOps {
                    const AlsoWrite& also = nullptr);
   // Claims (engine/claims.cc): the call, decided and committed under the
   // key's stripe of claim_locks_.
-  enum class ClaimCall { kClaim, kComplete, kRelease };
-  struct ClaimArgs {
-    std::string_view holder;
-    int64_t lease_ms = 0;
-    uint64_t token = 0;
-    std::string_view result;
-    const Batch* counts = nullptr;
-  };
+  // One claim call: read, core's ClaimStep, write (with CompleteClaim's
+  // `counts`, else null).
   Result<ClaimResult> ClaimOne(ClaimCall call, std::string_view key,
-                               const ClaimArgs& args);
+                               const ClaimArgs& args, const Batch* counts);
   // Apply's outbox entries, once nothing can refuse the batch.
   Status AddBatchOutbox(const BatchPlan& bp, int64_t now, OutboxRun* outbox,
                         WriteScratch* scratch);

@@ -2,7 +2,7 @@
 // (Db::Claim) at its key.
 
 #include "engine/family_record.h"
-#include "engine/validate.h"
+#include "engine/rules.h"
 #include "tally/types.h"
 
 namespace tally::engine {

@@ -30,7 +30,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <climits>
 
 #include "tally/limits.h"
 #include "tally/options.h"
@@ -98,16 +97,6 @@ class EngineClock final : public Clock {
   mutable std::atomic<int64_t> high_{0};
   std::atomic<int64_t> durable_{0};
 };
-
-// `now` plus a duration (a hold's, a lease's), saturating at INT64_MAX:
-// deadline arithmetic never overflows, whatever the inputs.
-inline int64_t DeadlineAfter(int64_t now, int64_t duration_ms) {
-  int64_t out = 0;
-  if (__builtin_add_overflow(now, duration_ms, &out)) {
-    return duration_ms > 0 ? INT64_MAX : INT64_MIN;
-  }
-  return out;
-}
 
 }  // namespace tally::engine
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "engine/buckets.h"
+#include "engine/rules.h"
 #include "engine/coding.h"
 #include "schema/records.h"
 #include "tally/dump.h"

@@ -8,12 +8,10 @@
 #include <unordered_set>
 #include <utility>
 
-#include "engine/buckets.h"
+#include "engine/rules.h"
 #include "engine/coding.h"
 #include "engine/db_impl.h"
 #include "engine/format.h"
-#include "engine/shard_picker.h"
-#include "engine/validate.h"
 #include "engine/write_plan.h"
 #include "schema/records.h"
 #include "tally/limits.h"

@@ -13,14 +13,13 @@
 #include <string>
 #include <vector>
 
-#include "engine/buckets.h"
+#include "engine/rules.h"
 #include "engine/coding.h"
 #include "engine/counter_range.h"
 #include "engine/db_impl.h"
 #include "engine/read_checks.h"
 #include "engine/snapshot_hold.h"
 #include "engine/top_keys.h"
-#include "engine/validate.h"
 #include "engine/write_plan.h"
 #include "tally/limits.h"
 #include "util/rocks_status.h"

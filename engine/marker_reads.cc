@@ -7,7 +7,7 @@
 #include "engine/counter_range.h"
 #include "engine/db_impl.h"
 #include "engine/marker_expiry.h"
-#include "engine/validate.h"
+#include "engine/rules.h"
 #include "schema/records.h"
 #include "tally/limits.h"
 #include "util/rocks_status.h"

@@ -43,7 +43,7 @@ Result<IncrementResult> DbImpl::StartOnceAsync(
   if (!once_in_flight_.Empty() && once_in_flight_.Find(key, &marker)) {
     // A copy of this event is queued: decided against it (as against its
     // stored marker), answered after it.
-    s = Decide(op, marker, /*now=*/0, &plan);
+    s = Decide(c, op, marker, /*now=*/0, &plan);
     if (!s.ok()) return s;
     const IncrementResult answer{plan.outcome, plan.shard};
     if (once_in_flight_.AddRider(key, answer, done, slot)) {
@@ -56,7 +56,7 @@ Result<IncrementResult> DbImpl::StartOnceAsync(
   s = LookUpMarker(c, key, &marker);
   if (!s.ok()) return s;
   const int64_t now = marker.found ? 0 : clock_->NowMillis();
-  s = Decide(op, marker, now, &plan);
+  s = Decide(c, op, marker, now, &plan);
   if (!s.ok()) return s;
   const IncrementResult result{plan.outcome, plan.shard};
   if (result.outcome != Outcome::kApplied) {

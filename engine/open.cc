@@ -15,7 +15,7 @@
 #include "engine/db_impl.h"
 #include "engine/format.h"
 #include "engine/path_check.h"
-#include "engine/validate.h"
+#include "engine/rules.h"
 #include "util/rocks_status.h"
 
 namespace tally {

@@ -16,7 +16,7 @@
 #include "engine/format.h"
 #include "engine/outbox_run.h"
 #include "engine/random_id.h"
-#include "engine/validate.h"
+#include "engine/rules.h"
 #include "engine/write_plan.h"
 #include "schema/records.h"
 #include "tally/limits.h"

@@ -9,13 +9,12 @@
 
 #include <algorithm>
 
-#include "engine/buckets.h"
+#include "engine/rules.h"
 #include "engine/coding.h"
 #include "engine/counter_range.h"
 #include "engine/db_impl.h"
 #include "engine/marker_expiry.h"
 #include "engine/read_checks.h"
-#include "engine/validate.h"
 #include "schema/records.h"
 #include "tally/limits.h"
 #include "util/rocks_status.h"

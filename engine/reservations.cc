@@ -41,7 +41,7 @@
 #include "engine/format.h"
 #include "engine/perf_counters.h"
 #include "engine/snapshot_hold.h"
-#include "engine/validate.h"
+#include "engine/rules.h"
 #include "tally/limits.h"
 #include "util/rocks_status.h"
 
@@ -50,12 +50,6 @@ namespace {
 
 // Open holds whose time ran out that one Reserve closes: bounds its batch.
 constexpr size_t kMaxExpiredClosed = 64;
-
-HoldState StateAt(const schema::HoldRecord& h, int64_t now) {
-  const auto s = static_cast<HoldState>(h.state);
-  return s == HoldState::kHeld && now >= h.expires_at_ms ? HoldState::kExpired
-                                                         : s;
-}
 
 std::string Naming(const CounterInfo& c, std::string_view key,
                    std::string_view id) {
@@ -108,7 +102,7 @@ Status DbImpl::ReadHolds(const CounterInfo& c, std::string_view key,
   __int128 held = 0;
   size_t seen = 0;
   for (it->Seek(begin); it->Valid(); it->Next()) {
-    schema::HoldRecord h;
+    HoldRecord h;
     Status s = schema::DecodeHold(it->value().ToStringView(), &h);
     if (s.ok() && (h.counter_id != c.id ||
                    h.state != static_cast<uint8_t>(HoldState::kHeld))) {
@@ -200,13 +194,77 @@ Result<ReservationResult> DbImpl::ReleaseReservation(
   return r;
 }
 
+Status DbImpl::ReadHold(const CounterInfo& c, std::string_view key,
+                        std::string_view id, HoldRecord* h, bool* known,
+                        bool* is_open) {
+  *known = *is_open = false;
+  if (holds_ == nullptr) return Status::OK();  // an old read-only database
+  std::string k;
+  for (const char tag : {kOpenHoldTag, kClosedHoldTag}) {
+    EncodeHoldKey(c.id, tag, key, id, &k);
+    rocksdb::PinnableSlice v;
+    rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), holds_, k, &v);
+    if (rs.IsNotFound()) continue;
+    if (!rs.ok()) return FromRocks(rs, "read reservation");
+    Status s = schema::DecodeHold(v.ToStringView(), h);
+    if (!s.ok()) {
+      return Status::Corruption(Naming(c, key, id) + ": " + s.message());
+    }
+    *is_open = tag == kOpenHoldTag;
+    *known = true;
+    break;
+  }
+  return Status::OK();
+}
+
+Status DbImpl::WriteHoldStep(const Catalog::Entry& c, std::string_view key,
+                             const HoldRecord& h, const HoldStep& step,
+                             const HoldsNow& holds, int64_t now,
+                             bool* first_plain) {
+  rocksdb::WriteBatch wb;
+  rocksdb::Status rs;
+  std::string bytes, at, closed;
+  // The open record at `at` goes; `rec` is stored at its closed key.
+  auto close = [&](const HoldRecord& rec) {
+    EncodeHoldKey(c.id, kClosedHoldTag, key, rec.reservation_id, &closed);
+    schema::EncodeHold(rec, &bytes);
+    if (rs.ok()) rs = wb.Delete(holds_, at);
+    if (rs.ok()) rs = wb.Put(holds_, closed, bytes);
+  };
+  EncodeHoldKey(c.id, kOpenHoldTag, key, h.reservation_id, &at);
+  const std::string found_open = at;
+  if (step.close_found) close(step.closed);
+  if (step.put_new) {
+    const bool open = h.state == static_cast<uint8_t>(HoldState::kHeld);
+    if (!open) EncodeHoldKey(c.id, kClosedHoldTag, key, h.reservation_id, &at);
+    schema::EncodeHold(h, &bytes);
+    rs = wb.Put(holds_, at, bytes);
+  }
+  if (step.take != 0 && rs.ok()) {
+    rs = AddShardMerge(&wb, shards_, c, key, kNoBucket, 0, -step.take);
+    // A take without a marker: from now on Verify no longer compares the
+    // counter's value with its markers (kCounterFlagPlainIncrements).
+    *first_plain = !c.plain_recorded.load(std::memory_order_acquire);
+    if (rs.ok() && *first_plain) rs = AddPlainFlag(&wb, meta_, c, &bytes);
+  }
+  // Open holds whose time ran out: closed while this write is made anyway
+  // (a Reserve), so the range every take reads stays small.
+  for (const auto& [open_key, rec] : holds.expired) {
+    if (open_key == found_open) continue;
+    at = open_key;
+    close(ClosedHold(rec, HoldState::kExpired, now));
+  }
+  Status s = FromRocks(rs, "write reservation");
+  if (s.ok() && wb.Count() > 0) s = commit_->Commit(&wb);
+  return s;
+}
+
 Result<ReservationResult> DbImpl::HoldOne(HoldCall call, CounterRef counter,
                                           std::string_view id, int64_t units,
                                           int64_t hold_for_ms) {
   const PerfCountersOff perf_off;
   Status s = CheckWritable();
-  if (s.ok()) s = ValidateReservationId(id);
-  if (s.ok() && call == HoldCall::kReserve) s = ValidateHold(units, hold_for_ms);
+  if (s.ok()) s = CheckHoldCall(call, id, units, hold_for_ms);
   if (!s.ok()) return s;
   const Catalog::Entry* found = nullptr;
   if (call == HoldCall::kReserve && !catalog_->HasFormat(kFormatHolds)) {
@@ -225,172 +283,39 @@ Result<ReservationResult> DbImpl::HoldOne(HoldCall call, CounterRef counter,
   const Catalog::Entry& c = *found;
   EventLocks::Guard guard(&event_locks_, event_locks_.StripeOf(
                                              c.id, StrictKeyLockHash(counter.key)));
-  // The reservation as stored: open, else closed, else none.
-  std::string open_key, closed_key;
-  EncodeHoldKey(c.id, kOpenHoldTag, counter.key, id, &open_key);
-  EncodeHoldKey(c.id, kClosedHoldTag, counter.key, id, &closed_key);
-  schema::HoldRecord h;
-  bool is_open = false, known = false;
-  if (holds_ != nullptr) {
-    for (const std::string* k : {&open_key, &closed_key}) {
-      rocksdb::PinnableSlice v;
-      rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), holds_, *k, &v);
-      if (rs.IsNotFound()) continue;
-      if (!rs.ok()) return FromRocks(rs, "read reservation");
-      s = schema::DecodeHold(v.ToStringView(), &h);
-      if (!s.ok()) {
-        return Status::Corruption(Naming(c, counter.key, id) + ": " +
-                                  s.message());
-      }
-      is_open = k == &open_key;
-      known = true;
-      break;
-    }
-  }
-  if (!known && call != HoldCall::kReserve) {
-    return Status::NotFound(Naming(c, counter.key, id) + " not found");
-  }
+  HoldRecord h;
+  bool known = false, is_open = false;
+  s = ReadHold(c, counter.key, id, &h, &known, &is_open);
+  if (!s.ok()) return s;
   // The clock after the lookups, as for markers.
   const int64_t now = clock_->NowMillis();
   int64_t value = 0;
-  s = ReadStrictValue(c, counter.key, kNoBucket, &value);
-  if (!s.ok()) return s;
   HoldsNow holds;
-  const bool may_hold = MayHoldUnits(c);
-  if (may_hold || call == HoldCall::kReserve) {
-    s = ReadHolds(c, counter.key, now, rocksdb::ReadOptions(),
-                  call == HoldCall::kReserve, &holds);
+  if (known || call == HoldCall::kReserve) {
+    s = ReadStrictValue(c, counter.key, kNoBucket, &value);
+    if (s.ok() && (MayHoldUnits(c) || call == HoldCall::kReserve)) {
+      s = ReadHolds(c, counter.key, now, rocksdb::ReadOptions(),
+                    call == HoldCall::kReserve, &holds);
+    }
     if (!s.ok()) return s;
   }
-
-  ReservationResult r;
-  rocksdb::WriteBatch wb;
-  rocksdb::Status rs;
-  std::string bytes, flag;
-  bool first_plain = false;
-  // Closes the open record: the closed one in `state` at `now`.
-  auto close = [&](const std::string& at, schema::HoldRecord rec,
-                   HoldState state) {
-    std::string closed;
-    EncodeHoldKey(c.id, kClosedHoldTag, counter.key, rec.reservation_id,
-                  &closed);
-    rec.state = static_cast<uint8_t>(state);
-    rec.closed_at_ms =
-        state == HoldState::kExpired ? rec.expires_at_ms : now;
-    schema::EncodeHold(rec, &bytes);
-    if (rs.ok()) rs = wb.Delete(holds_, at);
-    if (rs.ok()) rs = wb.Put(holds_, closed, bytes);
-  };
-
-  if (!known) {
-    // A new reservation.
-    assert(call == HoldCall::kReserve);
-    if (holds.open >= kMaxOpenHolds) {
-      return Status::OutOfRange(
-          "counter " + Quote(c.name) +
-          (counter.key.empty() ? std::string() : " key " + Quote(counter.key)) +
-          " has " + std::to_string(holds.open) +
-          " reservations held, the limit (kMaxOpenHolds)");
-    }
-    // held + units stays within int64: ReadHeld, takes and commits sum it.
-    if (static_cast<__int128>(holds.held) + units > kMaxDelta) {
-      return Status::OutOfRange(
-          "counter " + Quote(c.name) +
-          (counter.key.empty() ? std::string()
-                               : " key " + Quote(counter.key)) +
-          ": reserving " + std::to_string(units) + " units beside the " +
-          std::to_string(holds.held) +
-          " already held would hold more than int64");
-    }
-    const __int128 after = static_cast<__int128>(value) - holds.held - units;
-    h.reservation_id = std::string(id);
-    h.counter_id = c.id;
-    h.units = units;
-    h.created_at_ms = now;
-    h.expires_at_ms = DeadlineAfter(now, hold_for_ms);
-    const bool fits = after >= c.bounds.min;
-    h.state = static_cast<uint8_t>(fits ? HoldState::kHeld : HoldState::kRefused);
-    h.closed_at_ms = fits ? 0 : now;
-    schema::EncodeHold(h, &bytes);
-    rs = wb.Put(holds_, fits ? open_key : closed_key, bytes);
-    if (fits) {
-      holds.held += units;
-      ++holds.open;
-      if (holds.next_expiry == 0 || h.expires_at_ms < holds.next_expiry) {
-        holds.next_expiry = h.expires_at_ms;
-      }
-      // Before the commit: a take of this key waits on the stripe and then
-      // reads the holds; a take of another key that probes now finds this
-      // flag and reads its (empty) range.
-      c.holds.store(Catalog::Entry::kHoldsMaybe, std::memory_order_release);
-    }
-    r.outcome = fits ? Outcome::kApplied : Outcome::kRefused;
-    r.state = static_cast<HoldState>(h.state);
-  } else {
-    const HoldState state = StateAt(h, now);
-    r.state = state;
-    // A held one whose time ran out is closed as expired by any call on it.
-    if (state == HoldState::kExpired && is_open) {
-      close(open_key, h, HoldState::kExpired);
-    }
-    switch (call) {
-      case HoldCall::kReserve:
-        r.outcome = h.units == units ? Outcome::kDuplicate : Outcome::kConflict;
-        break;
-      case HoldCall::kCommit:
-        if (state == HoldState::kHeld) {
-          // value - held >= min and this hold is part of held: the take
-          // stays within the minimum.
-          if (static_cast<__int128>(value) - h.units < c.bounds.min) {
-            return Status::Corruption(
-                Naming(c, counter.key, id) + ": the value " +
-                std::to_string(value) + " cannot cover its " +
-                std::to_string(h.units) + " units above the minimum");
-          }
-          close(open_key, h, HoldState::kCommitted);
-          if (rs.ok()) {
-            rs = AddShardMerge(&wb, shards_, c, counter.key, kNoBucket, 0,
-                               -h.units);
-          }
-          // A take without a marker: from now on Verify no longer compares
-          // the counter's value with its markers (kCounterFlagPlainIncrements).
-          first_plain = !c.plain_recorded.load(std::memory_order_acquire);
-          if (rs.ok() && first_plain) rs = AddPlainFlag(&wb, meta_, c, &flag);
-          value -= h.units;
-          holds.held -= h.units;
-          --holds.open;
-          r.outcome = Outcome::kApplied;
-          r.state = HoldState::kCommitted;
-        } else {
-          r.outcome = state == HoldState::kCommitted ? Outcome::kDuplicate
-                                                     : Outcome::kRefused;
-        }
-        break;
-      case HoldCall::kRelease:
-        if (state == HoldState::kHeld) {
-          close(open_key, h, HoldState::kReleased);
-          holds.held -= h.units;
-          --holds.open;
-          r.outcome = Outcome::kApplied;
-          r.state = HoldState::kReleased;
-        } else {
-          r.outcome = state == HoldState::kCommitted ? Outcome::kRefused
-                                                     : Outcome::kDuplicate;
-        }
-        break;
-    }
-  }
-  // Open holds whose time ran out: closed while this write is made anyway
-  // (a Reserve), so the range every take reads stays small.
-  for (auto& [key, rec] : holds.expired) {
-    if (key != open_key) close(key, std::move(rec), HoldState::kExpired);
-  }
-  s = FromRocks(rs, "write reservation");
-  if (s.ok() && wb.Count() > 0) s = commit_->Commit(&wb);
+  HoldStep step;
+  s = HoldStepOf(call, c, counter.key, id, units, hold_for_ms, known, is_open,
+                 now, &h, &value, &holds, &step);
   if (!s.ok()) return s;
-  if (r.outcome == Outcome::kApplied && r.state == HoldState::kCommitted) {
-    Applied(c, first_plain, 1);  // the roll-up is stale now
+  if (step.put_new && step.state == HoldState::kHeld) {
+    // Before the commit: a take of this key waits on the stripe and then
+    // reads the holds; a take of another key that probes now finds this
+    // flag and reads its (empty) range.
+    c.holds.store(Catalog::Entry::kHoldsMaybe, std::memory_order_release);
   }
+  bool first_plain = false;
+  s = WriteHoldStep(c, counter.key, h, step, holds, now, &first_plain);
+  if (!s.ok()) return s;
+  if (step.take != 0) Applied(c, first_plain, 1);  // the roll-up is stale now
+  ReservationResult r;
+  r.outcome = step.outcome;
+  r.state = step.state;
   r.units = h.units;
   r.expires_at_ms = h.expires_at_ms;
   r.value = value;
@@ -403,7 +328,6 @@ Result<ReservationResult> DbImpl::HoldOne(HoldCall call, CounterRef counter,
 Result<ReservationInfo> DbImpl::GetReservation(CounterRef counter,
                                                std::string_view id) {
   Status s = CheckReads(kReadValues, "GetReservation");
-  if (s.ok()) s = ValidateReservationId(id);
   if (!s.ok()) return s;
   Catalog::Reader catalog(catalog_.get());
   const Catalog::Entry* c = nullptr;
@@ -417,7 +341,7 @@ Result<ReservationInfo> DbImpl::GetReservation(CounterRef counter,
       rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), holds_, k, &v);
       if (rs.IsNotFound()) continue;
       if (!rs.ok()) return FromRocks(rs, "read reservation");
-      schema::HoldRecord h;
+      HoldRecord h;
       s = schema::DecodeHold(v.ToStringView(), &h);
       if (!s.ok()) {
         return Status::Corruption(Naming(*c, counter.key, id) + ": " +
@@ -425,7 +349,7 @@ Result<ReservationInfo> DbImpl::GetReservation(CounterRef counter,
       }
       ReservationInfo info;
       info.reservation_id = std::move(h.reservation_id);
-      info.state = StateAt(h, clock_->NowMillis());
+      info.state = HoldStateAt(h, clock_->NowMillis());
       info.units = h.units;
       info.created_at_ms = h.created_at_ms;
       info.expires_at_ms = h.expires_at_ms;

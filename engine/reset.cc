@@ -30,7 +30,7 @@
 #include "engine/format.h"
 #include "engine/perf_counters.h"
 #include "engine/read_checks.h"
-#include "engine/validate.h"
+#include "engine/rules.h"
 #include "engine/write_plan.h"
 #include "tally/limits.h"
 
@@ -123,7 +123,7 @@ Result<IncrementResult> DbImpl::ResetOne(CounterRef counter,
   }
   // A reset older than the window is kOutsideWindow here, as a
   // once-increment: its marker may have expired.
-  s = Decide(op, marker, now, &plan);
+  s = Decide(c, op, marker, now, &plan);
   if (!s.ok()) return s;
   if (plan.outcome == Outcome::kApplied) {
     int64_t current = 0;
@@ -142,7 +142,7 @@ Result<IncrementResult> DbImpl::ResetOne(CounterRef counter,
           std::to_string(c.bounds.min) + " beside the " +
           std::to_string(held) + " units open reservations hold");
     }
-    if (s.ok()) s = AnswerReset(op, current, c.sliding ? &previous : nullptr,
+    if (s.ok()) s = AnswerReset(c, op, current, c.sliding ? &previous : nullptr,
                                 &plan);
     if (!s.ok()) return s;
     if (reset_hook_for_test_) reset_hook_for_test_();

@@ -21,7 +21,7 @@
 #include "engine/db_impl.h"
 #include "engine/snapshot_hold.h"
 #include "engine/top_keys.h"
-#include "engine/validate.h"
+#include "engine/rules.h"
 #include "tally/limits.h"
 #include "util/rocks_status.h"
 

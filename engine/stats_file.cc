@@ -12,7 +12,7 @@
 
 #include "engine/coding.h"
 #include "engine/format.h"
-#include "engine/hash.h"
+#include "engine/rules.h"
 #include "util/rocks_status.h"
 
 namespace tally::engine {

@@ -23,7 +23,7 @@
 #include "engine/coding.h"
 #include "engine/db_impl.h"
 #include "engine/read_checks.h"
-#include "engine/validate.h"
+#include "engine/rules.h"
 #include "util/rocks_status.h"
 
 namespace tally::engine {
@@ -115,7 +115,7 @@ Result<IncrementResult> DbImpl::WriteStrict(const WriteOp& op, OpPlan* plan,
   }
   // As in WriteOne: the clock is read after the marker lookup.
   const int64_t now = marker.found ? 0 : clock_->NowMillis();
-  Status s = Decide(op, marker, now, plan);
+  Status s = Decide(c, op, marker, now, plan);
   if (!s.ok()) return s;
   if (plan->outcome == Outcome::kApplied) {
     int64_t value = 0;
@@ -129,7 +129,7 @@ Result<IncrementResult> DbImpl::WriteStrict(const WriteOp& op, OpPlan* plan,
     int64_t held = 0;
     s = HeldUnits(c, op.key, now, &held);
     if (!s.ok()) return s;
-    CheckBounds(op, value, c.sliding ? &previous : nullptr, plan, held);
+    CheckBounds(c, op, value, c.sliding ? &previous : nullptr, plan, held);
   }
   return CommitDecided(op, marker, now, plan, scratch);
 }

@@ -8,15 +8,13 @@
 #include <map>
 #include <set>
 
-#include "engine/buckets.h"
+#include "engine/rules.h"
 #include "engine/coding.h"
 #include "engine/column_families.h"
 #include "engine/db_impl.h"
 #include "engine/family_record.h"
 #include "engine/format.h"
-#include "engine/shard_picker.h"
 #include "engine/snapshot_hold.h"
-#include "engine/validate.h"
 #include "engine/writer_files.h"
 #include "schema/records.h"
 #include "tally/limits.h"

@@ -31,7 +31,7 @@
 #include "engine/db_impl.h"
 #include "engine/outbox_run.h"
 #include "engine/perf_counters.h"
-#include "engine/validate.h"
+#include "engine/rules.h"
 #include "engine/write_plan.h"
 #include "util/rocks_status.h"
 
@@ -119,7 +119,7 @@ Result<IncrementResult> DbImpl::DecideAndCommit(const WriteOp& op,
                                                 const FoundMarker& marker,
                                                 int64_t now, OpPlan* plan,
                                                 WriteScratch* scratch) {
-  Status s = Decide(op, marker, now, plan);
+  Status s = Decide(*plan->counter, op, marker, now, plan);
   if (!s.ok()) return s;
   return CommitDecided(op, marker, now, plan, scratch);
 }
@@ -248,7 +248,7 @@ Result<IncrementResult> DbImpl::StartAsync(const WriteOp& op,
   if (!s.ok()) return s;
   const Catalog::Entry& c = *plan.counter;
   const int64_t now = PlainNeedsClock(c) ? clock_->NowMillis() : 0;
-  s = Decide(op, FoundMarker{}, now, &plan);
+  s = Decide(c, op, FoundMarker{}, now, &plan);
   std::string scratch;
   if (s.ok()) {
     s = AddApplied(op, plan, now, /*outbox=*/nullptr, &start->batch, {},

@@ -13,6 +13,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/claims.h"
+#include "core/holds.h"
 #include "tally/status.h"
 
 namespace tally::schema {
@@ -76,27 +78,10 @@ struct MarkerAnswer {
   StrictAnswer answer;  // when strict
 };
 
-// Format 7: a reservation (holds family).
-struct HoldRecord {
-  std::string reservation_id;
-  uint64_t counter_id = 0;
-  int64_t units = 0;
-  int64_t created_at_ms = 0;
-  int64_t expires_at_ms = 0;
-  uint8_t state = 0;  // tally::HoldState
-  int64_t closed_at_ms = 0;  // 0 while held
-};
-
-// Format 8: a claim (claims family).
-struct ClaimRecord {
-  uint8_t state = 0;  // tally::ClaimState, never kExpired
-  uint64_t token = 0;
-  std::string holder;
-  int64_t granted_at_ms = 0;
-  int64_t lease_until_ms = 0;
-  int64_t ended_at_ms = 0;  // 0 while held
-  std::string result;
-};
+// Format 7: a reservation (holds family); format 8: a claim (claims
+// family). The records are the rules' own values (core/).
+using HoldRecord = core::HoldRecord;
+using ClaimRecord = core::ClaimRecord;
 
 struct OutboxRecord {
   uint64_t seq = 0;

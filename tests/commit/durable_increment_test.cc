@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/validate.h"
+#include "engine/rules.h"
 #include "reliability/fault_fs.h"
 #include "tally/admin.h"
 #include "tally/db.h"

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/shard_picker.h"
+#include "engine/rules.h"
 #include "tally/backup.h"
 #include "tally/checkpoint.h"
 #include "tally/import.h"

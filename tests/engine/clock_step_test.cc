@@ -10,7 +10,7 @@
 
 #include <string>
 
-#include "engine/buckets.h"
+#include "engine/rules.h"
 #include "tally/admin.h"
 #include "tally/db.h"
 #include "testutil/db_fixture.h"

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/buckets.h"
+#include "engine/rules.h"
 #include "engine/coding.h"
 #include "engine/top_keys.h"
 #include "tally/limits.h"

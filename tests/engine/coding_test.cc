@@ -4,8 +4,7 @@
 
 #include <cstdio>
 
-#include "engine/hash.h"
-#include "engine/shard_picker.h"
+#include "engine/rules.h"
 
 namespace tally::engine {
 namespace {

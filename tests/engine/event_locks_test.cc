@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/hash.h"
+#include "engine/rules.h"
 #include "testutil/testutil.h"
 
 namespace tally::engine {

@@ -8,7 +8,7 @@
 #include <limits>
 #include <string>
 
-#include "engine/shard_picker.h"
+#include "engine/rules.h"
 #include "tally/admin.h"
 #include "tally/db.h"
 #include "tally/outbox.h"

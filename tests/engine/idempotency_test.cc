@@ -6,7 +6,7 @@
 #include <random>
 #include <thread>
 
-#include "engine/hash.h"
+#include "engine/rules.h"
 #include "tally/admin.h"
 #include "testutil/db_fixture.h"
 #include "testutil/testutil.h"

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/format.h"
-#include "engine/shard_picker.h"
+#include "engine/rules.h"
 #include "tally/admin.h"
 #include "tally/limits.h"
 #include "testutil/db_fixture.h"

@@ -5,10 +5,9 @@
 
 #include <string>
 
-#include "engine/buckets.h"
+#include "engine/rules.h"
 #include "engine/coding.h"
 #include "engine/format.h"
-#include "engine/shard_picker.h"
 #include "schema/records.h"
 #include "tally/admin.h"
 #include "testutil/db_fixture.h"

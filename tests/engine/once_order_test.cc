@@ -14,8 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/hash.h"
-#include "engine/shard_picker.h"
+#include "engine/rules.h"
 #include "tally/admin.h"
 #include "tally/batch.h"
 #include "tally/db.h"

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/shard_picker.h"
+#include "engine/rules.h"
 #include "tally/admin.h"
 #include "tally/db.h"
 #include "tally/sync.h"

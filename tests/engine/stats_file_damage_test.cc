@@ -11,7 +11,7 @@
 #include <memory>
 #include <string>
 
-#include "engine/hash.h"
+#include "engine/rules.h"
 #include "tally/admin.h"
 #include "tally/db.h"
 #include "tally/limits.h"

@@ -21,7 +21,7 @@
 #include <string>
 #include <string_view>
 
-#include "engine/buckets.h"
+#include "engine/rules.h"
 #include "engine/coding.h"
 #include "engine/format.h"
 #include "engine/top_keys.h"

@@ -14,7 +14,7 @@
 
 #include "counterctl_fixture.h"
 #include "engine/coding.h"
-#include "engine/hash.h"
+#include "engine/rules.h"
 #include "schema/records.h"
 #include "tally/batch.h"
 #include "tally/db.h"

@@ -5,14 +5,14 @@
 //
 // Thread safety: pure functions.
 
-#ifndef TALLY_ENGINE_BUCKETS_H_
-#define TALLY_ENGINE_BUCKETS_H_
+#ifndef TALLY_CORE_BUCKETS_H_
+#define TALLY_CORE_BUCKETS_H_
 
 #include <cstdint>
 
 #include "tally/types.h"
 
-namespace tally::engine {
+namespace tally::core {
 
 // BucketWidthMs (a bucket's length) is public: tally/types.h.
 
@@ -45,6 +45,6 @@ inline int64_t FirstRetainedBucket(int64_t width_ms, int64_t retention_ms,
   return BucketStart(lowest + width_ms - 1, width_ms);
 }
 
-}  // namespace tally::engine
+}  // namespace tally::core
 
-#endif  // TALLY_ENGINE_BUCKETS_H_
+#endif  // TALLY_CORE_BUCKETS_H_

@@ -1,16 +1,16 @@
 // Shard choice. Stored decisions (once-increments, affinity keys) use
-// StableHash (engine/hash.h); the random policy uses a per-thread xorshift
+// StableHash (core/hash.h); the random policy uses a per-thread xorshift
 // generator, which is never stored, so it need not be stable.
 
-#ifndef TALLY_ENGINE_SHARD_PICKER_H_
-#define TALLY_ENGINE_SHARD_PICKER_H_
+#ifndef TALLY_CORE_SHARD_PICKER_H_
+#define TALLY_CORE_SHARD_PICKER_H_
 
 #include <cstdint>
 #include <string_view>
 
-#include "engine/hash.h"
+#include "core/hash.h"
 
-namespace tally::engine {
+namespace tally::core {
 
 // The shard of a hashed key: hash % shard_count (docs/format.md).
 inline uint32_t ShardOfHash(uint64_t hash, uint32_t shard_count) {
@@ -24,6 +24,6 @@ inline uint32_t ShardOfKey(std::string_view key, uint32_t shard_count) {
 // A uniformly random shard in [0, shard_count).
 uint32_t RandomShard(uint32_t shard_count);
 
-}  // namespace tally::engine
+}  // namespace tally::core
 
-#endif  // TALLY_ENGINE_SHARD_PICKER_H_
+#endif  // TALLY_CORE_SHARD_PICKER_H_

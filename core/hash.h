@@ -11,13 +11,13 @@
 // differ by a fixed amount and pair up on adjacent shards; fmix64 spreads
 // every input bit over the whole word.
 
-#ifndef TALLY_ENGINE_HASH_H_
-#define TALLY_ENGINE_HASH_H_
+#ifndef TALLY_CORE_HASH_H_
+#define TALLY_CORE_HASH_H_
 
 #include <cstdint>
 #include <string_view>
 
-namespace tally::engine {
+namespace tally::core {
 
 inline constexpr uint64_t kFnvOffsetBasis = 0xcbf29ce484222325ULL;
 inline constexpr uint64_t kFnvPrime = 0x100000001b3ULL;
@@ -49,6 +49,6 @@ constexpr uint64_t StableHash(std::string_view bytes) {
 static_assert(Fnv1a64("") == kFnvOffsetBasis, "FNV-1a of nothing");
 static_assert(Fnv1a64("a") == 0xaf63dc4c8601ec8cULL, "FNV-1a 64 test vector");
 
-}  // namespace tally::engine
+}  // namespace tally::core
 
-#endif  // TALLY_ENGINE_HASH_H_
+#endif  // TALLY_CORE_HASH_H_

@@ -1,8 +1,8 @@
-#include "engine/shard_picker.h"
+#include "core/shard_picker.h"
 
 #include <random>
 
-namespace tally::engine {
+namespace tally::core {
 namespace {
 
 uint64_t SeedForThread() {
@@ -26,4 +26,4 @@ uint32_t RandomShard(uint32_t shard_count) {
       (static_cast<unsigned __int128>(r) * shard_count) >> 64);
 }
 
-}  // namespace tally::engine
+}  // namespace tally::core

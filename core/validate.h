@@ -2,8 +2,8 @@
 // InvalidArgument with a message that names the bad value (quoted and
 // truncated, with non-printable bytes escaped), or OK.
 
-#ifndef TALLY_ENGINE_VALIDATE_H_
-#define TALLY_ENGINE_VALIDATE_H_
+#ifndef TALLY_CORE_VALIDATE_H_
+#define TALLY_CORE_VALIDATE_H_
 
 #include <cstdint>
 #include <string>
@@ -13,7 +13,7 @@
 #include "tally/status.h"
 #include "tally/types.h"
 
-namespace tally::engine {
+namespace tally::core {
 
 // True when `s` is well-formed UTF-8 (no overlongs, no surrogates, <=
 // U+10FFFF).
@@ -69,6 +69,6 @@ CounterSpec SpecOf(const CounterInfo& info);
 // name itself is malformed, else NotFound naming it.
 Status CounterNotFound(std::string_view name);
 
-}  // namespace tally::engine
+}  // namespace tally::core
 
-#endif  // TALLY_ENGINE_VALIDATE_H_
+#endif  // TALLY_CORE_VALIDATE_H_

@@ -1,11 +1,11 @@
-#include "engine/validate.h"
+#include "core/validate.h"
 
 #include <cassert>
 
 #include "tally/limits.h"
 #include "tally/text.h"
 
-namespace tally::engine {
+namespace tally::core {
 namespace {
 
 // Names, ids and keys share one rule: 1..max bytes of UTF-8 with no control
@@ -344,4 +344,4 @@ Status CounterNotFound(std::string_view name) {
   return Status::NotFound("counter " + Quote(name) + " does not exist");
 }
 
-}  // namespace tally::engine
+}  // namespace tally::core
