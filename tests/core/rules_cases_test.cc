@@ -1,0 +1,441 @@
+// The counting rules' case tables (tests/core/cases/*.json) run against
+// core/: each file is one rule's cases as data, inputs and the expected
+// answer and new state. The engine runs these functions; a second backend
+// (the cluster's server-side scripts) runs the same files, so two backends
+// cannot disagree on a case. This binary links core/ and tally::Status
+// only: no RocksDB, no schema/, no engine/.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <fstream>
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+
+#include "core/bounds.h"
+#include "core/buckets.h"
+#include "core/claims.h"
+#include "core/decide.h"
+#include "core/holds.h"
+#include "core/write_op.h"
+
+namespace tally::core {
+namespace {
+
+using nlohmann::json;
+
+json LoadCases(const std::string& rule) {
+  const std::string path = std::string(TALLY_CASES_DIR) + "/" + rule + ".json";
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << "cannot read " << path;
+  json doc = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  EXPECT_FALSE(doc.is_discarded()) << path << " is not JSON";
+  EXPECT_EQ(doc.value("rule", ""), rule) << path;
+  EXPECT_TRUE(doc.contains("cases") && !doc["cases"].empty()) << path;
+  return doc;
+}
+
+// Reads a field the case may leave out.
+template <typename T>
+T Get(const json& j, const char* field, T otherwise) {
+  return j.contains(field) ? j[field].get<T>() : otherwise;
+}
+
+// Views into the case document, which outlives every use of them.
+std::string_view View(const json& j, const char* field) {
+  if (!j.contains(field)) return {};
+  return j[field].get_ref<const std::string&>();
+}
+
+BucketWidth BucketNamed(const std::string& name) {
+  if (name == "minute") return BucketWidth::kMinute;
+  if (name == "hour") return BucketWidth::kHour;
+  if (name == "day") return BucketWidth::kDay;
+  EXPECT_EQ(name, "none") << "unknown bucket width";
+  return BucketWidth::kNone;
+}
+
+CounterInfo CounterOf(const json& j) {
+  CounterInfo c;
+  c.name = Get<std::string>(j, "name", "c");
+  c.id = 1;
+  c.shards = Get<uint32_t>(j, "shards", 1);
+  c.policy = Get<std::string>(j, "policy", "random") == "affinity"
+                 ? ShardPolicy::kAffinity
+                 : ShardPolicy::kRandom;
+  c.keyed = Get<bool>(j, "keyed", false);
+  c.dedupe_window_ms = Get<int64_t>(j, "dedupe_window_ms", 0);
+  c.bucket = BucketNamed(Get<std::string>(j, "bucket", "none"));
+  c.retention_ms = Get<int64_t>(j, "retention_ms", 0);
+  c.bounds.has_min = j.contains("min");
+  c.bounds.min = Get<int64_t>(j, "min", 0);
+  c.bounds.has_max = j.contains("max");
+  c.bounds.max = Get<int64_t>(j, "max", 0);
+  c.sliding = Get<bool>(j, "sliding", false);
+  return c;
+}
+
+WriteOp OpOf(const json& j) {
+  WriteOp op;
+  op.counter = "c";
+  op.key = View(j, "key");
+  op.event_id = View(j, "event_id");
+  op.affinity_key = View(j, "affinity_key");
+  op.delta = Get<int64_t>(j, "delta", 0);
+  op.event_time_ms = Get<int64_t>(j, "event_time_ms", kEventTimeNow);
+  op.once = Get<bool>(j, "once", false);
+  op.saturate = Get<bool>(j, "saturate", false);
+  op.reset = Get<bool>(j, "reset", false);
+  return op;
+}
+
+FoundMarker MarkerFrom(const json& j) {
+  FoundMarker m;
+  m.found = true;
+  m.delta = Get<int64_t>(j, "delta", 0);
+  m.shard = Get<uint32_t>(j, "shard", 0);
+  m.strict = Get<bool>(j, "strict", false);
+  m.refused = Get<bool>(j, "refused", false);
+  m.asked = Get<int64_t>(j, "asked", 0);
+  m.value = Get<int64_t>(j, "value", 0);
+  m.window_ends = Get<int64_t>(j, "window_ends", 0);
+  m.remaining = Get<int64_t>(j, "remaining", 0);
+  m.reset = Get<bool>(j, "reset", false);
+  m.remaining_kept = Get<bool>(j, "remaining_kept", false);
+  return m;
+}
+
+std::string CodeName(const Status& s) {
+  if (s.ok()) return "OK";
+  if (s.IsInvalidArgument()) return "InvalidArgument";
+  if (s.IsOutOfRange()) return "OutOfRange";
+  if (s.IsNotFound()) return "NotFound";
+  if (s.IsCorruption()) return "Corruption";
+  if (s.IsNotSupported()) return "NotSupported";
+  return "other: " + s.ToString();
+}
+
+const char* OutcomeKey(Outcome o) {
+  switch (o) {
+    case Outcome::kApplied: return "applied";
+    case Outcome::kDuplicate: return "duplicate";
+    case Outcome::kConflict: return "conflict";
+    case Outcome::kOutsideWindow: return "outside_window";
+    case Outcome::kRefused: return "refused";
+  }
+  return "?";
+}
+
+// The expected status: its code and, when given, a part of its message.
+// True when the case expects OK (and got it).
+bool StatusAsExpected(const json& expect, const Status& s) {
+  const std::string want = Get<std::string>(expect, "status", "OK");
+  EXPECT_EQ(CodeName(s), want) << s.ToString();
+  if (expect.contains("message_has")) {
+    EXPECT_NE(s.message().find(expect["message_has"].get<std::string>()),
+              std::string::npos)
+        << "message: " << s.message();
+  }
+  return want == "OK" && s.ok();
+}
+
+// Compares each integer field the case names.
+using Fields = std::initializer_list<std::pair<const char*, int64_t>>;
+void ExpectFields(const json& expect, Fields fields) {
+  for (const auto& [name, value] : fields) {
+    if (expect.contains(name)) {
+      EXPECT_EQ(value, expect[name].get<int64_t>()) << "field " << name;
+    }
+  }
+}
+
+void ExpectDecision(const json& expect, const Decision& d) {
+  if (expect.contains("outcome")) {
+    EXPECT_EQ(OutcomeKey(d.outcome), expect["outcome"].get<std::string>());
+  }
+  const Fields fields = {
+      {"applied", d.applied},       {"shard", d.shard},
+      {"bucket", d.bucket},         {"expires_at", d.expires_at},
+      {"value", d.value},           {"remaining", d.remaining},
+      {"window_ends", d.window_ends}};
+  ExpectFields(expect, fields);
+}
+
+// Runs `run` on every case of `rule`, each traced by its name. An
+// expected field the runner does not know fails the case: a misspelt
+// field would otherwise be checked by nobody.
+template <typename Run>
+void ForEachCase(const std::string& rule,
+                 std::initializer_list<const char*> known, const Run& run) {
+  const json doc = LoadCases(rule);
+  for (const json& c : doc["cases"]) {
+    SCOPED_TRACE(rule + ": " + c.value("name", "(unnamed)"));
+    ASSERT_TRUE(c.contains("expect"));
+    for (const auto& field : c["expect"].items()) {
+      EXPECT_NE(std::find_if(known.begin(), known.end(),
+                             [&](const char* k) { return field.key() == k; }),
+                known.end())
+          << "unknown expected field " << field.key();
+    }
+    run(c, c["expect"]);
+  }
+}
+
+TEST(RuleCases, Once) {
+  ForEachCase(
+      "once",
+      {"status", "message_has", "outcome", "applied", "shard", "bucket", "expires_at", "value", "remaining", "window_ends"},
+      [](const json& c, const json& expect) {
+    const CounterInfo counter = CounterOf(c["counter"]);
+    const WriteOp op = OpOf(c["op"]);
+    const FoundMarker marker =
+        c.contains("marker") ? MarkerFrom(c["marker"]) : FoundMarker{};
+    Decision d;
+    Status s = CheckArguments(op);
+    if (s.ok()) s = PlaceOp(counter, op, &d);
+    if (s.ok()) s = Decide(counter, op, marker, c["now"].get<int64_t>(), &d);
+    if (StatusAsExpected(expect, s)) ExpectDecision(expect, d);
+  });
+}
+
+// A quota's previous window, when the case gives one.
+bool PreviousOf(const json& c, PreviousWindow* previous) {
+  if (!c.contains("previous")) return false;
+  previous->used = c["previous"]["used"].get<int64_t>();
+  previous->elapsed = c["previous"]["elapsed"].get<int64_t>();
+  return true;
+}
+
+TEST(RuleCases, Bounds) {
+  ForEachCase(
+      "bounds",
+      {"outcome", "applied", "value", "remaining", "window_ends", "reason_has", "room"},
+      [](const json& c, const json& expect) {
+    const CounterInfo counter = CounterOf(c["counter"]);
+    const WriteOp op = OpOf(c["op"]);
+    const int64_t current = c["current"].get<int64_t>();
+    const int64_t held = Get<int64_t>(c, "held", 0);
+    PreviousWindow window;
+    const PreviousWindow* previous = PreviousOf(c, &window) ? &window : nullptr;
+    Decision d;
+    d.bucket = Get<int64_t>(c, "bucket", kNoBucket);
+    CheckBounds(counter, op, current, previous, &d, held);
+    ExpectDecision(expect, d);
+    if (expect.contains("reason_has")) {
+      ASSERT_EQ(d.outcome, Outcome::kRefused);
+      const std::string reason =
+          RefusalReason(counter, op, current, previous, held);
+      EXPECT_NE(reason.find(expect["reason_has"].get<std::string>()),
+                std::string::npos)
+          << reason;
+    }
+    if (expect.contains("room")) {
+      EXPECT_EQ(RoomNow(counter, current, previous),
+                expect["room"].get<int64_t>());
+    }
+  });
+}
+
+TEST(RuleCases, Reset) {
+  ForEachCase(
+      "reset",
+      {"status", "message_has", "applied", "value", "remaining", "window_ends"},
+      [](const json& c, const json& expect) {
+    const CounterInfo counter = CounterOf(c["counter"]);
+    WriteOp op;
+    op.counter = "c";
+    op.key = View(c, "key");
+    op.event_id = "reset-1";
+    op.once = op.reset = true;
+    op.delta = c["to"].get<int64_t>();
+    PreviousWindow window;
+    const PreviousWindow* previous = PreviousOf(c, &window) ? &window : nullptr;
+    Decision d;
+    d.bucket = Get<int64_t>(c, "bucket", kNoBucket);
+    Status s = AnswerReset(counter, op, c["current"].get<int64_t>(), previous,
+                           &d);
+    if (StatusAsExpected(expect, s)) ExpectDecision(expect, d);
+  });
+}
+
+uint8_t ClaimStateNamed(const std::string& name) {
+  if (name == "held") return static_cast<uint8_t>(ClaimState::kHeld);
+  if (name == "released") return static_cast<uint8_t>(ClaimState::kReleased);
+  EXPECT_EQ(name, "done") << "a stored claim is held, released or done";
+  return static_cast<uint8_t>(ClaimState::kDone);
+}
+
+ClaimRecord ClaimRecordOf(const json& j) {
+  ClaimRecord r;
+  r.state = ClaimStateNamed(j["state"].get<std::string>());
+  r.token = j["token"].get<uint64_t>();
+  r.holder = Get<std::string>(j, "holder", "");
+  r.granted_at_ms = Get<int64_t>(j, "granted_at_ms", 0);
+  r.lease_until_ms = Get<int64_t>(j, "lease_until_ms", 0);
+  r.ended_at_ms = Get<int64_t>(j, "ended_at_ms", 0);
+  r.result = Get<std::string>(j, "result", "");
+  return r;
+}
+
+ClaimCall ClaimCallNamed(const std::string& name) {
+  if (name == "claim") return ClaimCall::kClaim;
+  if (name == "complete") return ClaimCall::kComplete;
+  EXPECT_EQ(name, "release") << "unknown claim call";
+  return ClaimCall::kRelease;
+}
+
+const char* ClaimAnswerKey(ClaimAnswer a) {
+  switch (a) {
+    case ClaimAnswer::kAcquired: return "acquired";
+    case ClaimAnswer::kBusy: return "busy";
+    case ClaimAnswer::kDone: return "done";
+    case ClaimAnswer::kCompleted: return "completed";
+    case ClaimAnswer::kReleased: return "released";
+    case ClaimAnswer::kStaleToken: return "stale_token";
+  }
+  return "?";
+}
+
+void ExpectClaimRecord(const json& want, const ClaimRecord& r) {
+  if (want.contains("state")) {
+    EXPECT_EQ(r.state, ClaimStateNamed(want["state"].get<std::string>()));
+  }
+  if (want.contains("holder")) {
+    EXPECT_EQ(r.holder, want["holder"]);
+  }
+  if (want.contains("result")) {
+    EXPECT_EQ(r.result, want["result"]);
+  }
+  const Fields fields = {
+      {"token", static_cast<int64_t>(r.token)},
+      {"granted_at_ms", r.granted_at_ms},
+      {"lease_until_ms", r.lease_until_ms},
+      {"ended_at_ms", r.ended_at_ms}};
+  ExpectFields(want, fields);
+}
+
+TEST(RuleCases, Claims) {
+  ForEachCase(
+      "claims",
+      {"status", "message_has", "answer", "repeated", "write", "record"},
+      [](const json& c, const json& expect) {
+    const ClaimCall call = ClaimCallNamed(c["call"].get<std::string>());
+    const json& a = c["args"];
+    ClaimArgs args;
+    args.holder = View(a, "holder");
+    args.lease_ms = Get<int64_t>(a, "lease_ms", 0);
+    args.token = Get<uint64_t>(a, "token", 0);
+    args.result = View(a, "result");
+    const bool found = c.contains("record");
+    ClaimRecord rec = found ? ClaimRecordOf(c["record"]) : ClaimRecord{};
+    ClaimResult result;
+    bool write = false;
+    Status s = CheckClaimCall(call, "job", args);
+    if (s.ok()) {
+      s = ClaimStep(call, "job", args, found, c["now"].get<int64_t>(), &rec,
+                    &result, &write);
+    }
+    if (!StatusAsExpected(expect, s)) return;
+    EXPECT_EQ(ClaimAnswerKey(result.answer), expect["answer"].get<std::string>());
+    if (expect.contains("repeated")) {
+      EXPECT_EQ(result.repeated, expect["repeated"]);
+    }
+    if (expect.contains("write")) {
+      EXPECT_EQ(write, expect["write"]);
+    }
+    if (expect.contains("record")) ExpectClaimRecord(expect["record"], rec);
+  });
+}
+
+HoldState HoldStateNamed(const std::string& name) {
+  if (name == "held") return HoldState::kHeld;
+  if (name == "committed") return HoldState::kCommitted;
+  if (name == "released") return HoldState::kReleased;
+  if (name == "expired") return HoldState::kExpired;
+  EXPECT_EQ(name, "refused") << "unknown reservation state";
+  return HoldState::kRefused;
+}
+
+HoldCall HoldCallNamed(const std::string& name) {
+  if (name == "reserve") return HoldCall::kReserve;
+  if (name == "commit") return HoldCall::kCommit;
+  EXPECT_EQ(name, "release") << "unknown reservation call";
+  return HoldCall::kRelease;
+}
+
+void ExpectHoldRecord(const json& want, const HoldRecord& h) {
+  if (want.contains("state")) {
+    EXPECT_EQ(static_cast<HoldState>(h.state),
+              HoldStateNamed(want["state"].get<std::string>()));
+  }
+  const Fields fields = {
+      {"units", h.units},
+      {"created_at_ms", h.created_at_ms},
+      {"expires_at_ms", h.expires_at_ms},
+      {"closed_at_ms", h.closed_at_ms}};
+  ExpectFields(want, fields);
+}
+
+TEST(RuleCases, Holds) {
+  ForEachCase(
+      "holds",
+      {"status", "message_has", "outcome", "state", "put_new", "close_found", "new", "closed", "take", "value", "held", "open", "next_expiry"},
+      [](const json& c, const json& expect) {
+    const CounterInfo counter = CounterOf(c["counter"]);
+    const HoldCall call = HoldCallNamed(c["call"].get<std::string>());
+    const std::string_view id = View(c, "id");
+    const int64_t units = Get<int64_t>(c, "units", 0);
+    const int64_t hold_for = Get<int64_t>(c, "hold_for_ms", 0);
+    const bool known = c.contains("record");
+    HoldRecord h;
+    if (known) {
+      const json& r = c["record"];
+      h.reservation_id = std::string(id);
+      h.counter_id = counter.id;
+      h.units = r["units"].get<int64_t>();
+      h.created_at_ms = Get<int64_t>(r, "created_at_ms", 0);
+      h.expires_at_ms = Get<int64_t>(r, "expires_at_ms", 0);
+      h.state = static_cast<uint8_t>(HoldStateNamed(r["state"].get<std::string>()));
+      h.closed_at_ms = Get<int64_t>(r, "closed_at_ms", 0);
+    }
+    int64_t value = c["value"].get<int64_t>();
+    HeldNow held;
+    held.held = c["held"].get<int64_t>();
+    held.open = c["open"].get<uint64_t>();
+    held.next_expiry = Get<int64_t>(c, "next_expiry", 0);
+    HoldStep step;
+    Status s = CheckHoldCall(call, id, units, hold_for);
+    if (s.ok()) {
+      s = HoldStepOf(call, counter, "", id, units, hold_for, known,
+                     Get<bool>(c, "open_record", false),
+                     c["now"].get<int64_t>(), &h, &value, &held, &step);
+    }
+    if (!StatusAsExpected(expect, s)) return;
+    EXPECT_EQ(OutcomeKey(step.outcome), expect["outcome"].get<std::string>());
+    EXPECT_EQ(step.state, HoldStateNamed(expect["state"].get<std::string>()));
+    if (expect.contains("put_new")) {
+      EXPECT_EQ(step.put_new, expect["put_new"]);
+    }
+    if (expect.contains("close_found")) {
+      EXPECT_EQ(step.close_found, expect["close_found"]);
+    }
+    if (expect.contains("new")) ExpectHoldRecord(expect["new"], h);
+    if (expect.contains("closed")) {
+      ASSERT_TRUE(step.close_found);
+      ExpectHoldRecord(expect["closed"], step.closed);
+    }
+    const Fields fields = {
+        {"take", step.take},
+        {"value", value},
+        {"held", held.held},
+        {"open", static_cast<int64_t>(held.open)},
+        {"next_expiry", held.next_expiry}};
+    ExpectFields(expect, fields);
+  });
+}
+
+}  // namespace
+}  // namespace tally::core
