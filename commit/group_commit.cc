@@ -208,9 +208,7 @@ void GroupCommit::Enqueue(Writer* w) {
   }
 }
 
-void GroupCommit::LeadGroup(Writer* self) {
-  assert(!queue_.empty());
-  assert(self == nullptr || queue_.front() == self);
+void GroupCommit::DelayAndFormGroup() {
   if (options_.max_delay_us > 0 && !closed_) {
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::microseconds(options_.max_delay_us);
@@ -221,7 +219,6 @@ void GroupCommit::LeadGroup(Writer* self) {
     }
     delaying_ = false;
   }
-
   // The group: the front, then whoever fits within the bounds, in order.
   group_.clear();
   size_t ops = 0;
@@ -236,6 +233,12 @@ void GroupCommit::LeadGroup(Writer* self) {
     bytes += w->bytes;
   }
   assert(!group_.empty() && group_.front() == queue_.front());
+}
+
+void GroupCommit::LeadGroup(Writer* self) {
+  assert(!queue_.empty());
+  assert(self == nullptr || queue_.front() == self);
+  DelayAndFormGroup();
 
   // Only the leader touches group_ and its members' batches and statuses
   // until they are handed back below; new writers only append to queue_.

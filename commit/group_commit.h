@@ -160,6 +160,10 @@ class GroupCommit {
   // async writer. Returns with mu_ released, the group written and
   // dequeued, its members told, the next leader told.
   void LeadGroup(Writer* self) TALLY_RELEASE(mu_);
+  // LeadGroup's first part: waits up to max_delay_us for the group to fill
+  // (mu_ released while waiting), then sets group_ to the front and whoever
+  // fits within the bounds after it.
+  void DelayAndFormGroup() TALLY_REQUIRES(mu_);
   // Writes group_ (mu_ not held); stores each member's Status.
   void WriteGroup() TALLY_EXCLUDES(mu_);
   // The committer thread: leads groups whose front is asynchronous.

@@ -67,9 +67,17 @@ int64_t RoomNow(const CounterInfo& c, int64_t used,
 }
 
 Status AnswerReset(const CounterInfo& c, const WriteOp& op, int64_t current,
-                   const PreviousWindow* previous, Decision* d) {
+                   const PreviousWindow* previous, Decision* d, int64_t held) {
   assert(op.reset && d->outcome == Outcome::kApplied);
   assert(!c.bounds.any() || WithinBounds(c.bounds, op.delta));
+  assert(held == 0 || c.bounds.has_min);
+  if (held > 0 && static_cast<__int128>(op.delta) - held < c.bounds.min) {
+    return Status::InvalidArgument(
+        "reset value " + std::to_string(op.delta) + " of counter " +
+        Quote(c.name) + " would leave less than its minimum " +
+        std::to_string(c.bounds.min) + " beside the " + std::to_string(held) +
+        " units open reservations hold");
+  }
   const __int128 add = static_cast<__int128>(op.delta) - current;
   if (add < kMinDelta || add > kMaxDelta) {
     return Status::OutOfRange(

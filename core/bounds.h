@@ -36,9 +36,12 @@ void CheckBounds(const CounterInfo& c, const WriteOp& op, int64_t current,
 // when that is beyond int64: the reset is refused, nothing written). The
 // answer is a reset's: value op.delta, a strict counter's remaining room
 // toward its maximum (a sliding quota's by `previous`), else toward the
-// bound the delta moves toward, as for an increment.
+// bound the delta moves toward, as for an increment. `held`: the units the
+// key's open reservations hold; a strict counter is not reset below its
+// minimum plus those (InvalidArgument).
 Status AnswerReset(const CounterInfo& c, const WriteOp& op, int64_t current,
-                   const PreviousWindow* previous, Decision* d);
+                   const PreviousWindow* previous, Decision* d,
+                   int64_t held = 0);
 
 // What an increment of a strict counter whose value (a quota's window's
 // use) is `used` may still take now (QuotaState::remaining).

@@ -89,12 +89,10 @@ Result<ClaimResult> DbImpl::ClaimOne(ClaimCall call, std::string_view key,
   const PerfCountersOff perf_off;
   Status s = CheckWritable();
   if (s.ok()) s = CheckClaimCall(call, key, args);
-  // The first claim raises the format (a synced write under the catalog
-  // held exclusively): before the stripe, which nothing holds while
-  // waiting for the catalog.
-  if (s.ok() && call == ClaimCall::kClaim &&
-      !catalog_->HasFormat(kFormatClaims)) {
-    s = catalog_->RequireFormat(kFormatClaims);
+  // The first claim raises the format: before the stripe.
+  if (s.ok() && call == ClaimCall::kClaim) {
+    s = RaiseFormatOnFirstUse(kFormatClaims,
+                              [](const Catalog::Reader&) { return Status::OK(); });
   }
   if (!s.ok()) return s;
   EventLocks::Guard guard(&claim_locks_,

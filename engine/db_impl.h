@@ -3,13 +3,16 @@
 //   open.cc         open and close, create, delete and describe counters
 //   reader.cc       read-only opens: secondary instances, Refresh
 //   time_mark.cc    the persisted time mark
-//   write_path.cc   single increments (Increment, IncrementOnce, async)
+//   write_sequence.cc the one write sequence of a single op (Increment,
+//                   IncrementOnce, Reset; strict counters' and sharded)
+//   write_path.cc   Increment, IncrementOnce, the commit of a decided op,
+//                   IncrementAsync
 //   once_async.cc   IncrementOnceAsync (queued copies: once_in_flight.h)
 //   apply.cc        batches (Apply), planned by engine/write_plan.h
-//   strict.cc       strict counters: the read-check-write of one key
+//   strict.cc       strict counters: reading a key's value, quotas
 //   reservations.cc Reserve, CommitReservation, ReleaseReservation,
 //                   GetReservation, ReadHeld (the holds family)
-//   reset.cc        Reset
+//   reset.cc        Reset (its arguments, and the value it replaces)
 //   claims.cc       Claim, CompleteClaim, ReleaseClaim, GetClaim,
 //                   ListClaims (the claims family)
 //   read_path.cc    exact and range reads, histograms, marker counts
@@ -211,6 +214,11 @@ class DbImpl final : public Db, private BackendOps {
   void OutboxRunFailed();
 
  private:
+  // Verify's check of every table file's blocks: a corruption is a finding
+  // (*finding), not an error; Busy on a read-only instance whose writer
+  // changed its files meanwhile.
+  Status VerifyFileChecksums(const rocksdb::ReadOptions& ro,
+                             std::string* finding);
   BackendOps& backend_ops() override { return *this; }
 
   struct Counters {
@@ -258,20 +266,46 @@ class DbImpl final : public Db, private BackendOps {
   void SwapSecondary(Secondary* fresh, Catalog::Binding* b);
   static void CloseSecondary(Secondary* s);
   Status CheckpointOnce(const std::string& dir);
-  // ---- the write path (write_path.cc, apply.cc; engine/write_plan.h) ----
+  // ---- the write path (write_sequence.cc, write_path.cc, apply.cc;
+  // engine/write_plan.h) ----
   // Checks a single call (writable, its arguments) and resolves it.
   Status PlanSingle(const Catalog::Reader& catalog, const WriteOp& op,
                     OpPlan* plan) const;
-  // Increment and IncrementOnce: plans, decides and commits one op.
-  Result<IncrementResult> WriteOne(const WriteOp& op);
+  // The write sequence of a single op (Increment, IncrementOnce, Reset):
+  // format, check, lock, look up, clock, decide, commit
+  // (engine/write_sequence.cc says each step).
+  Result<IncrementResult> WriteSingle(WriteOp op);
+  // Its check: PlanSingle, and a reset's value against the bounds.
+  Status CheckSingle(const Catalog::Reader& catalog, const WriteOp& op,
+                     OpPlan* plan) const;
+  // The stripes a single op takes (EventLocks::kNoStripe: none).
+  struct OpStripes {
+    uint32_t first = EventLocks::kNoStripe;
+    uint32_t second = EventLocks::kNoStripe;
+  };
+  OpStripes StripesOf(const WriteOp& op, const OpPlan& plan) const;
+  // Its decision: core::Decide, then an applied op's rule against its
+  // key's value (strict: CheckBounds; reset: AnswerReset).
+  Status DecideSingle(const WriteOp& op, const FoundMarker& marker,
+                      int64_t now, OpPlan* plan);
+  // The first use of a feature raises the database's format (a synced write
+  // under the catalog held exclusively): `check` runs first under a shared
+  // hold, so a call it refuses raises nothing. Called holding no catalog
+  // hold and no stripe (nothing holds a stripe while waiting for the
+  // catalog).
+  template <typename Check>
+  Status RaiseFormatOnFirstUse(uint32_t format, const Check& check) {
+    if (catalog_->HasFormat(format)) return Status::OK();
+    {
+      Catalog::Reader catalog(catalog_.get());
+      Status s = check(catalog);
+      if (!s.ok()) return s;
+    }
+    return catalog_->RequireFormat(format);
+  }
   // The marker at `key` of counter `c`, if stored.
   Status LookUpMarker(const CounterInfo& c, std::string_view key,
                       FoundMarker* marker);
-  // Decides a resolved op and, when applied, commits it from `scratch`.
-  Result<IncrementResult> DecideAndCommit(const WriteOp& op,
-                                          const FoundMarker& marker,
-                                          int64_t now, OpPlan* plan,
-                                          WriteScratch* scratch);
   // Commits a decided op from `scratch`: an applied one, and a strict
   // once-op's new refusal (its marker only, unless `marker` answered it);
   // counts the outcome.
@@ -280,8 +314,6 @@ class DbImpl final : public Db, private BackendOps {
                                         int64_t now, OpPlan* plan,
                                         WriteScratch* scratch);
   // ---- strict counters (strict.cc) ----
-  // A strict counter's single op: under its key's stripe, the event's
-  // marker (once-ops), then the key's value, checked and written.
   // Reservations (engine/reservations.cc).
   // A key's open holds now: the units still held (their time not run out),
   // how many, the earliest end, and (when asked) up to kMaxExpiredClosed
@@ -316,17 +348,10 @@ class DbImpl final : public Db, private BackendOps {
   // buckets; with its key.
   Status FindHoldCounter(const Catalog::Reader& catalog, CounterRef counter,
                          const Catalog::Entry** out);
-  // Db::Reset's work (engine/reset.cc): the reset planned, locked, read,
-  // answered and committed.
-  Result<IncrementResult> ResetOne(CounterRef counter,
-                                   std::string_view reset_id, int64_t value,
-                                   const ResetOptions& options);
   // The value a reset replaces: of `key` (a bucketed counter's: of
   // `bucket`), from one consistent view.
   Status ReadResetValue(const CounterInfo& c, std::string_view key,
                         int64_t bucket, int64_t* value);
-  Result<IncrementResult> WriteStrict(const WriteOp& op, OpPlan* plan,
-                                      WriteScratch* scratch);
   // The value of strict counter `c`'s key `key` (empty: the named
   // counter) in `bucket` (a quota's window; kNoBucket without buckets), 0
   // where none is stored; and of many (key, bucket) slots in one MultiGet.
@@ -457,6 +482,13 @@ class DbImpl final : public Db, private BackendOps {
   // A keyed counter's roll-up: total and top list from one scan, outside
   // the catalog hold (it may take seconds). engine/rollups.cc.
   Status RollupKeyed(std::string_view name, bool force);
+  // ReadCached's first step: a keyed counter never rolled up in this
+  // (writable) process is rolled up now, outside the catalog hold.
+  Status RollUpKeyedOnce(std::string_view counter);
+  // The counter's stored roll-up at `ro`; a writable open rolls up a named
+  // counter that has none yet.
+  Status ReadRollupRecord(const Catalog::Entry& c,
+                          const rocksdb::ReadOptions& ro, RollupRecord* r);
   // A scan of every key of keyed counter `c` now: total, key count and the
   // top `keep` keys, from one snapshot (engine/keyed_reads.cc).
   Status ScanTop(const CounterInfo& c, size_t keep, TopKeysResult* out);

@@ -15,6 +15,7 @@
 #include <cassert>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "util/mutex.h"
@@ -52,6 +53,38 @@ class EventLocks {
 
    private:
     Mutex* const mu_;
+  };
+
+  // No stripe (PairGuard).
+  static constexpr uint32_t kNoStripe = ~uint32_t{0};
+
+  // Holds up to two stripes (kNoStripe: none), the lower first, one when
+  // both are the same: a single op's (the write sequence), without
+  // allocating.
+  class PairGuard {
+   public:
+    PairGuard(EventLocks* locks, uint32_t a,
+              uint32_t b) TALLY_NO_THREAD_SAFETY_ANALYSIS : locks_(locks) {
+      if (a > b) std::swap(a, b);  // kNoStripe sorts last
+      if (a == b) b = kNoStripe;
+      assert(a == kNoStripe || a < locks->count_);
+      assert(b == kNoStripe || b < locks->count_);
+      first_ = a;
+      second_ = b;
+      if (first_ != kNoStripe) locks_->stripes_[first_].mu.Lock();
+      if (second_ != kNoStripe) locks_->stripes_[second_].mu.Lock();
+    }
+    ~PairGuard() TALLY_NO_THREAD_SAFETY_ANALYSIS {
+      if (second_ != kNoStripe) locks_->stripes_[second_].mu.Unlock();
+      if (first_ != kNoStripe) locks_->stripes_[first_].mu.Unlock();
+    }
+    PairGuard(const PairGuard&) = delete;
+    PairGuard& operator=(const PairGuard&) = delete;
+
+   private:
+    EventLocks* const locks_;
+    uint32_t first_;
+    uint32_t second_;
   };
 
   // Holds a set of stripes, taken in ascending order. `stripes` is sorted

@@ -91,6 +91,68 @@ Status ValidateKeys(const CounterImport& im) {
   return Status::OK();
 }
 
+// One marker of an import against its counter `c` (`i`: its place).
+Status ValidateImportMarker(const CounterInfo& c, size_t i,
+                            const MarkerInfo& m) {
+  Status s = ValidateEventId(m.event_id);
+  if (s.ok()) s = ValidateDelta(m.delta);
+  if (s.ok() && c.keyed) s = ValidateCounterKey(m.key);
+  if (s.ok() && !c.keyed) s = CheckKeyed(c, m.key);
+  if (!s.ok()) {
+    return Status::InvalidArgument("marker " + std::to_string(i) + ": " +
+                                   s.message());
+  }
+  const uint32_t hashed = ShardOfHash(StableHash(m.event_id), c.shards);
+  if (m.pinned && m.shard >= c.shards) {
+    return Status::InvalidArgument("marker " + Quote(m.event_id) +
+                                   " says shard " + std::to_string(m.shard) +
+                                   ", outside counter " + Quote(c.name) +
+                                   "'s 0.." + std::to_string(c.shards - 1));
+  }
+  if (!m.pinned && m.shard != hashed) {
+    return Status::InvalidArgument("marker " + Quote(m.event_id) +
+                                   " says shard " + std::to_string(m.shard) +
+                                   ", but its event id hashes to shard " +
+                                   std::to_string(hashed));
+  }
+  if ((m.expires_at_ms != 0) != (c.dedupe_window_ms != 0) ||
+      m.expires_at_ms < 0) {
+    return Status::InvalidArgument(
+        "marker " + Quote(m.event_id) + " has expiry " +
+        std::to_string(m.expires_at_ms) + " ms, but counter " +
+        Quote(c.name) + " has dedupe window " +
+        std::to_string(c.dedupe_window_ms) +
+        " ms (an expiry is > 0 exactly when the window is)");
+  }
+  if (m.reset && (!m.strict || m.refused || m.asked != m.value)) {
+    return Status::InvalidArgument(
+        "marker " + Quote(m.event_id) +
+        " is a reset's: it needs strict, not refused, and asked equal to "
+        "value (the value it set)");
+  }
+  // A reset's marker holds its answer on any counter (format 7).
+  if ((m.strict != c.bounds.any() && !m.reset) ||
+      (m.strict && m.refused && m.delta != 0)) {
+    return Status::InvalidArgument(
+        "marker " + Quote(m.event_id) +
+        (m.strict != c.bounds.any()
+             ? (m.strict ? " holds a strict answer, but counter " +
+                               Quote(c.name) + " has no bounds"
+                         : " holds no strict answer, but counter " +
+                               Quote(c.name) + " is strict")
+             : std::string(" was refused but counts delta ") +
+                   std::to_string(m.delta)));
+  }
+  const bool quota = c.bounds.any() && c.bucket != BucketWidth::kNone;
+  if (m.window_ends_ms != 0 && !quota) {
+    return Status::InvalidArgument(
+        "marker " + Quote(m.event_id) + " has a window end (" +
+        std::to_string(m.window_ends_ms) + " ms), but counter " +
+        Quote(c.name) + " is not a quota (bounds and time buckets)");
+  }
+  return Status::OK();
+}
+
 // Checks every value and marker of `im` against its counter, before
 // anything is written.
 Status ValidateImport(const CounterImport& im) {
@@ -110,62 +172,8 @@ Status ValidateImport(const CounterImport& im) {
   std::set<std::pair<std::string_view, std::string_view>> seen;
   for (size_t i = 0; i < im.markers.size(); ++i) {
     const MarkerInfo& m = im.markers[i];
-    s = ValidateEventId(m.event_id);
-    if (s.ok()) s = ValidateDelta(m.delta);
-    if (s.ok() && c.keyed) s = ValidateCounterKey(m.key);
-    if (s.ok() && !c.keyed) s = CheckKeyed(c, m.key);
-    if (!s.ok()) {
-      return Status::InvalidArgument("marker " + std::to_string(i) + ": " +
-                                     s.message());
-    }
-    const uint32_t hashed = ShardOfHash(StableHash(m.event_id), c.shards);
-    if (m.pinned && m.shard >= c.shards) {
-      return Status::InvalidArgument("marker " + Quote(m.event_id) +
-                                     " says shard " + std::to_string(m.shard) +
-                                     ", outside counter " + Quote(c.name) +
-                                     "'s 0.." + std::to_string(c.shards - 1));
-    }
-    if (!m.pinned && m.shard != hashed) {
-      return Status::InvalidArgument("marker " + Quote(m.event_id) +
-                                     " says shard " + std::to_string(m.shard) +
-                                     ", but its event id hashes to shard " +
-                                     std::to_string(hashed));
-    }
-    if ((m.expires_at_ms != 0) != (c.dedupe_window_ms != 0) ||
-        m.expires_at_ms < 0) {
-      return Status::InvalidArgument(
-          "marker " + Quote(m.event_id) + " has expiry " +
-          std::to_string(m.expires_at_ms) + " ms, but counter " +
-          Quote(c.name) + " has dedupe window " +
-          std::to_string(c.dedupe_window_ms) +
-          " ms (an expiry is > 0 exactly when the window is)");
-    }
-    if (m.reset && (!m.strict || m.refused || m.asked != m.value)) {
-      return Status::InvalidArgument(
-          "marker " + Quote(m.event_id) +
-          " is a reset's: it needs strict, not refused, and asked equal to "
-          "value (the value it set)");
-    }
-    // A reset's marker holds its answer on any counter (format 7).
-    if ((m.strict != c.bounds.any() && !m.reset) ||
-        (m.strict && m.refused && m.delta != 0)) {
-      return Status::InvalidArgument(
-          "marker " + Quote(m.event_id) +
-          (m.strict != c.bounds.any()
-               ? (m.strict ? " holds a strict answer, but counter " +
-                                 Quote(c.name) + " has no bounds"
-                           : " holds no strict answer, but counter " +
-                                 Quote(c.name) + " is strict")
-               : std::string(" was refused but counts delta ") +
-                     std::to_string(m.delta)));
-    }
-    const bool quota = c.bounds.any() && c.bucket != BucketWidth::kNone;
-    if (m.window_ends_ms != 0 && !quota) {
-      return Status::InvalidArgument(
-          "marker " + Quote(m.event_id) + " has a window end (" +
-          std::to_string(m.window_ends_ms) + " ms), but counter " +
-          Quote(c.name) + " is not a quota (bounds and time buckets)");
-    }
+    s = ValidateImportMarker(c, i, m);
+    if (!s.ok()) return s;
     if (!seen.emplace(m.key, m.event_id).second) {
       return Status::InvalidArgument(
           "marker " + Quote(m.event_id) +
@@ -175,6 +183,85 @@ Status ValidateImport(const CounterImport& im) {
   }
   return Status::OK();
 }
+
+// Writes an import's values and markers under a counter id that no
+// counter record names yet (nothing else reads or writes its keys, so they
+// need no event locks and no existence checks), in WriteBatches of at most
+// kMaxBatchOps operations.
+class ImportWriter {
+ public:
+  ImportWriter(uint64_t id, rocksdb::ColumnFamilyHandle* shards,
+               rocksdb::ColumnFamilyHandle* events, commit::CommitPipeline* c)
+      : id_(id), shards_(shards), events_(events), commit_(c) {}
+
+  // One key's values (or the named counter's: `k` empty).
+  Status Values(std::string_view k, const std::vector<int64_t>& v) {
+    const KeyPrefix prefix(id_, k);
+    bool stored = false;
+    for (uint32_t i = 0; i < v.size(); ++i) {
+      if (v[i] == 0) continue;
+      Status s = Merge(prefix, i, v[i]);
+      if (!s.ok()) return s;
+      stored = true;
+    }
+    // A key whose every value is 0 still gets its shard 0 (as 0), so that
+    // it exists as it did in the export (ListKeys lists it).
+    if (!stored && prefix.keyed()) return Merge(prefix, 0, 0);
+    return Status::OK();
+  }
+
+  Status Marker(const MarkerInfo& m) {
+    Status s = Room();
+    if (!s.ok()) return s;
+    EncodeMarkerKeyOf(KeyPrefix(id_, m.key), m.event_id, &marker_key_);
+    const schema::StrictAnswer answer{m.refused,        m.asked,
+                                      m.value,          m.window_ends_ms,
+                                      m.remaining,      m.reset,
+                                      m.remaining_kept};
+    schema::EncodeMarker(m.event_id, id_, m.shard, m.delta, m.created_at_ms,
+                         &value_, m.expires_at_ms, m.pinned,
+                         m.strict ? &answer : nullptr);
+    rocksdb::Status rs = wb_.Put(events_, marker_key_, value_);
+    if (!rs.ok()) return FromRocks(rs, "import markers");
+    ++ops_;
+    return Status::OK();
+  }
+
+  // Commits what is batched.
+  Status Flush() {
+    if (ops_ == 0) return Status::OK();
+    Status s = commit_->Commit(&wb_);
+    wb_.Clear();
+    ops_ = 0;
+    return s;
+  }
+
+ private:
+  // A full batch is committed before the next operation.
+  Status Room() { return ops_ == kMaxBatchOps ? Flush() : Status::OK(); }
+
+  Status Merge(const KeyPrefix& prefix, uint32_t shard, int64_t value) {
+    Status s = Room();
+    if (!s.ok()) return s;
+    char key[kMaxShardKeyBytes];
+    char operand[kValueBytes];
+    const size_t size = EncodeShardKeyOf(prefix, kNoBucket, shard, key);
+    EncodeInt64(value, operand);
+    rocksdb::Status rs = wb_.Merge(shards_, rocksdb::Slice(key, size),
+                                   rocksdb::Slice(operand, sizeof operand));
+    if (!rs.ok()) return FromRocks(rs, "import shard");
+    ++ops_;
+    return Status::OK();
+  }
+
+  const uint64_t id_;
+  rocksdb::ColumnFamilyHandle* const shards_;
+  rocksdb::ColumnFamilyHandle* const events_;
+  commit::CommitPipeline* const commit_;
+  rocksdb::WriteBatch wb_;
+  size_t ops_ = 0;
+  std::string marker_key_, value_;
+};
 
 }  // namespace
 
@@ -187,76 +274,15 @@ Status DbImpl::ImportCounter(const CounterImport& im) {
   const CounterSpec spec = SpecOf(c);
   Result<uint64_t> id = catalog_->BeginImport(c.name, spec);
   if (!id.ok()) return id.status();
-
-  // The id is named by no counter record yet: nothing else reads or writes
-  // its keys, so they need no event locks and no existence checks.
-  auto write = [&]() -> Status {
-    rocksdb::WriteBatch wb;
-    size_t ops = 0;
-    auto flush = [&]() -> Status {
-      if (ops == 0) return Status::OK();
-      Status cs = commit_->Commit(&wb);
-      wb.Clear();
-      ops = 0;
-      return cs;
-    };
-    char key[kMaxShardKeyBytes];
-    char operand[kValueBytes];
-    // One key's values (or the named counter's: `k` empty).
-    auto values = [&](std::string_view k,
-                      const std::vector<int64_t>& v) -> Status {
-      const KeyPrefix prefix(*id, k);
-      auto merge = [&](uint32_t shard, int64_t value) -> Status {
-        if (ops == kMaxBatchOps) {
-          Status fs = flush();
-          if (!fs.ok()) return fs;
-        }
-        const size_t size = EncodeShardKeyOf(prefix, kNoBucket, shard, key);
-        EncodeInt64(value, operand);
-        rocksdb::Status rs = wb.Merge(shards_, rocksdb::Slice(key, size),
-                                      rocksdb::Slice(operand, sizeof operand));
-        if (!rs.ok()) return FromRocks(rs, "import shard");
-        ++ops;
-        return Status::OK();
-      };
-      bool stored = false;
-      for (uint32_t i = 0; i < v.size(); ++i) {
-        if (v[i] == 0) continue;
-        Status ms = merge(i, v[i]);
-        if (!ms.ok()) return ms;
-        stored = true;
-      }
-      // A key whose every value is 0 still gets its shard 0 (as 0), so
-      // that it exists as it did in the export (ListKeys lists it).
-      if (!stored && prefix.keyed()) return merge(0, 0);
-      return Status::OK();
-    };
-    Status vs = values({}, im.shard_values);
-    for (size_t k = 0; vs.ok() && k < im.keys.size(); ++k) {
-      vs = values(im.keys[k].key, im.keys[k].shard_values);
-    }
-    if (!vs.ok()) return vs;
-    std::string marker_key, value;
-    for (const MarkerInfo& m : im.markers) {
-      if (ops == kMaxBatchOps) {
-        Status fs = flush();
-        if (!fs.ok()) return fs;
-      }
-      EncodeMarkerKeyOf(KeyPrefix(*id, m.key), m.event_id, &marker_key);
-      const schema::StrictAnswer answer{m.refused,        m.asked,
-                                        m.value,          m.window_ends_ms,
-                                        m.remaining,      m.reset,
-                                        m.remaining_kept};
-      schema::EncodeMarker(m.event_id, *id, m.shard, m.delta, m.created_at_ms,
-                           &value, m.expires_at_ms, m.pinned,
-                           m.strict ? &answer : nullptr);
-      rocksdb::Status rs = wb.Put(events_, marker_key, value);
-      if (!rs.ok()) return FromRocks(rs, "import markers");
-      ++ops;
-    }
-    return flush();
-  };
-  s = write();
+  ImportWriter writer(*id, shards_, events_, commit_.get());
+  s = writer.Values({}, im.shard_values);
+  for (size_t k = 0; s.ok() && k < im.keys.size(); ++k) {
+    s = writer.Values(im.keys[k].key, im.keys[k].shard_values);
+  }
+  for (size_t m = 0; s.ok() && m < im.markers.size(); ++m) {
+    s = writer.Marker(im.markers[m]);
+  }
+  if (s.ok()) s = writer.Flush();
   if (s.ok()) {
     s = catalog_->FinishImport(*id, c.name, spec, c.created_at_ms, c.flags);
   }

@@ -267,14 +267,11 @@ Result<ReservationResult> DbImpl::HoldOne(HoldCall call, CounterRef counter,
   if (s.ok()) s = CheckHoldCall(call, id, units, hold_for_ms);
   if (!s.ok()) return s;
   const Catalog::Entry* found = nullptr;
-  if (call == HoldCall::kReserve && !catalog_->HasFormat(kFormatHolds)) {
-    // The first reservation raises the format (synced; it takes the
-    // catalog exclusively, so no hold here): only for one not refused.
-    {
-      Catalog::Reader catalog(catalog_.get());
-      s = FindHoldCounter(catalog, counter, &found);
-    }
-    if (s.ok()) s = catalog_->RequireFormat(kFormatHolds);
+  if (call == HoldCall::kReserve) {
+    // The first reservation raises the format: only for one not refused.
+    s = RaiseFormatOnFirstUse(kFormatHolds, [&](const Catalog::Reader& r) {
+      return FindHoldCounter(r, counter, &found);
+    });
     if (!s.ok()) return s;
   }
   Catalog::Reader catalog(catalog_.get());

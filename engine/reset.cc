@@ -3,8 +3,9 @@
 // reset id.
 //
 // A reset is a once-increment whose delta is decided under its locks: the
-// target minus the value read now (AnswerReset, engine/write_plan.h). So it
-// needs nothing new below the planner: its marker (EventMarker.reset, asked
+// target minus the value read now (core::AnswerReset). It runs the write
+// sequence of every single op (engine/write_sequence.cc), so it needs
+// nothing new below it: its marker (EventMarker.reset, asked
 // and value the target) makes it once per id and keeps the identity Verify
 // checks (a counter's shards sum to its markers' deltas); its delta goes
 // through the merge, the roll-up, the outbox and the WAL as any increment's;
@@ -35,23 +36,29 @@
 #include "tally/limits.h"
 
 namespace tally::engine {
-namespace {
-
-// A strict counter is reset to a value within its bounds.
-Status CheckResetBounds(const CounterInfo& c, int64_t value) {
-  if (!c.bounds.any() || WithinBounds(c.bounds, value)) return Status::OK();
-  return Status::InvalidArgument("reset value " + std::to_string(value) +
-                                 " is outside the bounds of counter " +
-                                 Quote(c.name));
-}
-
-}  // namespace
 
 Result<IncrementResult> DbImpl::Reset(CounterRef counter,
                                       std::string_view reset_id,
                                       int64_t value,
                                       const ResetOptions& options) {
-  Result<IncrementResult> r = ResetOne(counter, reset_id, value, options);
+  // The reset's own names for its arguments first; then the write sequence
+  // checks the rest as a once-increment's.
+  Status s = ValidateResetId(reset_id);
+  if (s.ok() && value < kMinDelta) {
+    s = Status::InvalidArgument(
+        "reset value " + std::to_string(value) +
+        " is reserved (the smallest accepted value is " +
+        std::to_string(kMinDelta) + ")");
+  }
+  if (!s.ok()) {
+    CountRefusal(s);
+    return s;
+  }
+  OnceOptions once;
+  once.event_time_ms = options.event_time_ms;
+  WriteOp op = WriteOp::Once(counter, reset_id, value, once);
+  op.reset = true;
+  Result<IncrementResult> r = WriteSingle(op);
   CountRefusal(r.status());
   return r;
 }
@@ -67,87 +74,6 @@ Status DbImpl::ReadResetValue(const CounterInfo& c, std::string_view key,
                          [&](int64_t, uint32_t, ShardSum v) { sum.Add(v); });
   if (!s.ok()) return s;
   return NarrowSum(c, sum, value);
-}
-
-Result<IncrementResult> DbImpl::ResetOne(CounterRef counter,
-                                         std::string_view reset_id,
-                                         int64_t value,
-                                         const ResetOptions& options) {
-  const PerfCountersOff perf_off;
-  OnceOptions once;
-  once.event_time_ms = options.event_time_ms;
-  WriteOp op = WriteOp::Once(counter, reset_id, value, once);
-  op.reset = true;
-  if (Status v = ValidateResetId(reset_id); !v.ok()) return v;
-  if (value < kMinDelta) {
-    return Status::InvalidArgument(
-        "reset value " + std::to_string(value) +
-        " is reserved (the smallest accepted value is " +
-        std::to_string(kMinDelta) + ")");
-  }
-  OpPlan plan;
-  if (!catalog_->HasFormat(kFormatHolds)) {
-    // The first reset raises the format (synced; it takes the catalog
-    // exclusively, so no hold here): only for one that is not refused.
-    {
-      Catalog::Reader catalog(catalog_.get());
-      Status s = PlanSingle(catalog, op, &plan);
-      if (s.ok()) s = CheckResetBounds(*plan.counter, value);
-      if (!s.ok()) return s;
-    }
-    Status s = catalog_->RequireFormat(kFormatHolds);
-    if (!s.ok()) return s;
-  }
-  Catalog::Reader catalog(catalog_.get());
-  Status s = PlanSingle(catalog, op, &plan);
-  if (s.ok()) s = CheckResetBounds(*plan.counter, value);
-  if (!s.ok()) return s;
-  const Catalog::Entry& c = *plan.counter;
-  std::vector<uint32_t> stripes{
-      event_locks_.StripeOf(c.id, StrictKeyLockHash(op.key))};
-  if (!c.bounds.any()) {
-    stripes.push_back(event_locks_.StripeOf(c.id, plan.event_hash));
-  }
-  EventLocks::MultiGuard guard(&event_locks_, &stripes);
-  WriteScratch& scratch = ThreadWriteScratch();
-  MarkerKeyOf(c, op, &scratch.marker_key);
-  // A queued IncrementOnceAsync copy of this id is waited for, then found.
-  if (!c.bounds.any()) AwaitOnceWritten(scratch.marker_key);
-  FoundMarker marker;
-  s = LookUpMarker(c, scratch.marker_key, &marker);
-  if (!s.ok()) return s;
-  const int64_t now = marker.found ? 0 : clock_->NowMillis();
-  // Without an event time (no dedupe window) a reset happens now.
-  if (!marker.found && op.event_time_ms == kEventTimeNow) {
-    op.event_time_ms = now;
-  }
-  // A reset older than the window is kOutsideWindow here, as a
-  // once-increment: its marker may have expired.
-  s = Decide(c, op, marker, now, &plan);
-  if (!s.ok()) return s;
-  if (plan.outcome == Outcome::kApplied) {
-    int64_t current = 0;
-    s = ReadResetValue(c, op.key, plan.bucket, &current);
-    PreviousWindow previous;
-    if (s.ok() && c.sliding) {
-      s = ReadPreviousWindow(c, op, now, plan.bucket, &previous);
-    }
-    int64_t held = 0;
-    if (s.ok()) s = HeldUnits(c, op.key, now, &held);
-    if (s.ok() && held > 0 &&
-        static_cast<__int128>(value) - held < c.bounds.min) {
-      s = Status::InvalidArgument(
-          "reset value " + std::to_string(value) + " of counter " +
-          Quote(c.name) + " would leave less than its minimum " +
-          std::to_string(c.bounds.min) + " beside the " +
-          std::to_string(held) + " units open reservations hold");
-    }
-    if (s.ok()) s = AnswerReset(c, op, current, c.sliding ? &previous : nullptr,
-                                &plan);
-    if (!s.ok()) return s;
-    if (reset_hook_for_test_) reset_hook_for_test_();
-  }
-  return CommitDecided(op, marker, now, &plan, &scratch);
 }
 
 }  // namespace tally::engine

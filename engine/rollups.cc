@@ -205,9 +205,7 @@ Status DbImpl::RollupNow(std::string_view counter) {
   return first;
 }
 
-Result<CachedValue> DbImpl::ReadCached(std::string_view counter) {
-  Status reads = CheckReads(kReadRollups, "ReadCached");
-  if (!reads.ok()) return reads;
+Status DbImpl::RollUpKeyedOnce(std::string_view counter) {
   bool first_keyed = false;  // a keyed counter never rolled up
   {
     Catalog::Reader catalog(catalog_.get());
@@ -220,28 +218,15 @@ Result<CachedValue> DbImpl::ReadCached(std::string_view counter) {
       first_keyed = s.IsNotFound();
     }
   }
-  if (first_keyed) {
-    // Its scan runs outside the catalog hold.
-    Status s = RollupKeyed(counter, /*force=*/true);
-    if (!s.ok()) return s;
-  }
-  Catalog::Reader catalog(catalog_.get());
-  const Catalog::Entry* c = catalog.Find(counter);
-  if (c == nullptr) return CounterNotFound(counter);
-  // A keyed counter's total and top list are read at one point: the list
-  // says whether out-of-range keys were left out of the total.
-  std::unique_ptr<SnapshotHold> snapshot;
-  rocksdb::ReadOptions ro;
-  if (c->keyed) {
-    snapshot = std::make_unique<SnapshotHold>(db_.get(), options_.read_only);
-    ro.snapshot = snapshot->get();
-    TopKeysResult top;
-    Status s = ReadTopList(*c, &top, ro);
-    if (!s.ok() && !s.IsNotFound()) return s;
-    if (s.ok() && top.out_of_range_keys != 0) return OutOfRangeKeys(*c, top);
-  }
+  // Its scan runs outside the catalog hold.
+  return first_keyed ? RollupKeyed(counter, /*force=*/true) : Status::OK();
+}
+
+Status DbImpl::ReadRollupRecord(const Catalog::Entry& c,
+                                const rocksdb::ReadOptions& ro,
+                                RollupRecord* r) {
   char key[kCounterIdBytes];
-  EncodeCounterPrefix(c->id, key);
+  EncodeCounterPrefix(c.id, key);
   rocksdb::PinnableSlice found;
   const auto get = [&] {
     found.Reset();
@@ -253,29 +238,53 @@ Result<CachedValue> DbImpl::ReadCached(std::string_view counter) {
   rocksdb::Status rs = get();
   if (rs.IsNotFound()) {
     if (options_.read_only) {
-      return Status::NotFound("counter " + Quote(c->name) +
+      return Status::NotFound("counter " + Quote(c.name) +
                               " has no roll-up yet; a writable open makes "
                               "one (RollupNow or the roll-up worker)");
     }
-    if (c->keyed) {
-      return Status::NotFound("counter " + Quote(c->name) +
+    if (c.keyed) {
+      return Status::NotFound("counter " + Quote(c.name) +
                               " has no roll-up: it was deleted and created "
                               "again meanwhile");
     }
     // Then the stored record is read: this one, or a newer one written
     // meanwhile (CommitRollup).
-    Status s = RollupOne(*c, /*force=*/true);
+    Status s = RollupOne(c, /*force=*/true);
     if (!s.ok()) return s;
     rs = get();
   }
-  RollupRecord r;
   if (!rs.ok()) return FromRocks(rs, "read roll-up");
-  if (!DecodeRollup(found.ToStringView(), &r)) {
+  if (!DecodeRollup(found.ToStringView(), r)) {
     return Status::Corruption(
-        "roll-up of counter " + Quote(c->name) + " at key " +
+        "roll-up of counter " + Quote(c.name) + " at key " +
         HexKey(std::string_view(key, sizeof key)) + " is malformed (" +
         std::to_string(found.size()) + " bytes, expected 24)");
   }
+  return Status::OK();
+}
+
+Result<CachedValue> DbImpl::ReadCached(std::string_view counter) {
+  Status s = CheckReads(kReadRollups, "ReadCached");
+  if (s.ok()) s = RollUpKeyedOnce(counter);
+  if (!s.ok()) return s;
+  Catalog::Reader catalog(catalog_.get());
+  const Catalog::Entry* c = catalog.Find(counter);
+  if (c == nullptr) return CounterNotFound(counter);
+  // A keyed counter's total and top list are read at one point: the list
+  // says whether out-of-range keys were left out of the total.
+  std::unique_ptr<SnapshotHold> snapshot;
+  rocksdb::ReadOptions ro;
+  if (c->keyed) {
+    snapshot = std::make_unique<SnapshotHold>(db_.get(), options_.read_only);
+    ro.snapshot = snapshot->get();
+    TopKeysResult top;
+    s = ReadTopList(*c, &top, ro);
+    if (!s.ok() && !s.IsNotFound()) return s;
+    if (s.ok() && top.out_of_range_keys != 0) return OutOfRangeKeys(*c, top);
+  }
+  RollupRecord r;
+  s = ReadRollupRecord(*c, ro, &r);
+  if (!s.ok()) return s;
   CachedValue out;
   out.value = r.value;
   out.as_of_ms = r.as_of_ms;

@@ -100,40 +100,6 @@ Status DbImpl::ReadPreviousWindow(const CounterInfo& c, const WriteOp& op,
   return ReadStrictValue(c, op.key, bucket - width, &previous->used);
 }
 
-Result<IncrementResult> DbImpl::WriteStrict(const WriteOp& op, OpPlan* plan,
-                                            WriteScratch* scratch) {
-  const Catalog::Entry& c = *plan->counter;
-  assert(c.bounds.any() && plan->shard == 0);
-  EventLocks::Guard guard(&event_locks_,
-                          event_locks_.StripeOf(c.id, plan->lock_hash));
-  // IncrementOnceAsync refuses strict counters: no copy is in flight.
-  FoundMarker marker;
-  if (op.once) {
-    MarkerKeyOf(c, op, &scratch->marker_key);
-    Status s = LookUpMarker(c, scratch->marker_key, &marker);
-    if (!s.ok()) return s;
-  }
-  // As in WriteOne: the clock is read after the marker lookup.
-  const int64_t now = marker.found ? 0 : clock_->NowMillis();
-  Status s = Decide(c, op, marker, now, plan);
-  if (!s.ok()) return s;
-  if (plan->outcome == Outcome::kApplied) {
-    int64_t value = 0;
-    s = ReadStrictValue(c, op.key, plan->bucket, &value);
-    if (!s.ok()) return s;
-    PreviousWindow previous;
-    if (c.sliding) {
-      s = ReadPreviousWindow(c, op, now, plan->bucket, &previous);
-      if (!s.ok()) return s;
-    }
-    int64_t held = 0;
-    s = HeldUnits(c, op.key, now, &held);
-    if (!s.ok()) return s;
-    CheckBounds(c, op, value, c.sliding ? &previous : nullptr, plan, held);
-  }
-  return CommitDecided(op, marker, now, plan, scratch);
-}
-
 Result<QuotaState> DbImpl::ReadQuota(CounterRef counter,
                                      const ReadOptions& options) {
   Status s = CheckReads(kReadValues, "ReadQuota");

@@ -405,33 +405,91 @@ Status MergedWalk(rocksdb::DB* db, const rocksdb::ReadOptions& ro,
 
 }  // namespace
 
-Status DbImpl::Verify(VerifyReport* report, const ProgressFn& progress) {
-  *report = VerifyReport();
-  Status reads = CheckReads(kReadAll, "Verify");
-  if (!reads.ok()) return reads;
-  Findings findings(report);
-  // Holding the catalog keeps creates and deletes out for the whole check,
-  // so every key is judged against the counters of the snapshot's moment.
-  Catalog::Reader catalog(catalog_.get());
-  const std::vector<CounterInfo> counters = catalog.List();
-  if (verify_hook_for_test_) verify_hook_for_test_();
+namespace {
 
-  // One snapshot for all scans, so a concurrent batch is seen whole. A
-  // read-only instance changes only on Refresh, which waits for this
-  // check (it holds the catalog exclusively) and keeps every family at one
-  // point (reader.cc): its reads are already one consistent point.
-  rocksdb::ReadOptions ro;
-  ro.total_order_seek = true;
-  ro.verify_checksums = true;
-  const SnapshotHold snapshot(db_.get(), options_.read_only);
-  ro.snapshot = snapshot.get();
+// Every family of the table, meta first (the table's order): the counter
+// records and import notes it holds are what the other families' keys are
+// judged against. *stopped when a scan stopped on damage (reported).
+Status ScanFamilies(rocksdb::DB* db, const rocksdb::ReadOptions& ro,
+                    const FamilyHandles& handles, FamilyChecks* checks,
+                    Findings* findings, bool* stopped) {
+  const auto& table = ColumnFamilies();
+  for (const ColumnFamily& f : table) {
+    if (f.index == kEvents) continue;  // walked with shards
+    if (f.index == kShards) {
+      assert(table[kEvents - 1].index == kEvents);
+      Status walk = MergedWalk(db, ro, handles, f, table[kEvents - 1], checks,
+                               findings, stopped);
+      if (!walk.ok()) return walk;
+      continue;
+    }
+    rocksdb::ColumnFamilyHandle* h = handles[f.index];
+    if (h == nullptr) continue;  // read-only, and the database lacks it
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(ro, h));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      checks->Check(f, it->key().ToStringView(), it->value().ToStringView());
+    }
+    Status scan = ScanStatus(it->status(), f.name, findings, stopped);
+    if (!scan.ok()) return scan;
+  }
+  return Status::OK();
+}
 
-  // Every block of every table file, also those no scan below reads
-  // (filters, indexes, blocks of deleted keys).
+// Cross-record invariant: each key's value covers what its open
+// reservations hold, above its minimum (value - held >= min). `read`
+// reads a strict key's value at the scans' snapshot.
+template <typename ReadValue>
+Status CheckHeldCovered(const std::vector<CounterInfo>& counters,
+                        const FamilyChecks& checks, const ReadValue& read,
+                        Findings* findings) {
+  for (const auto& [at, held] : checks.held()) {
+    const CounterInfo* c = nullptr;
+    for (const CounterInfo& info : counters) {
+      if (info.id == at.first) c = &info;
+    }
+    if (c == nullptr) continue;  // reported as a hold of no counter
+    int64_t value = 0;
+    Status s = read(*c, at.second, &value);
+    if (s.IsCorruption() || s.IsOutOfRange()) continue;  // reported
+    if (!s.ok()) return s;
+    if (static_cast<__int128>(value) - held < c->bounds.min) {
+      findings->Add("counter " + Quote(c->name) +
+                    (at.second.empty() ? std::string()
+                                       : " key " + Quote(at.second)) +
+                    ": value " + std::to_string(value) +
+                    " does not cover the " + DecimalString(held) +
+                    " units its open reservations hold above its minimum " +
+                    std::to_string(c->bounds.min));
+    }
+  }
+  return Status::OK();
+}
+
+// Cross-record invariant: shards == markers for once-only counters that
+// keep their markers and buckets forever (Judged); a keyed counter's keys
+// were judged one by one in the walk.
+void CompareSums(const FamilyChecks& checks, VerifyReport* report,
+                 Findings* findings) {
+  for (const auto& [id, sums] : checks.sums()) {
+    const CounterInfo& c = *sums.info;
+    if (!Judged(sums) || !sums.sums.readable) continue;
+    ++report->sums_compared;
+    if (c.keyed) continue;
+    const std::string mismatch = SumMismatch(sums.sums);
+    if (!mismatch.empty()) findings->Add("counter " + Quote(c.name) + mismatch);
+  }
+}
+
+}  // namespace
+
+Status DbImpl::VerifyFileChecksums(const rocksdb::ReadOptions& ro,
+                                   std::string* finding) {
+  // Every block of every table file, also those no scan reads (filters,
+  // indexes, blocks of deleted keys).
   rocksdb::Status files = db_->VerifyChecksum(ro);
   if (options_.read_only && files.IsPathNotFound()) {
     // The writer has compacted a table file away since this point; the
-    // scans below still check every block they read from it.
+    // scans still check every block they read from it.
     files = rocksdb::Status::OK();
   }
   if (options_.read_only && files.IsCorruption()) {
@@ -451,88 +509,66 @@ Status DbImpl::Verify(VerifyReport* report, const ProgressFn& progress) {
     }
   }
   if (files.IsCorruption()) {
-    findings.Add("files: " + files.ToString());
-  } else if (!files.ok()) {
-    return FromRocks(files, "verify file checksums");
+    *finding = "files: " + files.ToString();
+    return Status::OK();
   }
+  return files.ok() ? Status::OK()
+                    : FromRocks(files, "verify file checksums");
+}
 
-  bool scan_stopped = false;
+Status DbImpl::Verify(VerifyReport* report, const ProgressFn& progress) {
+  *report = VerifyReport();
+  Status s = CheckReads(kReadAll, "Verify");
+  if (!s.ok()) return s;
+  Findings findings(report);
+  // Holding the catalog keeps creates and deletes out for the whole check,
+  // so every key is judged against the counters of the snapshot's moment.
+  Catalog::Reader catalog(catalog_.get());
+  const std::vector<CounterInfo> counters = catalog.List();
+  if (verify_hook_for_test_) verify_hook_for_test_();
+
+  // One snapshot for all scans, so a concurrent batch is seen whole. A
+  // read-only instance changes only on Refresh, which waits for this
+  // check (it holds the catalog exclusively) and keeps every family at one
+  // point (reader.cc): its reads are already one consistent point.
+  rocksdb::ReadOptions ro;
+  ro.total_order_seek = true;
+  ro.verify_checksums = true;
+  const SnapshotHold snapshot(db_.get(), options_.read_only);
+  ro.snapshot = snapshot.get();
+  std::string files;
+  s = VerifyFileChecksums(ro, &files);
+  if (!s.ok()) return s;
+  if (!files.empty()) findings.Add(files);
+
   FamilyChecks checks(&findings, report);
   checks.set_now(clock_->NowMillis());
+  const FamilyHandles handles = HandlesOf(handles_);
   if (progress) {
     uint64_t estimated = 0;
-    for (rocksdb::ColumnFamilyHandle* h : HandlesOf(handles_)) {
+    for (rocksdb::ColumnFamilyHandle* h : handles) {
       if (h != nullptr) estimated += FamilyFigures(db_.get(), h).estimated_keys;
     }
     checks.set_progress(&progress, estimated);
     checks.ReportProgress();
   }
   for (const CounterInfo& c : counters) checks.AddCounter(c);
-  // Every family of the table, meta first (the table's order): the counter
-  // records and import notes it holds are what the other families' keys
-  // are judged against.
-  const FamilyHandles handles = HandlesOf(handles_);
-  const auto& table = ColumnFamilies();
-  for (const ColumnFamily& f : table) {
-    if (f.index == kEvents) continue;  // walked with shards
-    if (f.index == kShards) {
-      assert(table[kEvents - 1].index == kEvents);
-      Status walk = MergedWalk(db_.get(), ro, handles, f, table[kEvents - 1],
-                               &checks, &findings, &scan_stopped);
-      if (!walk.ok()) return walk;
-      continue;
-    }
-    rocksdb::ColumnFamilyHandle* h = handles[f.index];
-    if (h == nullptr) continue;  // read-only, and the database lacks it
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, h));
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      checks.Check(f, it->key().ToStringView(), it->value().ToStringView());
-    }
-    Status scan = ScanStatus(it->status(), f.name, &findings, &scan_stopped);
-    if (!scan.ok()) return scan;
-  }
-
+  bool scan_stopped = false;
+  s = ScanFamilies(db_.get(), ro, handles, &checks, &findings, &scan_stopped);
+  if (!s.ok()) return s;
   checks.ReportProgress();  // the last records
 
-  // Cross-record invariant: each key's value covers what its open
-  // reservations hold, above its minimum (value - held >= min).
-  for (const auto& [at, held] : checks.held()) {
-    const CounterInfo* c = nullptr;
-    for (const CounterInfo& info : counters) {
-      if (info.id == at.first) c = &info;
-    }
-    if (c == nullptr) continue;  // reported as a hold of no counter
+  auto read_value = [&](const CounterInfo& c, std::string_view key,
+                        int64_t* value) {
     std::vector<int64_t> values;
-    Status read = ReadStrictValues(*c, {StrictSlot{at.second, kNoBucket}},
-                                   &values, ro);
-    if (read.IsCorruption() || read.IsOutOfRange()) continue;  // reported
-    if (!read.ok()) return read;
-    const int64_t value = values[0];
-    if (static_cast<__int128>(value) - held < c->bounds.min) {
-      findings.Add("counter " + Quote(c->name) +
-                   (at.second.empty() ? std::string()
-                                      : " key " + Quote(at.second)) +
-                   ": value " + std::to_string(value) + " does not cover the " +
-                   DecimalString(held) +
-                   " units its open reservations hold above its minimum " +
-                   std::to_string(c->bounds.min));
-    }
-  }
-
-  // Cross-record invariant: shards == markers for once-only counters that
-  // keep their markers and buckets forever (Judged); a keyed counter's keys
-  // were judged one by one in the walk. Not judged after a scan stopped on
-  // damage: its sums are partial.
-  if (scan_stopped) return Status::OK();
-  for (const auto& [id, sums] : checks.sums()) {
-    const CounterInfo& c = *sums.info;
-    if (!Judged(sums) || !sums.sums.readable) continue;
-    ++report->sums_compared;
-    if (c.keyed) continue;
-    const std::string mismatch = SumMismatch(sums.sums);
-    if (!mismatch.empty()) findings.Add("counter " + Quote(c.name) + mismatch);
-  }
-  return Status::OK();
+    Status r = ReadStrictValues(c, {StrictSlot{key, kNoBucket}}, &values, ro);
+    if (r.ok()) *value = values[0];
+    return r;
+  };
+  s = CheckHeldCovered(counters, checks, read_value, &findings);
+  // Not judged after a scan stopped on damage: its sums are partial.
+  if (s.ok() && !scan_stopped) CompareSums(checks, report, &findings);
+  return s;
 }
 
 }  // namespace tally::engine

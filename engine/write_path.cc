@@ -1,7 +1,8 @@
-// The write path of single calls: plain increments (blind merges),
-// once-increments (marker check and write under one event-lock stripe) and
-// IncrementAsync. Each plans its one operation with the write planner
-// (engine/write_plan.h), as Apply (apply.cc) plans each of a batch's.
+// The write path of single calls: Increment and IncrementOnce (through the
+// write sequence, engine/write_sequence.cc), the commit of a decided op
+// (CommitDecided) and IncrementAsync. Each plans its one operation with the
+// write planner (engine/write_plan.h), as Apply (apply.cc) plans each of a
+// batch's.
 //
 // Cost of one plain increment: a shared catalog lock, one hash lookup, one
 // RocksDB Write of a 12-byte key and an 8-byte operand from a reused
@@ -115,15 +116,6 @@ Status DbImpl::LookUpMarker(const CounterInfo& c, std::string_view key,
   return ReadMarker(c, key, found.ToStringView(), marker);
 }
 
-Result<IncrementResult> DbImpl::DecideAndCommit(const WriteOp& op,
-                                                const FoundMarker& marker,
-                                                int64_t now, OpPlan* plan,
-                                                WriteScratch* scratch) {
-  Status s = Decide(*plan->counter, op, marker, now, plan);
-  if (!s.ok()) return s;
-  return CommitDecided(op, marker, now, plan, scratch);
-}
-
 Result<IncrementResult> DbImpl::CommitDecided(const WriteOp& op,
                                               const FoundMarker& marker,
                                               int64_t now, OpPlan* plan,
@@ -168,42 +160,11 @@ Result<IncrementResult> DbImpl::CommitDecided(const WriteOp& op,
   return result;
 }
 
-Result<IncrementResult> DbImpl::WriteOne(const WriteOp& op) {
-  const PerfCountersOff perf_off;
-  Catalog::Reader catalog(catalog_.get());
-  OpPlan plan;
-  Status s = PlanSingle(catalog, op, &plan);
-  if (!s.ok()) return s;
-  const Catalog::Entry& c = *plan.counter;
-  WriteScratch& scratch = ThreadWriteScratch();
-  if (c.bounds.any()) return WriteStrict(op, &plan, &scratch);
-  if (!op.once) {
-    const int64_t now = PlainNeedsClock(c) ? clock_->NowMillis() : 0;
-    return DecideAndCommit(op, FoundMarker{}, now, &plan, &scratch);
-  }
-  // Check and write under one stripe: a concurrent copy of this event waits
-  // here and then finds the marker. The marker is looked up first: found,
-  // it answers (with the shard it holds) whatever time the call claims; not
-  // found, the clock is read only now, after the lookup, so a marker
-  // compaction dropped before it was judged expired at a time no later than
-  // this one (docs/design.md, "Dedupe windows").
-  MarkerKeyOf(c, op, &scratch.marker_key);
-  EventLocks::Guard guard(&event_locks_,
-                          event_locks_.StripeOf(c.id, plan.event_hash));
-  // A copy of this event IncrementOnceAsync has queued is waited for here,
-  // then its marker is found (engine/once_in_flight.h).
-  AwaitOnceWritten(scratch.marker_key);
-  FoundMarker marker;
-  s = LookUpMarker(c, scratch.marker_key, &marker);
-  if (!s.ok()) return s;
-  const int64_t now = marker.found ? 0 : clock_->NowMillis();
-  return DecideAndCommit(op, marker, now, &plan, &scratch);
-}
-
 Result<IncrementResult> DbImpl::Increment(CounterRef counter,
                                           int64_t delta,
                                           const IncrementOptions& options) {
-  Result<IncrementResult> r = WriteOne(WriteOp::Plain(counter, delta, options));
+  Result<IncrementResult> r =
+      WriteSingle(WriteOp::Plain(counter, delta, options));
   CountRefusal(r.status());
   return r;
 }
@@ -213,7 +174,7 @@ Result<IncrementResult> DbImpl::IncrementOnce(CounterRef counter,
                                               int64_t delta,
                                               const OnceOptions& options) {
   Result<IncrementResult> r =
-      WriteOne(WriteOp::Once(counter, event_id, delta, options));
+      WriteSingle(WriteOp::Once(counter, event_id, delta, options));
   CountRefusal(r.status());
   return r;
 }

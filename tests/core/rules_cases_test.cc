@@ -256,7 +256,7 @@ TEST(RuleCases, Reset) {
     Decision d;
     d.bucket = Get<int64_t>(c, "bucket", kNoBucket);
     Status s = AnswerReset(counter, op, c["current"].get<int64_t>(), previous,
-                           &d);
+                           &d, Get<int64_t>(c, "held", 0));
     if (StatusAsExpected(expect, s)) ExpectDecision(expect, d);
   });
 }
