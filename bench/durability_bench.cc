@@ -2,7 +2,7 @@
 // fsync) in one run, against the baselines of issue 6:
 //
 //   tally Increment, Options::sync = true, from 1, 8 and 64 producer threads
-//     (tally's group commit: commit/group_commit.h);
+//     (tally's group commit: wal/group_commit.h);
 //   raw RocksDB, WriteOptions::sync = true, one merge per write, from 1 and
 //     64 threads (RocksDB's own group commit), configured as the engine
 //     configures it (engine::MakeRocksOptions);

@@ -124,7 +124,7 @@ EngineStats DbImpl::OwnStats() const {
       out.rollup_lag_ms = std::max(out.rollup_lag_ms, now - since);
     });
   }
-  const commit::GroupCommitStats groups = commit_->GroupStats();
+  const wal::GroupCommitStats groups = commit_->GroupStats();
   out.group_commits = groups.groups;
   out.group_members = groups.commits;
   out.group_largest = groups.largest_group;

@@ -80,7 +80,7 @@ schema::CounterRecord RecordOf(const CounterInfo& info) {
 }  // namespace
 
 Catalog::Catalog(rocksdb::DB* db, const FamilyHandles& families,
-                 commit::CommitPipeline* commit, const Clock* clock,
+                 wal::CommitPipeline* commit, const Clock* clock,
                  RetentionRules* retention)
     : db_(db),
       families_(families),

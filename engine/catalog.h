@@ -41,7 +41,7 @@
 #include "tally/options.h"
 #include "tally/status.h"
 #include "tally/types.h"
-#include "commit/commit_pipeline.h"
+#include "wal/commit_pipeline.h"
 #include "util/mutex.h"
 
 namespace tally::engine {
@@ -50,7 +50,7 @@ class Catalog {
  public:
   // `families`: the instance's handles by Family (null for one it lacks).
   Catalog(rocksdb::DB* db, const FamilyHandles& families,
-          commit::CommitPipeline* commit, const Clock* clock,
+          wal::CommitPipeline* commit, const Clock* clock,
           RetentionRules* retention);
   Catalog(const Catalog&) = delete;
   Catalog& operator=(const Catalog&) = delete;
@@ -217,7 +217,7 @@ class Catalog {
   rocksdb::DB* db_;
   FamilyHandles families_;
   rocksdb::ColumnFamilyHandle* meta_;  // families_[kMeta]
-  commit::CommitPipeline* const commit_;
+  wal::CommitPipeline* const commit_;
   const Clock* const clock_;
   RetentionRules* const retention_;  // not owned
 

@@ -57,7 +57,7 @@
 #include "tally/backend.h"
 #include "tally/db.h"
 #include "util/rocks_status.h"
-#include "commit/commit_pipeline.h"
+#include "wal/commit_pipeline.h"
 #include "util/mutex.h"
 
 namespace tally::engine {
@@ -190,7 +190,7 @@ class DbImpl final : public Db, private BackendOps {
   }
   // engine/test_hooks.h.
   bool CatalogWriterPending() { return catalog_->WriterPending(); }
-  commit::GroupCommitStats GroupStatsForTest() const {
+  wal::GroupCommitStats GroupStatsForTest() const {
     return commit_->GroupStats();
   }
   // Refresh's counts (engine/test_hooks.h); between Refresh calls only.
@@ -409,7 +409,7 @@ class DbImpl final : public Db, private BackendOps {
   // `*done` and `*slot` only when the copy rides.
   Result<IncrementResult> StartOnceAsync(
       const WriteOp& op, IncrementCallback* done,
-      commit::CommitPipeline::AsyncSlot* slot, OnceStart* start);
+      wal::CommitPipeline::AsyncSlot* slot, OnceStart* start);
   // The synchronous once paths, holding the stripe of `marker_key`: waits
   // until no IncrementOnceAsync copy of that event is pending.
   void AwaitOnceWritten(std::string_view marker_key) {
@@ -578,7 +578,7 @@ class DbImpl final : public Db, private BackendOps {
 
   // Before commit_: its `written` hooks remove entries until Close.
   OnceInFlight once_in_flight_;
-  std::unique_ptr<commit::CommitPipeline> commit_;
+  std::unique_ptr<wal::CommitPipeline> commit_;
   // Bucket retention rules, kept by the catalog, read by the shards
   // family's compaction filter.
   std::shared_ptr<RetentionRules> retention_ =

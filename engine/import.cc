@@ -191,7 +191,7 @@ Status ValidateImport(const CounterImport& im) {
 class ImportWriter {
  public:
   ImportWriter(uint64_t id, rocksdb::ColumnFamilyHandle* shards,
-               rocksdb::ColumnFamilyHandle* events, commit::CommitPipeline* c)
+               rocksdb::ColumnFamilyHandle* events, wal::CommitPipeline* c)
       : id_(id), shards_(shards), events_(events), commit_(c) {}
 
   // One key's values (or the named counter's: `k` empty).
@@ -257,7 +257,7 @@ class ImportWriter {
   const uint64_t id_;
   rocksdb::ColumnFamilyHandle* const shards_;
   rocksdb::ColumnFamilyHandle* const events_;
-  commit::CommitPipeline* const commit_;
+  wal::CommitPipeline* const commit_;
   rocksdb::WriteBatch wb_;
   size_t ops_ = 0;
   std::string marker_key_, value_;

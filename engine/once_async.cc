@@ -28,7 +28,7 @@ namespace tally::engine {
 
 Result<IncrementResult> DbImpl::StartOnceAsync(
     const WriteOp& op, IncrementCallback* done,
-    commit::CommitPipeline::AsyncSlot* slot, OnceStart* start) {
+    wal::CommitPipeline::AsyncSlot* slot, OnceStart* start) {
   assert(op.once && commit_->durable() && start->async.counter == nullptr);
   Catalog::Reader catalog(catalog_.get());
   OpPlan plan;
@@ -88,7 +88,7 @@ void DbImpl::IncrementOnceAsync(CounterRef counter,
     return done(IncrementOnce(counter, event_id, delta, options));
   }
   // Room first, holding nothing (as IncrementAsync).
-  commit::CommitPipeline::AsyncSlot slot = commit_->ReserveAsync();
+  wal::CommitPipeline::AsyncSlot slot = commit_->ReserveAsync();
   OnceStart start;
   Result<IncrementResult> result = StartOnceAsync(
       WriteOp::Once(counter, event_id, delta, options), &done, &slot, &start);
@@ -127,7 +127,7 @@ void DbImpl::IncrementOnceAsync(CounterRef counter,
           } else {
             r.done(st);
           }
-          r.slot = commit::CommitPipeline::AsyncSlot();  // its room back
+          r.slot = wal::CommitPipeline::AsyncSlot();  // its room back
         }
       });
 }

@@ -39,7 +39,7 @@
 #include <utility>
 #include <vector>
 
-#include "commit/commit_pipeline.h"
+#include "wal/commit_pipeline.h"
 #include "engine/write_plan.h"
 #include "tally/db.h"
 #include "tally/types.h"
@@ -53,7 +53,7 @@ class OnceInFlight {
   struct Rider {
     IncrementResult answer;  // kDuplicate or kConflict, the pending's shard
     IncrementCallback done;
-    commit::CommitPipeline::AsyncSlot slot;  // its room, until it is answered
+    wal::CommitPipeline::AsyncSlot slot;  // its room, until it is answered
   };
 
   // One queued once-increment: its marker key, delta and shard.
@@ -99,7 +99,7 @@ class OnceInFlight {
   // since Find: its marker is then stored.
   bool AddRider(std::string_view key, const IncrementResult& answer,
                 IncrementCallback* done,
-                commit::CommitPipeline::AsyncSlot* slot) TALLY_EXCLUDES(mu_) {
+                wal::CommitPipeline::AsyncSlot* slot) TALLY_EXCLUDES(mu_) {
     MutexLock lock(&mu_);
     auto it = pending_.find(key);
     if (it == pending_.end()) return false;

@@ -162,8 +162,8 @@ Status DbImpl::Init() {
   s = options_.read_only ? OpenReader(std::move(ro)) : OpenWriter(ro);
   if (!s.ok()) return s;
   BindFamilies();
-  commit_ = std::make_unique<commit::CommitPipeline>(
-      db_.get(), options_.sync, commit::GroupCommitOptionsOf(options_));
+  commit_ = std::make_unique<wal::CommitPipeline>(
+      db_.get(), options_.sync, wal::GroupCommitOptionsOf(options_));
   catalog_ = std::make_unique<Catalog>(db_.get(), HandlesOf(handles_),
                                        commit_.get(), clock_, retention_.get());
   s = catalog_->Load(path_, options_.read_only);

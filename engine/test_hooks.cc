@@ -18,7 +18,7 @@ Status PublishStatsForTest(Db* db) {
 }
 
 CommitQueue CommitQueueForTest(Db* db) {
-  const commit::GroupCommitStats g =
+  const wal::GroupCommitStats g =
       static_cast<DbImpl*>(db)->GroupStatsForTest();
   CommitQueue out;
   out.queued = g.queued;

@@ -12,7 +12,7 @@
 // WriteBatch. Bucketed counters use a 20-byte key and read the clock; outbox
 // counters add one entry Put and two short sequencer mutex sections; with
 // Options::sync the commit goes through the group commit
-// (commit/group_commit.h). A clock read is the engine clock's
+// (wal/group_commit.h). A clock read is the engine clock's
 // (engine/engine_clock.h): Options::clock plus one atomic load, and a
 // compare-and-swap when the time moved. IncrementAsync with Options::sync
 // adds a room reservation and the AsyncCommits count (three short mutex
@@ -243,7 +243,7 @@ void DbImpl::IncrementAsync(CounterRef counter, int64_t delta,
                             const IncrementOptions& options) {
   // Room first, holding nothing: room comes back as callbacks return, and
   // a callback may need the catalog.
-  commit::CommitPipeline::AsyncSlot slot = commit_->ReserveAsync();
+  wal::CommitPipeline::AsyncSlot slot = commit_->ReserveAsync();
   AsyncStart start;
   Result<IncrementResult> result =
       StartAsync(WriteOp::Plain(counter, delta, options), &start);

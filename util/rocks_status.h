@@ -1,5 +1,5 @@
 // Converts a rocksdb::Status into a tally::Status, prefixing what was being
-// done. Lives in util/ (the lowest layer) so commit/, schema/ and engine/
+// done. Lives in util/ (the lowest layer) so wal/, schema/ and engine/
 // share one mapping.
 
 #ifndef TALLY_UTIL_ROCKS_STATUS_H_

@@ -615,7 +615,7 @@ struct EngineStats {
   uint64_t rollups_behind = 0;
   uint64_t rollup_lag_increments = 0;
   int64_t rollup_lag_ms = 0;
-  // tally's group commit (Options::sync = true; commit/group_commit.h): the
+  // tally's group commit (Options::sync = true; wal/group_commit.h): the
   // synced group writes so far, the commits they held (members per group on
   // average: group_members / group_commits) and the most one held. All 0
   // with sync = false, where RocksDB groups unsynced writes itself.

@@ -11,7 +11,7 @@
 #include <set>
 #include <string>
 
-#include "commit/commit_pipeline.h"
+#include "wal/commit_pipeline.h"
 #include "engine/bucket_retention.h"
 #include "engine/coding.h"
 #include "engine/rocksdb_options.h"
@@ -37,7 +37,7 @@ class CatalogTest : public ::testing::Test {
     raw_.reset();
     raw_ = std::make_unique<test::RawDb>(dir_.path(), test::RawMode::kCreate);
     ASSERT_TRUE(raw_->status().ok()) << raw_->status().ToString();
-    pipeline_ = std::make_unique<commit::CommitPipeline>(raw_->db(), false);
+    pipeline_ = std::make_unique<wal::CommitPipeline>(raw_->db(), false);
     catalog_ = std::make_unique<Catalog>(raw_->db(), Families(),
                                          pipeline_.get(), &clock_, &retention_);
     ASSERT_OK(catalog_->Load(dir_.path(), /*read_only=*/false));
@@ -67,7 +67,7 @@ class CatalogTest : public ::testing::Test {
   test::ManualClock clock_;
   RetentionRules retention_;
   std::unique_ptr<test::RawDb> raw_;
-  std::unique_ptr<commit::CommitPipeline> pipeline_;
+  std::unique_ptr<wal::CommitPipeline> pipeline_;
   std::unique_ptr<Catalog> catalog_;
 };
 

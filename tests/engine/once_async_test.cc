@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "commit/gate_fs.h"
+#include "wal/gate_fs.h"
 #include "testutil/answers.h"
 #include "tally/admin.h"
 #include "tally/db.h"

@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "commit/gate_fs.h"
+#include "wal/gate_fs.h"
 #include "engine/db_impl.h"
 #include "engine/test_hooks.h"
 #include "tally/admin.h"

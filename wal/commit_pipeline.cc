@@ -1,11 +1,11 @@
-#include "commit/commit_pipeline.h"
+#include "wal/commit_pipeline.h"
 
 #include <cassert>
 #include <utility>
 
 #include "util/rocks_status.h"
 
-namespace tally::commit {
+namespace tally::wal {
 
 CommitPipeline::CommitPipeline(rocksdb::DB* db, bool sync,
                                const GroupCommitOptions& group)
@@ -97,4 +97,4 @@ GroupCommitStats CommitPipeline::GroupStats() const {
   return group_ != nullptr ? group_->stats() : GroupCommitStats();
 }
 
-}  // namespace tally::commit
+}  // namespace tally::wal

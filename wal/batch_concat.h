@@ -9,7 +9,7 @@
 // records in order. The sequence number is assigned by DB::Write. This is
 // much cheaper than re-adding each record through a WriteBatch::Handler
 // (docs/benchmarks.md, "Figures behind code choices");
-// tests/commit/batch_concat_test.cc proves a concatenated batch replays
+// tests/wal/batch_concat_test.cc proves a concatenated batch replays
 // exactly as its parts do.
 //
 // Only plain batches may be joined: no save points carried over, no
@@ -18,8 +18,8 @@
 // Ownership: a value; owns the rep under construction, hands it to the
 // WriteBatch Finish() returns. Thread safety: one object, one thread.
 
-#ifndef TALLY_COMMIT_BATCH_CONCAT_H_
-#define TALLY_COMMIT_BATCH_CONCAT_H_
+#ifndef TALLY_WAL_BATCH_CONCAT_H_
+#define TALLY_WAL_BATCH_CONCAT_H_
 
 #include <rocksdb/write_batch.h>
 
@@ -27,7 +27,7 @@
 #include <cstdint>
 #include <string>
 
-namespace tally::commit {
+namespace tally::wal {
 
 // The size of a WriteBatch rep's header (sequence + count).
 inline constexpr size_t kBatchHeaderBytes = 12;
@@ -51,6 +51,6 @@ class BatchConcat {
   uint32_t count_ = 0;
 };
 
-}  // namespace tally::commit
+}  // namespace tally::wal
 
-#endif  // TALLY_COMMIT_BATCH_CONCAT_H_
+#endif  // TALLY_WAL_BATCH_CONCAT_H_

@@ -11,7 +11,7 @@
 // Not durable (sync = false): Commit is the direct DB::Write, nothing more
 // (no queue, no lock, no allocation); RocksDB's own group commit gathers
 // concurrent writes into one WAL write. Durable (sync = true): Commit goes
-// through GroupCommit (commit/group_commit.h): concurrent commits are gathered
+// through GroupCommit (wal/group_commit.h): concurrent commits are gathered
 // by a leader into one WriteBatch and one fsync, within the bounds of
 // GroupCommitOptions; each returns once its group is durable and applied to
 // the memtable. Members of a failed group all get its error; an I/O error
@@ -24,8 +24,8 @@
 // Thread safety: Commit, CommitDurable, CommitAsync and LatchedError may be
 // called from many threads at once; Close from one, with no Commit running.
 
-#ifndef TALLY_COMMIT_COMMIT_PIPELINE_H_
-#define TALLY_COMMIT_COMMIT_PIPELINE_H_
+#ifndef TALLY_WAL_COMMIT_PIPELINE_H_
+#define TALLY_WAL_COMMIT_PIPELINE_H_
 
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
@@ -36,10 +36,10 @@
 #include <utility>
 
 #include "tally/status.h"
-#include "commit/group_commit.h"
+#include "wal/group_commit.h"
 #include "util/mutex.h"
 
-namespace tally::commit {
+namespace tally::wal {
 
 class CommitPipeline {
  public:
@@ -119,6 +119,6 @@ class CommitPipeline {
   std::unique_ptr<GroupCommit> group_;  // null when not durable
 };
 
-}  // namespace tally::commit
+}  // namespace tally::wal
 
-#endif  // TALLY_COMMIT_COMMIT_PIPELINE_H_
+#endif  // TALLY_WAL_COMMIT_PIPELINE_H_

@@ -1,4 +1,4 @@
-#include "commit/group_commit.h"
+#include "wal/group_commit.h"
 
 #include <algorithm>
 #include <cassert>
@@ -8,10 +8,10 @@
 #include <system_error>
 #include <utility>
 
-#include "commit/batch_concat.h"
+#include "wal/batch_concat.h"
 #include "util/wakeup.h"
 
-namespace tally::commit {
+namespace tally::wal {
 namespace {
 
 // The GroupCommit whose notifier thread this is, if any.
@@ -383,4 +383,4 @@ GroupCommitStats GroupCommit::stats() const {
   return out;
 }
 
-}  // namespace tally::commit
+}  // namespace tally::wal

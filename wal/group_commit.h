@@ -33,8 +33,8 @@
 // once. Close (and the destructor) from one thread, not from a callback,
 // while `write` still works: Close commits everything queued before it.
 
-#ifndef TALLY_COMMIT_GROUP_COMMIT_H_
-#define TALLY_COMMIT_GROUP_COMMIT_H_
+#ifndef TALLY_WAL_GROUP_COMMIT_H_
+#define TALLY_WAL_GROUP_COMMIT_H_
 
 #include <rocksdb/write_batch.h>
 
@@ -50,7 +50,7 @@
 #include "tally/status.h"
 #include "util/mutex.h"
 
-namespace tally::commit {
+namespace tally::wal {
 
 // Bounds on one group write. Each group takes at least one commit, however
 // large; these bound how many more join it.
@@ -203,6 +203,6 @@ class GroupCommit {
   std::vector<Writer*> group_;
 };
 
-}  // namespace tally::commit
+}  // namespace tally::wal
 
-#endif  // TALLY_COMMIT_GROUP_COMMIT_H_
+#endif  // TALLY_WAL_GROUP_COMMIT_H_

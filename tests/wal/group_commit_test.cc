@@ -1,4 +1,4 @@
-// The durable commit pipeline (commit/commit_pipeline.h, commit/group_commit.h)
+// The durable commit pipeline (wal/commit_pipeline.h, wal/group_commit.h)
 // on a raw RocksDB database: concurrent commits share fsyncs and each sees
 // its own write when it returns; a failed group fsync fails every member of
 // the group and latches; the bounds split groups; asynchronous commits call
@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "testutil/testutil.h"
-#include "commit/commit_pipeline.h"
-#include "commit/gate_fs.h"
+#include "wal/commit_pipeline.h"
+#include "wal/gate_fs.h"
 
 namespace tally {
 namespace {
@@ -75,8 +75,8 @@ class GroupCommitTest : public ::testing::Test {
     if (db_ != nullptr) db_->Close().PermitUncheckedError();
     db_.reset();
   }
-  void MakePipeline(const commit::GroupCommitOptions& g = {}) {
-    pipeline_ = std::make_unique<commit::CommitPipeline>(db_.get(), true, g);
+  void MakePipeline(const wal::GroupCommitOptions& g = {}) {
+    pipeline_ = std::make_unique<wal::CommitPipeline>(db_.get(), true, g);
   }
 
   bool Visible(const std::string& key) {
@@ -116,7 +116,7 @@ class GroupCommitTest : public ::testing::Test {
   std::shared_ptr<test::GateFs> fs_;
   std::unique_ptr<rocksdb::Env> env_;
   std::unique_ptr<rocksdb::DB> db_;
-  std::unique_ptr<commit::CommitPipeline> pipeline_;
+  std::unique_ptr<wal::CommitPipeline> pipeline_;
 };
 
 // 64 threads committing at once share fsyncs (fewer groups than commits,
@@ -148,7 +148,7 @@ TEST_F(GroupCommitTest, SixtyFourThreadsShareFsyncsAndSeeTheirWrites) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(failed.load(), 0);
   EXPECT_EQ(unseen.load(), 0);
-  const commit::GroupCommitStats st = pipeline_->GroupStats();
+  const wal::GroupCommitStats st = pipeline_->GroupStats();
   EXPECT_EQ(st.commits, uint64_t{kThreads * kEach});
   EXPECT_LT(st.groups, st.commits);
   EXPECT_GT(st.largest_group, 1u);
@@ -190,7 +190,7 @@ TEST_F(GroupCommitTest, FailedFsyncFailsEveryMemberThenLatches) {
     EXPECT_EQ(statuses[i].ToString().find("First failure"), std::string::npos)
         << statuses[i].ToString();
   }
-  const commit::GroupCommitStats st = pipeline_->GroupStats();
+  const wal::GroupCommitStats st = pipeline_->GroupStats();
   EXPECT_EQ(st.groups, 2u);
   EXPECT_EQ(st.largest_group, uint64_t{kFollowers});
 
@@ -216,7 +216,7 @@ TEST_F(GroupCommitTest, FailedFsyncFailsEveryMemberThenLatches) {
 // max_ops = 2: ten one-record commits lined up behind a held leader go out
 // in groups of at most two, in order.
 TEST_F(GroupCommitTest, BoundsSplitGroups) {
-  commit::GroupCommitOptions g;
+  wal::GroupCommitOptions g;
   g.max_ops = 2;
   MakePipeline(g);
   fs_->HoldNextSync();
@@ -235,7 +235,7 @@ TEST_F(GroupCommitTest, BoundsSplitGroups) {
   for (auto& t : followers) t.join();
   EXPECT_OK(first);
   for (const Status& s : statuses) EXPECT_OK(s);
-  const commit::GroupCommitStats st = pipeline_->GroupStats();
+  const wal::GroupCommitStats st = pipeline_->GroupStats();
   EXPECT_EQ(st.commits, uint64_t{1 + kFollowers});
   EXPECT_EQ(st.largest_group, 2u);
   EXPECT_EQ(st.groups, 1u + kFollowers / 2);
@@ -250,7 +250,7 @@ TEST_F(GroupCommitTest, BoundsSplitGroups) {
 // outlasted, splitting the group); a bound that did not end the wait would
 // hang, which the hang detector reports.
 TEST_F(GroupCommitTest, DelayGathersUpToTheBound) {
-  commit::GroupCommitOptions g;
+  wal::GroupCommitOptions g;
   g.max_ops = 8;
   g.max_delay_us = std::numeric_limits<uint32_t>::max();
   MakePipeline(g);
@@ -266,7 +266,7 @@ TEST_F(GroupCommitTest, DelayGathersUpToTheBound) {
                         for (auto& t : threads) t.join();
                       });
   for (const Status& s : statuses) EXPECT_OK(s);
-  const commit::GroupCommitStats st = pipeline_->GroupStats();
+  const wal::GroupCommitStats st = pipeline_->GroupStats();
   EXPECT_EQ(st.groups, 1u);
   EXPECT_EQ(st.largest_group, uint64_t{kThreads});
   EXPECT_EQ(CountKeys(), kThreads);
@@ -292,7 +292,7 @@ TEST_F(GroupCommitTest, AsyncCommitsCallBackOnceEach) {
   all.Wait();
   EXPECT_EQ(bad.load(), 0);
   for (int i = 0; i < kCommits; ++i) ASSERT_EQ(calls[i].load(), 1) << i;
-  const commit::GroupCommitStats st = pipeline_->GroupStats();
+  const wal::GroupCommitStats st = pipeline_->GroupStats();
   EXPECT_EQ(st.async_commits, uint64_t{kCommits});
   EXPECT_LT(st.groups, uint64_t{kCommits});
   EXPECT_EQ(CountKeys(), kCommits);
@@ -403,7 +403,7 @@ TEST_F(GroupCommitTest, CloseCommitsQueuedAsyncWorkAndRefusesMore) {
 // sync = false: no group commit at all (no stats), and an asynchronous
 // commit is written and called back before CommitAsync returns.
 TEST_F(GroupCommitTest, NotDurablePipelineWritesDirectly) {
-  pipeline_ = std::make_unique<commit::CommitPipeline>(db_.get(), false);
+  pipeline_ = std::make_unique<wal::CommitPipeline>(db_.get(), false);
   rocksdb::WriteBatch b;
   ASSERT_TRUE(b.Put("a", "v").ok());
   EXPECT_OK(pipeline_->Commit(&b));
@@ -425,14 +425,14 @@ TEST_F(GroupCommitTest, NotDurablePipelineWritesDirectly) {
 // slot is counted as in flight until its commit's callback returns, and
 // given back when never used.
 TEST_F(GroupCommitTest, Item02_WrittenHooksDoNotWaitForCallbacks) {
-  commit::GroupCommitOptions g;
+  wal::GroupCommitOptions g;
   g.max_async_in_flight = 2;
   MakePipeline(g);
   Latch second_written(1);
   Latch both_done(2);
   std::vector<std::string> order;  // guarded by the notifier's ordering
   {
-    commit::CommitPipeline::AsyncSlot unused = pipeline_->ReserveAsync();
+    wal::CommitPipeline::AsyncSlot unused = pipeline_->ReserveAsync();
   }  // given back: the two below get room without waiting
   rocksdb::WriteBatch a;
   ASSERT_TRUE(a.Put("a", "v").ok());

@@ -1,9 +1,9 @@
-#include "commit/batch_concat.h"
+#include "wal/batch_concat.h"
 
 #include <cassert>
 #include <utility>
 
-namespace tally::commit {
+namespace tally::wal {
 namespace {
 
 constexpr size_t kCountOffset = 8;  // after the fixed64 sequence
@@ -49,4 +49,4 @@ rocksdb::WriteBatch BatchConcat::Finish() {
   return out;
 }
 
-}  // namespace tally::commit
+}  // namespace tally::wal

@@ -3,7 +3,7 @@
 // replays it from its WAL after a reopen) ends up exactly like one that
 // applied the parts one by one.
 
-#include "commit/batch_concat.h"
+#include "wal/batch_concat.h"
 
 #include <gtest/gtest.h>
 #include <rocksdb/db.h>
@@ -169,7 +169,7 @@ TEST(BatchConcat, HoldsEveryRecordOfItsPartsInOrder) {
   test::TempDir dir;
   Store store(dir.Sub("db"));
   std::vector<rocksdb::WriteBatch> parts = RandomBatches(&store, 7, 200);
-  commit::BatchConcat concat;
+  wal::BatchConcat concat;
   std::vector<std::string> expected;
   uint32_t count = 0;
   for (const auto& p : parts) {
@@ -189,11 +189,11 @@ TEST(BatchConcat, HoldsEveryRecordOfItsPartsInOrder) {
 }
 
 TEST(BatchConcat, EmptyGroupIsAnEmptyBatch) {
-  commit::BatchConcat concat;
+  wal::BatchConcat concat;
   concat.Append(rocksdb::WriteBatch());
   rocksdb::WriteBatch group = concat.Finish();
   EXPECT_EQ(group.Count(), 0u);
-  EXPECT_EQ(group.GetDataSize(), commit::kBatchHeaderBytes);
+  EXPECT_EQ(group.GetDataSize(), wal::kBatchHeaderBytes);
 }
 
 TEST(BatchConcat, ReplaysLikeItsPartsAlsoFromTheLog) {
@@ -203,7 +203,7 @@ TEST(BatchConcat, ReplaysLikeItsPartsAlsoFromTheLog) {
   // Same family ids in both stores, so the same batches fit both.
   for (uint32_t seed = 1; seed <= 5; ++seed) {
     std::vector<rocksdb::WriteBatch> parts = RandomBatches(&joined, seed, 100);
-    commit::BatchConcat concat;
+    wal::BatchConcat concat;
     for (auto& p : parts) {
       concat.Append(p);
       ASSERT_TRUE(apart.db()->Write(rocksdb::WriteOptions(), &p).ok());
