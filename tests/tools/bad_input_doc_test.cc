@@ -240,7 +240,7 @@ class CliBadInput : public ::testing::TestWithParam<CliRow> {
   // runs in another process. `shop+stock` leaves the database at format 7
   // (its Reserve raised it), so a refused reset or reserve has no format
   // to raise.
-  void Setup(const std::string& setup) {
+  void RunSetup(const std::string& setup) {
     if (setup == "none") return;
     if (setup == "not a database") {
       fs::create_directory(db_);
@@ -299,7 +299,7 @@ TEST_P(CliBadInput, Row) {
       << row.where << ": a CLI row has " << kColumns
       << " cells: id, setup, in.jsonl, command, exit, stderr, stdout, "
          "writes, notes";
-  Setup(row.cells[kSetup]);
+  RunSetup(row.cells[kSetup]);
   if (HasFatalFailure()) return;
   const std::string input = CellText(row.cells[kInputFile]);
   if (!input.empty()) {
