@@ -51,19 +51,28 @@ class BackendAccess;
 
 class Db {
  public:
-  // Opens (or, with create_if_missing, creates) the database at `path`.
-  // Creation is atomic for the user: until the new database is whole (every
-  // column family and the header durable) its directory holds the marker
-  // file TALLY-CREATING; such a directory, left by a creation killed
-  // midway, is NotFound to opens without create_if_missing and to
-  // read-only opens, and the next creating open discards its contents and
-  // creates the database afresh. A directory the caller made (empty) is
-  // used in place and keeps its mode.
+  // Opens (or, with create_if_missing, creates) the database `target`
+  // names; the target chooses the backend. A directory path (anything
+  // without a "scheme://" prefix) is a database of the local engine, in
+  // that directory. "redis://HOST:PORT" (or "rediss://") names a Redis
+  // Cluster: NotSupported naming the target, as that backend is not built
+  // yet (issue 31). Any other "scheme://" is InvalidArgument naming the
+  // scheme, never taken for a directory name. (A scheme is RFC 3986's: a
+  // letter, then letters, digits, '+', '-' or '.'; matched ignoring case.
+  // "/data/a://b" is a path.) A password in the target is not repeated in
+  // a message.
+  // The local engine's creation is atomic for the user: until the new
+  // database is whole (every column family and the header durable) its
+  // directory holds the marker file TALLY-CREATING; such a directory, left
+  // by a creation killed midway, is NotFound to opens without
+  // create_if_missing and to read-only opens, and the next creating open
+  // discards its contents and creates the database afresh. A directory the
+  // caller made (empty) is used in place and keeps its mode.
   // Errors: Busy when another process holds it, or is creating it;
-  // InvalidArgument when `path` holds something that is not a tally
-  // database; NotSupported when the database was written by a newer
-  // format; IOError from the file system.
-  static Status Open(const Options& options, const std::string& path,
+  // InvalidArgument when `target` is empty or its directory holds
+  // something that is not a tally database; NotSupported when the database
+  // was written by a newer format; IOError from the file system.
+  static Status Open(const Options& options, const std::string& target,
                      std::unique_ptr<Db>* db);
 
   Db() = default;
@@ -398,7 +407,7 @@ class Db {
   // do.
   virtual Status Refresh() = 0;
 
-  // The path this Db was opened at.
+  // The target this Db was opened at (the local engine: its directory).
   virtual const std::string& path() const = 0;
 
  private:
