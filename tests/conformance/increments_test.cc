@@ -230,13 +230,12 @@ TEST_P(Increments, AsyncCallsAnswerOnceEachAsTheSyncOnesWould) {
   EXPECT_TRUE(Fails(refused.get_future().get(), Code::kNotFound));
 }
 
-// ---- Known defect of the engine (fails today; run it with
-// --gtest_also_run_disabled_tests; enable it once fixed) ----
 // IncrementOnceAsync refuses strict counters and counters with an outbox
 // (NotSupported, inline), as CounterSpec::bounds and Db::IncrementOnceAsync
-// say. The engine does only with Options::sync: without it the call is
-// forwarded to IncrementOnce, which counts the event.
-TEST_P(Increments, DISABLED_OnceAsyncRefusesStrictAndOutboxCounters) {
+// say, with or without Options::sync. (Until issue 29 the engine refused
+// only with sync: without it the call went to IncrementOnce, which counted
+// the event.)
+TEST_P(Increments, OnceAsyncRefusesStrictAndOutboxCounters) {
   CounterSpec stock;
   stock.bounds = CounterBounds::AtLeast(0);
   ASSERT_OK(db_->CreateCounter("stock", stock));

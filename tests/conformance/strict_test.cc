@@ -166,8 +166,8 @@ TEST_P(Strict, SpecsThatCannotHoldABoundAreRefused) {
   EXPECT_TRUE(Fails(db_->CreateCounter("a", outbox), Code::kNotSupported));
   EXPECT_TRUE(Got(db_->ListCounters()).empty());
   // IncrementAsync cannot check a bound: refused, answered before the call
-  // returns. (IncrementOnceAsync must refuse too: Increments.
-  // DISABLED_OnceAsyncRefusesStrictAndOutboxCounters, a known defect.)
+  // returns. (IncrementOnceAsync refuses too: Increments.
+  // OnceAsyncRefusesStrictAndOutboxCounters.)
   ASSERT_OK(db_->CreateCounter("stock", Stock()));
   Status plain = Status::OK();
   bool called = false;
