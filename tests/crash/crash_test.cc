@@ -17,7 +17,7 @@ namespace {
 
 // Kill cycles per test: fewer under the sanitizers (testutil/sanitized.h);
 // tally_crash_driver is the long mode.
-constexpr int kCycles = test::kSanitized ? 10 : 20;
+constexpr int kCycles = test::kSanitized ? 6 : 20;
 
 // Runs `cycles` cycles (of an import when `import`) and fails on any
 // violation.
