@@ -1,7 +1,7 @@
 // DbImpl: the implementation behind tally::Db. Its methods are spread over
 // (scripts/check_doc_links keeps this list whole):
 //   open.cc         open and close, create, delete and describe counters
-//   reader.cc       read-only opens: secondary instances, Refresh
+//   secondaries.cc  read-only opens: secondary instances, Refresh
 //   time_mark.cc    the persisted time mark
 //   write_sequence.cc the one write sequence of a single op (Increment,
 //                   IncrementOnce, Reset; strict counters' and sharded)
@@ -238,7 +238,7 @@ class DbImpl final : public Db, private BackendOps {
   Status OpenWriter(const RocksOptions& ro);
   // Points meta_ ... outbox_ at handles_ (after an open or a swap).
   void BindFamilies();
-  // Read-only databases (reader.cc): one secondary RocksDB instance and
+  // Read-only databases (secondaries.cc): one secondary RocksDB instance and
   // the writer's files as they were when it was opened or caught up.
   struct Secondary {
     std::string dir;  // the instance's own directory (its info log)
@@ -259,7 +259,7 @@ class DbImpl final : public Db, private BackendOps {
   Status OpenSecondaryOnce(Secondary* out);
   // Catches `x` (an instance no read uses) up with the writer; *at_point
   // when it is then at one point across families with no entry counted
-  // twice (reader.cc says when that is known), else it is to be replaced.
+  // twice (secondaries.cc says when that is known), else it is to be replaced.
   Status CatchUp(Secondary* x, bool* at_point);
   // Makes `fresh` this Db's instance (the catalog held exclusively); the
   // old one goes into `fresh`, to be closed by the caller.

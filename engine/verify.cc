@@ -530,7 +530,7 @@ Status DbImpl::Verify(VerifyReport* report, const ProgressFn& progress) {
   // One snapshot for all scans, so a concurrent batch is seen whole. A
   // read-only instance changes only on Refresh, which waits for this
   // check (it holds the catalog exclusively) and keeps every family at one
-  // point (reader.cc): its reads are already one consistent point.
+  // point (secondaries.cc): its reads are already one consistent point.
   rocksdb::ReadOptions ro;
   ro.total_order_seek = true;
   ro.verify_checksums = true;

@@ -1,6 +1,6 @@
 // Db::Refresh catches a read-only database up incrementally where that is
 // safe, and opens a fresh instance where RocksDB 7.8.3's catch-up could
-// count a merge operand twice or read a stale value (engine/reader.cc).
+// count a merge operand twice or read a stale value (engine/secondaries.cc).
 // These tests try to break it: every view a Refresh gives must lie between
 // the writer's acknowledged totals before and after that Refresh, with
 // markers and shards at one point, while the writer flushes and compacts
