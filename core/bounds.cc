@@ -81,8 +81,7 @@ Status AnswerReset(const CounterInfo& c, const WriteOp& op, int64_t current,
   const __int128 add = static_cast<__int128>(op.delta) - current;
   if (add < kMinDelta || add > kMaxDelta) {
     return Status::OutOfRange(
-        "counter " + Quote(c.name) +
-        (op.key.empty() ? std::string() : " key " + Quote(op.key)) + " holds " +
+        CounterKeyNaming(c.name, op.key) + " holds " +
         std::to_string(current) + ": a reset to " + std::to_string(op.delta) +
         " would add a delta beyond int64");
   }
@@ -149,9 +148,7 @@ std::string RefusalReason(const CounterInfo& c, const WriteOp& op,
     bound = b.has_max ? "its maximum " + std::to_string(b.max)
                       : std::string("int64");
   }
-  return "counter " + Quote(c.name) +
-         (op.key.empty() ? std::string() : " key " + Quote(op.key)) +
-         " holds " + std::to_string(current) + ": delta " +
+  return CounterKeyNaming(c.name, op.key) + " holds " + std::to_string(current) + ": delta " +
          std::to_string(op.delta) + " would take it " +
          (below ? "below " : "above ") + bound;
 }

@@ -14,8 +14,6 @@ constexpr auto kHeldState = static_cast<uint8_t>(ClaimState::kHeld);
 constexpr auto kReleasedState = static_cast<uint8_t>(ClaimState::kReleased);
 constexpr auto kDoneState = static_cast<uint8_t>(ClaimState::kDone);
 
-std::string Naming(std::string_view key) { return "claim " + Quote(key); }
-
 // Claim: the holder acquires (new, renewed, or a new grant), or is told it
 // is busy or done.
 bool StepClaim(const ClaimArgs& args, bool found, int64_t now,
@@ -90,6 +88,8 @@ bool StepRelease(const ClaimArgs& args, int64_t now, ClaimRecord* rec,
 
 }  // namespace
 
+std::string ClaimNaming(std::string_view key) { return "claim " + Quote(key); }
+
 Status CheckClaimCall(ClaimCall call, std::string_view key,
                       const ClaimArgs& args) {
   Status s = ValidateClaimKey(key);
@@ -100,7 +100,7 @@ Status CheckClaimCall(ClaimCall call, std::string_view key,
     s = ValidateClaimResult(args.result);
   }
   if (s.ok() && call != ClaimCall::kClaim && args.token == 0) {
-    s = Status::InvalidArgument("token 0 of " + Naming(key) +
+    s = Status::InvalidArgument("token 0 of " + ClaimNaming(key) +
                                 " was never granted: tokens start at 1");
   }
   return s;
@@ -114,10 +114,10 @@ Status ClaimStep(ClaimCall call, std::string_view key, const ClaimArgs& args,
     *write = StepClaim(args, found, now, rec, result);
     return Status::OK();
   }
-  if (!found) return Status::NotFound(Naming(key) + " was never claimed");
+  if (!found) return Status::NotFound(ClaimNaming(key) + " was never claimed");
   if (args.token > rec->token) {
     return Status::InvalidArgument(
-        "token " + std::to_string(args.token) + " of " + Naming(key) +
+        "token " + std::to_string(args.token) + " of " + ClaimNaming(key) +
         " was never granted (the latest grant is token " +
         std::to_string(rec->token) + ")");
   }

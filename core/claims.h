@@ -46,6 +46,9 @@ struct ClaimArgs {
   std::string_view result;
 };
 
+// How messages name the claim at `key`: "claim 'key'".
+std::string ClaimNaming(std::string_view key);
+
 // The call's own arguments, before any lookup: the key, Claim's holder and
 // lease, CompleteClaim's result, and a token (never 0) for the others.
 Status CheckClaimCall(ClaimCall call, std::string_view key,

@@ -11,17 +11,6 @@
 namespace tally::core {
 namespace {
 
-std::string Naming(const CounterInfo& c, std::string_view key,
-                   std::string_view id) {
-  return "reservation " + Quote(id) + " of counter " + Quote(c.name) +
-         (key.empty() ? std::string() : " key " + Quote(key));
-}
-
-std::string KeyNaming(const CounterInfo& c, std::string_view key) {
-  return "counter " + Quote(c.name) +
-         (key.empty() ? std::string() : " key " + Quote(key));
-}
-
 // A new reservation of `units`: held when the value less what is held
 // keeps its minimum, else refused (stored closed).
 Status Reserve(const CounterInfo& c, std::string_view key,
@@ -29,13 +18,13 @@ Status Reserve(const CounterInfo& c, std::string_view key,
                int64_t now, int64_t value, HeldNow* held, HoldRecord* h,
                HoldStep* step) {
   if (held->open >= kMaxOpenHolds) {
-    return Status::OutOfRange(KeyNaming(c, key) + " has " +
+    return Status::OutOfRange(CounterKeyNaming(c.name, key) + " has " +
                               std::to_string(held->open) +
                               " reservations held, the limit (kMaxOpenHolds)");
   }
   // held + units stays within int64: ReadHeld, takes and commits sum it.
   if (static_cast<__int128>(held->held) + units > kMaxDelta) {
-    return Status::OutOfRange(KeyNaming(c, key) + ": reserving " +
+    return Status::OutOfRange(CounterKeyNaming(c.name, key) + ": reserving " +
                               std::to_string(units) + " units beside the " +
                               std::to_string(held->held) +
                               " already held would hold more than int64");
@@ -65,6 +54,11 @@ Status Reserve(const CounterInfo& c, std::string_view key,
 
 }  // namespace
 
+std::string ReservationNaming(const CounterInfo& c, std::string_view key,
+                              std::string_view id) {
+  return "reservation " + Quote(id) + " of " + CounterKeyNaming(c.name, key);
+}
+
 HoldState HoldStateAt(const HoldRecord& h, int64_t now) {
   const auto s = static_cast<HoldState>(h.state);
   return s == HoldState::kHeld && now >= h.expires_at_ms ? HoldState::kExpired
@@ -93,7 +87,7 @@ Status HoldStepOf(HoldCall call, const CounterInfo& c, std::string_view key,
   *step = HoldStep{};
   if (!known) {
     if (call != HoldCall::kReserve) {
-      return Status::NotFound(Naming(c, key, id) + " not found");
+      return Status::NotFound(ReservationNaming(c, key, id) + " not found");
     }
     return Reserve(c, key, id, units, hold_for_ms, now, *value, held, h, step);
   }
@@ -120,7 +114,7 @@ Status HoldStepOf(HoldCall call, const CounterInfo& c, std::string_view key,
       // within the minimum.
       if (static_cast<__int128>(*value) - h->units < c.bounds.min) {
         return Status::Corruption(
-            Naming(c, key, id) + ": the value " + std::to_string(*value) +
+            ReservationNaming(c, key, id) + ": the value " + std::to_string(*value) +
             " cannot cover its " + std::to_string(h->units) +
             " units above the minimum");
       }

@@ -66,6 +66,10 @@ struct HoldStep {
   HoldState state = HoldState::kHeld;
 };
 
+// How messages name reservation `id` of counter `c`'s key `key`.
+std::string ReservationNaming(const CounterInfo& c, std::string_view key,
+                              std::string_view id);
+
 // The call's own arguments, before any lookup (Reserve's units and hold).
 Status CheckHoldCall(HoldCall call, std::string_view id, int64_t units,
                      int64_t hold_for_ms);

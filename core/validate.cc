@@ -338,6 +338,11 @@ Status ValidateOptions(const Options& o) {
   return s;
 }
 
+std::string CounterKeyNaming(std::string_view counter, std::string_view key) {
+  return "counter " + Quote(counter) +
+         (key.empty() ? std::string() : " key " + Quote(key));
+}
+
 Status CounterNotFound(std::string_view name) {
   Status s = ValidateCounterName(name);
   if (!s.ok()) return s;

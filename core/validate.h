@@ -22,6 +22,10 @@ bool IsValidUtf8(std::string_view s);
 // A printable, bounded rendering of untrusted bytes for messages.
 std::string Quote(std::string_view s);
 
+// How messages name a counter, or one key of a keyed counter:
+// "counter 'name'" or "counter 'name' key 'key'".
+std::string CounterKeyNaming(std::string_view counter, std::string_view key);
+
 Status ValidateCounterName(std::string_view name);
 Status ValidateEventId(std::string_view event_id);
 Status ValidateAffinityKey(std::string_view key);

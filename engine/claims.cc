@@ -32,8 +32,6 @@
 namespace tally::engine {
 namespace {
 
-std::string Naming(std::string_view key) { return "claim " + Quote(key); }
-
 // The stored claim at `key`: *found false when there is none.
 Status ReadClaim(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* claims,
                  const rocksdb::ReadOptions& ro, std::string_view key,
@@ -44,9 +42,9 @@ Status ReadClaim(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* claims,
   rocksdb::Status rs =
       db->Get(ro, claims, rocksdb::Slice(key.data(), key.size()), &v);
   if (rs.IsNotFound()) return Status::OK();
-  if (!rs.ok()) return FromRocks(rs, "read " + Naming(key));
+  if (!rs.ok()) return FromRocks(rs, "read " + ClaimNaming(key));
   Status s = schema::DecodeClaim(v.ToStringView(), rec);
-  if (!s.ok()) return Status::Corruption(Naming(key) + ": " + s.message());
+  if (!s.ok()) return Status::Corruption(ClaimNaming(key) + ": " + s.message());
   *found = true;
   return Status::OK();
 }
@@ -112,7 +110,7 @@ Result<ClaimResult> DbImpl::ClaimOne(ClaimCall call, std::string_view key,
     schema::EncodeClaim(rec, &bytes);
     const rocksdb::Slice k(key.data(), key.size());
     auto put = [&](rocksdb::WriteBatch* wb) {
-      return FromRocks(wb->Put(claims_, k, bytes), "write " + Naming(key));
+      return FromRocks(wb->Put(claims_, k, bytes), "write " + ClaimNaming(key));
     };
     if (counts != nullptr && !counts->empty()) {
       // The counts and the completion in one write; a refused batch
@@ -141,7 +139,7 @@ Result<ClaimInfo> DbImpl::GetClaim(std::string_view key) {
   bool found = false;
   s = ReadClaim(db_.get(), claims_, rocksdb::ReadOptions(), key, &rec, &found);
   if (!s.ok()) return s;
-  if (!found) return Status::NotFound(Naming(key) + " was never claimed");
+  if (!found) return Status::NotFound(ClaimNaming(key) + " was never claimed");
   return ClaimInfoOf(key, rec, clock_->NowMillis());
 }
 
@@ -185,7 +183,7 @@ Result<std::vector<ClaimInfo>> DbImpl::ListClaims(
     const std::string_view key = it->key().ToStringView();
     ClaimRecord rec;
     s = schema::DecodeClaim(it->value().ToStringView(), &rec);
-    if (!s.ok()) return Status::Corruption(Naming(key) + ": " + s.message());
+    if (!s.ok()) return Status::Corruption(ClaimNaming(key) + ": " + s.message());
     ClaimInfo info = ClaimInfoOf(key, rec, now);
     if ((options.filter == ClaimFilter::kHeld &&
          info.state != ClaimState::kHeld) ||

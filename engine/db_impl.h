@@ -274,10 +274,13 @@ class DbImpl final : public Db, private BackendOps {
   // The write sequence of a single op (Increment, IncrementOnce, Reset):
   // format, check, lock, look up, clock, decide, commit
   // (engine/write_sequence.cc says each step).
-  Result<IncrementResult> WriteSingle(WriteOp op);
-  // Its check: PlanSingle, and a reset's value against the bounds.
+  // `async_call`: IncrementOnceAsync's, written at once (no Options::sync),
+  // with its refusals (PlanAsync).
+  Result<IncrementResult> WriteSingle(WriteOp op, bool async_call = false);
+  // Its check: PlanSingle (PlanAsync for an async call), and a reset's
+  // value against the bounds.
   Status CheckSingle(const Catalog::Reader& catalog, const WriteOp& op,
-                     OpPlan* plan) const;
+                     bool async_call, OpPlan* plan) const;
   // The stripes a single op takes (EventLocks::kNoStripe: none).
   struct OpStripes {
     uint32_t first = EventLocks::kNoStripe;

@@ -84,21 +84,13 @@ void DbImpl::IncrementOnceAsync(CounterRef counter,
                                 IncrementCallback done,
                                 const OnceOptions& options) {
   if (!commit_->durable()) {
-    // Written at once, as IncrementOnce writes (read-only refusals too),
-    // after the refusals of the async calls (strict and outbox counters),
-    // which do not depend on durability.
-    Status s;
-    {
-      Catalog::Reader catalog(catalog_.get());
-      OpPlan plan;
-      s = PlanAsync(catalog, WriteOp::Once(counter, event_id, delta, options),
-                    &plan);
-    }
-    if (!s.ok()) {
-      CountRefusal(s);
-      return done(s);
-    }
-    return done(IncrementOnce(counter, event_id, delta, options));
+    // Written at once, as IncrementOnce writes, with the async calls'
+    // refusals (strict and outbox counters), which do not depend on
+    // durability.
+    Result<IncrementResult> r = WriteSingle(
+        WriteOp::Once(counter, event_id, delta, options), /*async_call=*/true);
+    CountRefusal(r.status());
+    return done(r);
   }
   // Room first, holding nothing (as IncrementAsync).
   wal::CommitPipeline::AsyncSlot slot = commit_->ReserveAsync();

@@ -51,11 +51,6 @@ namespace {
 // Open holds whose time ran out that one Reserve closes: bounds its batch.
 constexpr size_t kMaxExpiredClosed = 64;
 
-std::string Naming(const CounterInfo& c, std::string_view key,
-                   std::string_view id) {
-  return "reservation " + Quote(id) + " of counter " + Quote(c.name) +
-         (key.empty() ? std::string() : " key " + Quote(key));
-}
 
 }  // namespace
 
@@ -208,7 +203,7 @@ Status DbImpl::ReadHold(const CounterInfo& c, std::string_view key,
     if (!rs.ok()) return FromRocks(rs, "read reservation");
     Status s = schema::DecodeHold(v.ToStringView(), h);
     if (!s.ok()) {
-      return Status::Corruption(Naming(c, key, id) + ": " + s.message());
+      return Status::Corruption(ReservationNaming(c, key, id) + ": " + s.message());
     }
     *is_open = tag == kOpenHoldTag;
     *known = true;
@@ -341,7 +336,7 @@ Result<ReservationInfo> DbImpl::GetReservation(CounterRef counter,
       HoldRecord h;
       s = schema::DecodeHold(v.ToStringView(), &h);
       if (!s.ok()) {
-        return Status::Corruption(Naming(*c, counter.key, id) + ": " +
+        return Status::Corruption(ReservationNaming(*c, counter.key, id) + ": " +
                                   s.message());
       }
       ReservationInfo info;
@@ -356,7 +351,7 @@ Result<ReservationInfo> DbImpl::GetReservation(CounterRef counter,
       return info;
     }
   }
-  return Status::NotFound(Naming(*c, counter.key, id) + " not found");
+  return Status::NotFound(ReservationNaming(*c, counter.key, id) + " not found");
 }
 
 Result<HeldValue> DbImpl::ReadHeld(CounterRef counter,

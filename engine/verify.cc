@@ -453,10 +453,7 @@ Status CheckHeldCovered(const std::vector<CounterInfo>& counters,
     if (s.IsCorruption() || s.IsOutOfRange()) continue;  // reported
     if (!s.ok()) return s;
     if (static_cast<__int128>(value) - held < c->bounds.min) {
-      findings->Add("counter " + Quote(c->name) +
-                    (at.second.empty() ? std::string()
-                                       : " key " + Quote(at.second)) +
-                    ": value " + std::to_string(value) +
+      findings->Add(CounterKeyNaming(c->name, at.second) + ": value " + std::to_string(value) +
                     " does not cover the " + DecimalString(held) +
                     " units its open reservations hold above its minimum " +
                     std::to_string(c->bounds.min));

@@ -57,8 +57,9 @@ bool ReadsClock(const CounterInfo& c, const WriteOp& op,
 }  // namespace
 
 Status DbImpl::CheckSingle(const Catalog::Reader& catalog, const WriteOp& op,
-                           OpPlan* plan) const {
-  Status s = PlanSingle(catalog, op, plan);
+                           bool async_call, OpPlan* plan) const {
+  Status s = async_call ? PlanAsync(catalog, op, plan)
+                        : PlanSingle(catalog, op, plan);
   if (s.ok() && op.reset) s = CheckResetBounds(*plan->counter, op.delta);
   return s;
 }
@@ -107,19 +108,19 @@ Status DbImpl::DecideSingle(const WriteOp& op, const FoundMarker& marker,
   return s;
 }
 
-Result<IncrementResult> DbImpl::WriteSingle(WriteOp op) {
+Result<IncrementResult> DbImpl::WriteSingle(WriteOp op, bool async_call) {
   const PerfCountersOff perf_off;
   OpPlan plan;
   Status s;
   if (op.reset) {  // 1.
     s = RaiseFormatOnFirstUse(kFormatHolds, [&](const Catalog::Reader& r) {
       OpPlan first;
-      return CheckSingle(r, op, &first);
+      return CheckSingle(r, op, async_call, &first);
     });
     if (!s.ok()) return s;
   }
   Catalog::Reader catalog(catalog_.get());
-  s = CheckSingle(catalog, op, &plan);  // 2.
+  s = CheckSingle(catalog, op, async_call, &plan);  // 2.
   if (!s.ok()) return s;
   const Catalog::Entry& c = *plan.counter;
   WriteScratch& scratch = ThreadWriteScratch();

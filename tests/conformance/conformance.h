@@ -22,6 +22,7 @@
 #include "conformance/backend.h"
 #include "tally/db.h"
 #include "tally/options.h"
+#include "testutil/status_code.h"
 #include "testutil/temp_dir.h"
 #include "testutil/testutil.h"
 
@@ -105,30 +106,6 @@ T Got(Result<T> r, const char* file = __builtin_FILE(),
   return std::move(r).value();
 }
 
-inline const char* CodeName(Status::Code code) {
-  switch (code) {
-    case Status::Code::kOk:
-      return "OK";
-    case Status::Code::kNotFound:
-      return "NotFound";
-    case Status::Code::kInvalidArgument:
-      return "InvalidArgument";
-    case Status::Code::kCorruption:
-      return "Corruption";
-    case Status::Code::kIOError:
-      return "IOError";
-    case Status::Code::kOutOfRange:
-      return "OutOfRange";
-    case Status::Code::kBusy:
-      return "Busy";
-    case Status::Code::kAlreadyExists:
-      return "AlreadyExists";
-    case Status::Code::kNotSupported:
-      return "NotSupported";
-  }
-  return "?";
-}
-
 // Whether `s` has `code` and its message holds `part`, for
 // EXPECT_TRUE(Fails(...)) with the status in the failure message.
 inline ::testing::AssertionResult Fails(const Status& s, Status::Code code,
@@ -137,7 +114,8 @@ inline ::testing::AssertionResult Fails(const Status& s, Status::Code code,
     return ::testing::AssertionSuccess();
   }
   return ::testing::AssertionFailure()
-         << "got " << s.ToString() << "; want " << CodeName(code) << " with \""
+         << "got " << s.ToString() << "; want " << test::StatusCodeName(code)
+         << " with \""
          << part << "\"";
 }
 template <typename T>

@@ -108,25 +108,21 @@ FoundMarker MarkerFrom(const json& j) {
   return m;
 }
 
+// The status's code as Status::ToString names it ("OK", "NotFound", ...).
 std::string CodeName(const Status& s) {
-  if (s.ok()) return "OK";
-  if (s.IsInvalidArgument()) return "InvalidArgument";
-  if (s.IsOutOfRange()) return "OutOfRange";
-  if (s.IsNotFound()) return "NotFound";
-  if (s.IsCorruption()) return "Corruption";
-  if (s.IsNotSupported()) return "NotSupported";
-  return "other: " + s.ToString();
+  const std::string text = s.ToString();
+  return text.substr(0, text.find(':'));
 }
 
-const char* OutcomeKey(Outcome o) {
-  switch (o) {
-    case Outcome::kApplied: return "applied";
-    case Outcome::kDuplicate: return "duplicate";
-    case Outcome::kConflict: return "conflict";
-    case Outcome::kOutsideWindow: return "outside_window";
-    case Outcome::kRefused: return "refused";
+// The enum value of `E` (0..count-1) whose public name (OutcomeName,
+// HoldStateName, ...) is `name`: the tables use the library's own names.
+template <typename E, typename NameOf>
+E Named(NameOf name_of, int count, const std::string& name) {
+  for (int v = 0; v < count; ++v) {
+    if (name == name_of(static_cast<E>(v))) return static_cast<E>(v);
   }
-  return "?";
+  ADD_FAILURE() << "no value is named " << name;
+  return static_cast<E>(0);
 }
 
 // The expected status: its code and, when given, a part of its message.
@@ -154,7 +150,7 @@ void ExpectFields(const json& expect, Fields fields) {
 
 void ExpectDecision(const json& expect, const Decision& d) {
   if (expect.contains("outcome")) {
-    EXPECT_EQ(OutcomeKey(d.outcome), expect["outcome"].get<std::string>());
+    EXPECT_EQ(OutcomeName(d.outcome), expect["outcome"].get<std::string>());
   }
   const Fields fields = {
       {"applied", d.applied},       {"shard", d.shard},
@@ -262,10 +258,10 @@ TEST(RuleCases, Reset) {
 }
 
 uint8_t ClaimStateNamed(const std::string& name) {
-  if (name == "held") return static_cast<uint8_t>(ClaimState::kHeld);
-  if (name == "released") return static_cast<uint8_t>(ClaimState::kReleased);
-  EXPECT_EQ(name, "done") << "a stored claim is held, released or done";
-  return static_cast<uint8_t>(ClaimState::kDone);
+  // Stored states: held, released or done (expired never is).
+  const auto state = Named<ClaimState>(ClaimStateName, 4, name);
+  EXPECT_NE(state, ClaimState::kExpired) << "a stored claim never is expired";
+  return static_cast<uint8_t>(state);
 }
 
 ClaimRecord ClaimRecordOf(const json& j) {
@@ -285,18 +281,6 @@ ClaimCall ClaimCallNamed(const std::string& name) {
   if (name == "complete") return ClaimCall::kComplete;
   EXPECT_EQ(name, "release") << "unknown claim call";
   return ClaimCall::kRelease;
-}
-
-const char* ClaimAnswerKey(ClaimAnswer a) {
-  switch (a) {
-    case ClaimAnswer::kAcquired: return "acquired";
-    case ClaimAnswer::kBusy: return "busy";
-    case ClaimAnswer::kDone: return "done";
-    case ClaimAnswer::kCompleted: return "completed";
-    case ClaimAnswer::kReleased: return "released";
-    case ClaimAnswer::kStaleToken: return "stale_token";
-  }
-  return "?";
 }
 
 void ExpectClaimRecord(const json& want, const ClaimRecord& r) {
@@ -339,7 +323,7 @@ TEST(RuleCases, Claims) {
                     &result, &write);
     }
     if (!StatusAsExpected(expect, s)) return;
-    EXPECT_EQ(ClaimAnswerKey(result.answer), expect["answer"].get<std::string>());
+    EXPECT_EQ(ClaimAnswerName(result.answer), expect["answer"].get<std::string>());
     if (expect.contains("repeated")) {
       EXPECT_EQ(result.repeated, expect["repeated"]);
     }
@@ -351,12 +335,7 @@ TEST(RuleCases, Claims) {
 }
 
 HoldState HoldStateNamed(const std::string& name) {
-  if (name == "held") return HoldState::kHeld;
-  if (name == "committed") return HoldState::kCommitted;
-  if (name == "released") return HoldState::kReleased;
-  if (name == "expired") return HoldState::kExpired;
-  EXPECT_EQ(name, "refused") << "unknown reservation state";
-  return HoldState::kRefused;
+  return Named<HoldState>(HoldStateName, 5, name);
 }
 
 HoldCall HoldCallNamed(const std::string& name) {
@@ -414,7 +393,7 @@ TEST(RuleCases, Holds) {
                      c["now"].get<int64_t>(), &h, &value, &held, &step);
     }
     if (!StatusAsExpected(expect, s)) return;
-    EXPECT_EQ(OutcomeKey(step.outcome), expect["outcome"].get<std::string>());
+    EXPECT_EQ(OutcomeName(step.outcome), expect["outcome"].get<std::string>());
     EXPECT_EQ(step.state, HoldStateNamed(expect["state"].get<std::string>()));
     if (expect.contains("put_new")) {
       EXPECT_EQ(step.put_new, expect["put_new"]);

@@ -24,6 +24,7 @@
 #include "tally/import.h"
 #include "tally/limits.h"
 #include "testutil/doc_table.h"
+#include "testutil/status_code.h"
 #include "testutil/testutil.h"
 
 namespace tally {
@@ -69,30 +70,6 @@ void Populate(Env* env) {
   std::ofstream(env->tmp.Sub("file")) << "not a database\n";
   fs::create_directory(env->tmp.Sub("notdb"));
   std::ofstream(env->tmp.Sub("notdb/notes.txt")) << "notes\n";
-}
-
-std::string CodeText(Status::Code code) {
-  switch (code) {
-    case Status::Code::kOk:
-      return "OK";
-    case Status::Code::kNotFound:
-      return "NotFound";
-    case Status::Code::kInvalidArgument:
-      return "InvalidArgument";
-    case Status::Code::kCorruption:
-      return "Corruption";
-    case Status::Code::kIOError:
-      return "IOError";
-    case Status::Code::kOutOfRange:
-      return "OutOfRange";
-    case Status::Code::kBusy:
-      return "Busy";
-    case Status::Code::kAlreadyExists:
-      return "AlreadyExists";
-    case Status::Code::kNotSupported:
-      return "NotSupported";
-  }
-  return "?";
 }
 
 // Everything a bad input must leave alone: every counter's catalog entry,
@@ -854,7 +831,8 @@ TEST_P(ApiBadInput, Row) {
   if (HasFatalFailure()) return;
   const std::string before = Snapshot(&env);
   const Status s = row.run(&env);
-  EXPECT_EQ(CodeText(s.code()), CodeText(row.code)) << s.ToString();
+  EXPECT_STREQ(test::StatusCodeName(s.code()), test::StatusCodeName(row.code))
+      << s.ToString();
   EXPECT_EQ(s.message(), env.Expand(row.message));
   if (row.check) {
     row.check(&env);
@@ -902,7 +880,7 @@ TEST(BadInputTableDoc, ApiRowsMatchTheDocument) {
     const std::string where = std::string(TALLY_BAD_INPUT_DOC) + ":" +
                               std::to_string(found->second->line);
     EXPECT_EQ(cells[1], row.input) << where;
-    EXPECT_EQ(cells[2], CodeText(row.code)) << where;
+    EXPECT_EQ(cells[2], test::StatusCodeName(row.code)) << where;
     EXPECT_EQ(cells[3], row.message.empty() ? "—" : row.message) << where;
     EXPECT_EQ(cells[4].rfind("**known defect**", 0) == 0, row.known_defect)
         << where << ": the notes of a known defect start with **known defect**";
