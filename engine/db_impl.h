@@ -70,7 +70,10 @@ struct BatchPlan;
 // "BackendOps" below through Db::backend_ops.
 class DbImpl final : public Db, private BackendOps {
  public:
-  DbImpl(const Options& options, std::string path);
+  // `base_env`: where the files live (engine/open_on_env.h); nullptr for
+  // the default Env. Not owned.
+  DbImpl(const Options& options, std::string path,
+         rocksdb::Env* base_env = nullptr);
   ~DbImpl() override;
 
   // Opens RocksDB and loads the catalog. Called once, by Db::Open.
@@ -540,6 +543,7 @@ class DbImpl final : public Db, private BackendOps {
 
   const Options options_;
   const std::string path_;
+  rocksdb::Env* const base_env_;  // OpenOnEnv's, or nullptr; not owned
   // The engine's monotone time (engine/engine_clock.h), shared with the
   // compaction filters; clock_ is the same object.
   const std::shared_ptr<EngineClock> engine_clock_;
@@ -563,7 +567,7 @@ class DbImpl final : public Db, private BackendOps {
   // Orders the writes of roll-ups (engine/rollups.cc, CommitRollup): taken
   // under the catalog hold, never the other way round.
   Mutex rollup_write_mu_;
-  std::shared_ptr<rocksdb::Env> env_;  // Options::env, wrapped; outlives db_
+  std::shared_ptr<rocksdb::Env> env_;  // base_env_, wrapped; outlives db_
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // by engine::Family
   rocksdb::ColumnFamilyHandle* meta_ = nullptr;

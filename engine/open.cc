@@ -15,6 +15,7 @@
 #include "engine/creation.h"
 #include "engine/db_impl.h"
 #include "engine/format.h"
+#include "engine/open_on_env.h"
 #include "engine/path_check.h"
 #include "engine/rules.h"
 #include "util/rocks_status.h"
@@ -61,7 +62,6 @@ std::string ShownTarget(const std::string& target) {
 Status Db::Open(const Options& options, const std::string& target,
                 std::unique_ptr<Db>* db) {
   db->reset();
-  if (target.empty()) return Status::InvalidArgument("database path is empty");
   // The target chooses the backend: "redis://" (or "rediss://") a Redis
   // Cluster, any other "scheme://" nothing yet, anything else a directory
   // of the local engine.
@@ -79,9 +79,16 @@ Status Db::Open(const Options& options, const std::string& target,
         ": a target is a directory path (the local engine) or redis://HOST:"
         "PORT (a Redis Cluster, not built yet)");
   }
-  Status valid = engine::ValidateOptions(options);
+  return engine::OpenOnEnv(options, target, nullptr, db);
+}
+
+Status engine::OpenOnEnv(const Options& options, const std::string& path,
+                         rocksdb::Env* base_env, std::unique_ptr<Db>* db) {
+  db->reset();
+  if (path.empty()) return Status::InvalidArgument("database path is empty");
+  Status valid = ValidateOptions(options);
   if (!valid.ok()) return valid;
-  auto impl = std::make_unique<engine::DbImpl>(options, target);
+  auto impl = std::make_unique<DbImpl>(options, path, base_env);
   Status s = impl->Init();
   if (!s.ok()) return s;
   *db = std::move(impl);
@@ -151,9 +158,11 @@ bool IsLockError(const rocksdb::Status& rs) {
 
 }  // namespace
 
-DbImpl::DbImpl(const Options& options, std::string path)
+DbImpl::DbImpl(const Options& options, std::string path,
+               rocksdb::Env* base_env)
     : options_(options),
       path_(std::move(path)),
+      base_env_(base_env),
       engine_clock_(std::make_shared<EngineClock>(
           options.clock != nullptr ? options.clock : Clock::System())),
       clock_(engine_clock_.get()),
@@ -204,7 +213,8 @@ Status DbImpl::Init() {
   Status s = CheckPath(checked, path_, &state);
   if (!s.ok()) return s;
 
-  RocksOptions ro = MakeRocksOptions(checked, retention_, engine_clock_);
+  RocksOptions ro =
+      MakeRocksOptions(checked, base_env_, retention_, engine_clock_);
   env_ = ro.env;
   stats_env_ = ro.db.env;
   // A new database is made under a creation marker and lock (creation.h),

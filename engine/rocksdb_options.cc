@@ -22,14 +22,14 @@ int CacheShardBits(size_t capacity) {
 
 }  // namespace
 
-RocksOptions MakeRocksOptions(const Options& options,
+RocksOptions MakeRocksOptions(const Options& options, rocksdb::Env* base_env,
                               std::shared_ptr<RetentionRules> retention,
                               std::shared_ptr<const EngineClock> clock) {
   RocksOptions r;
-  if (options.env == nullptr) {
+  if (base_env == nullptr) {
     r.db.env = DefaultPrivateEnv();
   } else {
-    r.env = NewPrivateEnv(options.env);
+    r.env = NewPrivateEnv(base_env);
     r.db.env = r.env.get();
   }
   r.db.create_if_missing = options.create_if_missing;

@@ -65,7 +65,7 @@ Result<uint64_t> PendingOperands(Db& db, std::string_view counter);
 // reports: "RocksDB MAJOR.MINOR.PATCH".
 const char* StorageEngineVersion();
 
-// Runs RocksDB's ldb tool (`rocksdb::LDBTool`, the same arguments:
+// Runs RocksDB's ldb tool (its LDBTool, the same arguments:
 // `--db=DIR [--column_family=shards] scan|get|dump_wal|manifest_dump|...`)
 // with tally's merge operator and column families known to it, so its
 // reads fold merge operands as the engine does. Returns ldb's exit code (0

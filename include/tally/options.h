@@ -12,10 +12,6 @@
 
 #include "tally/types.h"
 
-namespace rocksdb {
-class Env;
-}  // namespace rocksdb
-
 namespace tally {
 
 // Clock: where tally reads wall time (dedupe windows, marker expiry, time
@@ -191,13 +187,6 @@ struct Options {
 
   // Where time comes from. Default: nullptr, the system clock. Not owned.
   const Clock* clock = nullptr;
-
-  // The RocksDB Env whose FileSystem holds the files. Default: nullptr,
-  // rocksdb::Env::Default(). Not owned: it must outlive the Db. tally uses
-  // only its FileSystem (threads and time come from the default Env) and
-  // wraps it so files are created 0600 and directories 0700. For fault
-  // injection in tests and for custom storage.
-  rocksdb::Env* env = nullptr;
 
   // What Open does with a write-ahead log damaged before its last record
   // (a torn last record, left by a crash, is always tolerated). Default:

@@ -94,6 +94,7 @@
 #include <vector>
 
 #include "crash/workload.h"
+#include "engine/open_on_env.h"
 #include "tally/db.h"
 #include "tally/import.h"
 #include "testutil/exported.h"
@@ -614,14 +615,13 @@ int main(int argc, char** argv) {
   if (sync) {
     env = rocksdb::NewCompositeEnv(
         std::make_shared<tally::test::PowerCutFs>(argv[5]));
-    options.env = env.get();
   }
   options.rollup_interval_ms = 5;
   // Small write buffers: the families flush often, which is what the
   // driver's read-only reader must see through (issue 12, item 1).
   options.write_buffer_bytes = 256 << 10;
   std::unique_ptr<tally::Db> db;
-  tally::Status s = tally::Db::Open(options, argv[1], &db);
+  tally::Status s = tally::engine::OpenOnEnv(options, argv[1], env.get(), &db);
   if (!s.ok()) Die("open", s);
   for (size_t i = 0; i < 3; ++i) {
     s = db->CreateCounter(kOnceCounters[i], {tally::crash::kOnceShards[i]});

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "crash/outbox_workload.h"
+#include "engine/open_on_env.h"
 #include "tally/db.h"
 #include "tally/sync.h"
 #include "testutil/power_cut_fs.h"
@@ -107,13 +108,12 @@ int main(int argc, char** argv) {
   auto fs = std::make_shared<tally::test::PowerCutFs>(argv[4]);
   std::unique_ptr<rocksdb::Env> env = rocksdb::NewCompositeEnv(fs);
   tally::Options eo;
-  eo.env = env.get();
   eo.rollup_interval_ms = 0;
   tally::Options ho;
   ho.sync = true;
   ho.rollup_interval_ms = 0;
   std::unique_ptr<tally::Db> edge, hub;
-  tally::Status s = tally::Db::Open(eo, argv[1], &edge);
+  tally::Status s = tally::engine::OpenOnEnv(eo, argv[1], env.get(), &edge);
   if (!s.ok()) Die("open edge", s);
   s = tally::Db::Open(ho, argv[2], &hub);
   if (!s.ok()) Die("open hub", s);

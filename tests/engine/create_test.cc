@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "engine/format.h"
+#include "engine/open_on_env.h"
 #include "tally/admin.h"
 #include "testutil/interrupted_create.h"
 #include "testutil/testutil.h"
@@ -88,11 +89,10 @@ TEST(Create, Item12_CreationUnderWayIsBusyThenOpens) {
   auto fs = std::make_shared<CreationStopFs>(CreationStopFs::Mode::kHold);
   std::unique_ptr<rocksdb::Env> env = rocksdb::NewCompositeEnv(fs);
   Options held;
-  held.env = env.get();
   held.rollup_interval_ms = 0;
   std::unique_ptr<Db> first;
   Status first_status;
-  std::thread creator([&] { first_status = Db::Open(held, path, &first); });
+  std::thread creator([&] { first_status = engine::OpenOnEnv(held, path, env.get(), &first); });
   fs->WaitUntilHeld();
   std::unique_ptr<Db> second;
   Status s = Db::Open(Options(), path, &second);

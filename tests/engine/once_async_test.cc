@@ -41,8 +41,7 @@ struct GatedDb {
       : fs(std::make_shared<test::GateFs>()),
         env(rocksdb::NewCompositeEnv(fs)) {
     Options o = Opts(/*sync=*/true);
-    o.env = env.get();
-    db = test::OpenOrDie(path, o);
+    db = test::OpenOrDie(path, o, env.get());
   }
   std::shared_ptr<test::GateFs> fs;
   std::unique_ptr<rocksdb::Env> env;

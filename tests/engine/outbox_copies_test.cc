@@ -34,9 +34,8 @@ class OutboxCopies : public test::DbTest {
   static std::unique_ptr<Db> OpenEdge(const std::string& path,
                                       rocksdb::Env* env = nullptr) {
     Options o;  // sync = false: an edge that may lose its tail
-    o.env = env;
     o.rollup_interval_ms = 0;
-    return test::OpenOrDie(path, o);
+    return test::OpenOrDie(path, o, env);
   }
   static SyncReport Sync(Db* edge, Db* hub) {
     SyncReport report;

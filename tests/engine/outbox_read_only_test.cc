@@ -98,9 +98,8 @@ TEST_F(OutboxReadOnly, Item09_NotHeldForeverBehindAFailedCommit) {
   auto fs = std::make_shared<test::FaultFs>();
   std::unique_ptr<rocksdb::Env> env = rocksdb::NewCompositeEnv(fs);
   Options wo;
-  wo.env = env.get();
   wo.rollup_interval_ms = 0;
-  auto writer = Open(wo);
+  auto writer = Open(wo, env.get());
   ASSERT_OK(writer->CreateCounter("c", test::OutboxSpec(2)));
   ASSERT_OK(writer->Increment("c", 1));  // seq 1
   auto reader = Open(ReadOnly());
@@ -119,7 +118,7 @@ TEST_F(OutboxReadOnly, Item09_NotHeldForeverBehindAFailedCommit) {
   // Seq 3 was reserved while seq 2 was in flight: alone it proves nothing.
   EXPECT_EQ(Seqs(reader.get(), 0), std::vector<uint64_t>{1});
   writer.reset();
-  writer = Open(wo);  // every seq settled now
+  writer = Open(wo, env.get());  // every seq settled now
   EXPECT_EQ(Seqs(reader.get(), 1), std::vector<uint64_t>{3});
   ASSERT_OK(writer->Increment("c", 4));  // seq 4, never 2 or 3 again
   EXPECT_EQ(Seqs(reader.get(), 3), std::vector<uint64_t>{4});

@@ -682,7 +682,6 @@ class Review3Gated : public test::DbTest {
     Options o = ClockOptions();
     o.sync = true;
     o.rollup_interval_ms = 0;
-    o.env = env_.get();
     // The ids' stripes: distinct, so a hook's call never waits for a
     // stripe its reset holds.
     o.event_lock_stripes = uint32_t{1} << 16;
@@ -752,7 +751,7 @@ void FillToTheLimit(Db* db, test::GateFs* fs, const std::string& counter,
 // Item 15b: with the in-flight limit reached, IncrementAsync waits for
 // room (it neither queues nor calls back) until callbacks return some.
 TEST_F(Review3Gated, Item15_IncrementAsyncWaitsForRoomAtTheLimit) {
-  auto db = Open(Gated());
+  auto db = Open(Gated(), env_.get());
   ASSERT_OK(db->CreateCounter("c", {8}));
   Calls calls;
   FillToTheLimit(db.get(), fs_.get(), "c", calls.Count(), calls.Count());
@@ -789,7 +788,7 @@ TEST_F(Review3Gated, Item15_IncrementAsyncWaitsForRoomAtTheLimit) {
 // when callbacks, its own included, return: waiting would hang).
 TEST_F(Review3Gated, Item15_IncrementAsyncFromDoneNeverWaitsForRoom) {
   constexpr int kFromDone = 3;
-  auto db = Open(Gated());
+  auto db = Open(Gated(), env_.get());
   ASSERT_OK(db->CreateCounter("c", {8}));
   Calls calls;
   IncrementCallback first = [&](const Result<IncrementResult>& r) {
@@ -820,7 +819,7 @@ TEST_F(Review3Gated, Item15_IncrementAsyncFromDoneNeverWaitsForRoom) {
 // a redelivery answers kDuplicate with its shard. A reset whose id a
 // queued once-increment carries is a conflict and changes nothing.
 TEST_F(Review3Gated, Item13_OnceAsyncAndResetOfOneKeyLandWhollyBeforeOrAfter) {
-  auto db = Open(Gated());
+  auto db = Open(Gated(), env_.get());
   auto* impl = dynamic_cast<engine::DbImpl*>(db.get());
   ASSERT_NE(impl, nullptr);
   CreateKeyed(db.get(), "likes");
@@ -921,7 +920,7 @@ TEST_F(Review3Gated, Item13_OnceAsyncAndResetOfOneKeyLandWhollyBeforeOrAfter) {
 // held before the delete is answered kDuplicate from its marker, and the
 // delete then removes that marker with the count, consistently.
 TEST_F(Review3Gated, Item13_OnceAsyncAndDeleteKeyOfOneKeyLandWhollyBeforeOrAfter) {
-  auto db = Open(Gated());
+  auto db = Open(Gated(), env_.get());
   CreateKeyed(db.get(), "likes");
   const CounterRef p("likes", "p");
   const CounterRef q("likes", "q");
@@ -994,7 +993,7 @@ TEST_F(Review3Gated, Item13_OnceAsyncAndDeleteKeyOfOneKeyLandWhollyBeforeOrAfter
 // nothing (no value, no marker, the holds as they were), and a
 // redelivery is refused the same way.
 TEST_F(Review3Gated, Item13_OnceAsyncOfAKeyWithReservationsIsRefusedWhole) {
-  auto db = Open(Gated());
+  auto db = Open(Gated(), env_.get());
   CounterSpec spec{1};
   spec.keyed = true;
   spec.bounds = CounterBounds::AtLeast(0);

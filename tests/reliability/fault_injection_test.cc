@@ -27,12 +27,11 @@ class FaultInjection : public ::testing::Test {
 
   std::unique_ptr<Db> Open(bool sync = false) {
     Options o;
-    o.env = env_.get();
     o.sync = sync;
     // No background roll-up writes: the test's own call must be the first
     // to meet the injected fault.
     o.rollup_interval_ms = 0;
-    return test::OpenOrDie(dir_.Sub("db"), o);
+    return test::OpenOrDie(dir_.Sub("db"), o, env_.get());
   }
 
   // Acknowledged increments: `n` once-increments of 1..n on "c".

@@ -3,14 +3,17 @@
 namespace tally::test {
 
 std::unique_ptr<Db> DbTest::OpenAt(const std::string& name,
-                                   const Options& options) {
-  if (name == "db") last_ = options;
-  return OpenOrDie(Sub(name), options);
+                                   const Options& options, rocksdb::Env* env) {
+  if (name == "db") {
+    last_ = options;
+    last_env_ = env;
+  }
+  return OpenOrDie(Sub(name), options, env);
 }
 
 void DbTest::Reopen(std::unique_ptr<Db>* db) {
   db->reset();
-  *db = OpenAt("db", last_);
+  *db = OpenAt("db", last_, last_env_);
 }
 
 std::string WriteModeName(const ::testing::TestParamInfo<WriteMode>& info) {

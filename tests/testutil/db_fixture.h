@@ -50,14 +50,17 @@ class DbTest : public ::testing::Test {
   // Opens (creating) the database at path(); fails the test and returns
   // null on error.
   std::unique_ptr<Db> Open() { return Open(BaseOptions()); }
-  std::unique_ptr<Db> Open(const Options& options) {
-    return OpenAt("db", options);
+  // `env`, when given, holds the files (engine/open_on_env.h); not owned.
+  std::unique_ptr<Db> Open(const Options& options,
+                           rocksdb::Env* env = nullptr) {
+    return OpenAt("db", options, env);
   }
   // Opens (creating) another database, at Sub(name).
   std::unique_ptr<Db> OpenAt(const std::string& name) {
     return OpenAt(name, BaseOptions());
   }
-  std::unique_ptr<Db> OpenAt(const std::string& name, const Options& options);
+  std::unique_ptr<Db> OpenAt(const std::string& name, const Options& options,
+                             rocksdb::Env* env = nullptr);
   // Closes *db, then opens path() again with the options of the last Open
   // of it.
   void Reopen(std::unique_ptr<Db>* db);
@@ -74,7 +77,8 @@ class DbTest : public ::testing::Test {
   ManualClock clock_;
 
  private:
-  Options last_;  // of the last Open of path()
+  Options last_;                    // of the last Open of path()
+  rocksdb::Env* last_env_ = nullptr;  // of the same
 };
 
 // The write modes of a matrix suite. kNoSync: Options::sync false (RocksDB's

@@ -1,3 +1,4 @@
+#include "engine/open_on_env.h"
 #include "testutil/interrupted_create.h"
 
 #include <gtest/gtest.h>
@@ -94,11 +95,10 @@ void InterruptCreation(const std::string& path, CreationStopFs::Mode mode) {
   auto fs = std::make_shared<CreationStopFs>(mode);
   std::unique_ptr<rocksdb::Env> env = rocksdb::NewCompositeEnv(fs);
   Options options;
-  options.env = env.get();
   options.rollup_interval_ms = 0;
   if (mode == CreationStopFs::Mode::kFail) {
     std::unique_ptr<Db> db;
-    Status s = Db::Open(options, path, &db);
+    Status s = engine::OpenOnEnv(options, path, env.get(), &db);
     EXPECT_TRUE(s.IsIOError()) << s.ToString();
     return;
   }
@@ -106,7 +106,7 @@ void InterruptCreation(const std::string& path, CreationStopFs::Mode mode) {
   ASSERT_GE(child, 0) << "fork: " << std::strerror(errno);
   if (child == 0) {
     std::unique_ptr<Db> db;
-    (void)Db::Open(options, path, &db);
+    (void)engine::OpenOnEnv(options, path, env.get(), &db);
     ::_exit(1);  // the stop was not reached
   }
   int status = 0;

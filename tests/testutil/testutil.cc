@@ -22,9 +22,10 @@ CounterSpec OutboxSpec(uint32_t shards) {
   return spec;
 }
 
-std::unique_ptr<Db> OpenOrDie(const std::string& path, const Options& options) {
+std::unique_ptr<Db> OpenOrDie(const std::string& path, const Options& options,
+                              rocksdb::Env* env) {
   std::unique_ptr<Db> db;
-  Status s = Db::Open(options, path, &db);
+  Status s = engine::OpenOnEnv(options, path, env, &db);
   EXPECT_TRUE(s.ok()) << "open " << path << ": " << s.ToString();
   return db;
 }
@@ -68,9 +69,7 @@ Status ImportMissing(Db* from, Db* to) {
 bool ImportCutAfter(Db* from, const std::string& path, int cut) {
   auto fs = std::make_shared<FaultFs>();
   std::unique_ptr<rocksdb::Env> env = rocksdb::NewCompositeEnv(fs);
-  Options faulty;
-  faulty.env = env.get();
-  std::unique_ptr<Db> db = OpenOrDie(path, faulty);
+  std::unique_ptr<Db> db = OpenOrDie(path, Options(), env.get());
   if (db == nullptr) return false;
   fs->InjectAfter(Fault::kWriteError, cut, ".log");
   Status s = ImportMissing(from, db.get());

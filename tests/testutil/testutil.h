@@ -13,6 +13,7 @@
 #include <string>
 #include <utility>
 
+#include "engine/open_on_env.h"
 #include "tally/db.h"
 #include "tally/status.h"
 #include "tally/types.h"
@@ -85,8 +86,10 @@ T OkValue(Result<T> r, const char* what = "Result",
 // A counter spec with `shards` shards and an outbox.
 CounterSpec OutboxSpec(uint32_t shards);
 
+// `env`, when given, holds the files (engine/open_on_env.h); not owned.
 std::unique_ptr<Db> OpenOrDie(const std::string& path,
-                              const Options& options = Options());
+                              const Options& options = Options(),
+                              rocksdb::Env* env = nullptr);
 
 // Runs `body` on a thread of its own and waits for it up to `bound`: a hang
 // detector for tests of deadlocks, not a timing assertion (pick a bound far

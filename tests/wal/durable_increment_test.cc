@@ -106,8 +106,7 @@ TEST_F(DurableIncrement, FsyncFailureUnderLoadLatchesAndKeepsAcknowledged) {
   auto fs = std::make_shared<test::FaultFs>();
   std::unique_ptr<rocksdb::Env> env = rocksdb::NewCompositeEnv(fs);
   Options o = Durable();
-  o.env = env.get();
-  auto db = Open(o);
+  auto db = Open(o, env.get());
   ASSERT_NE(db, nullptr);
   ASSERT_OK(db->CreateCounter("c", {10}));
 
