@@ -21,9 +21,9 @@
 #include "engine/coding.h"
 #include "engine/db_impl.h"
 #include "engine/outbox_run.h"
-#include "engine/perf_counters.h"
 #include "engine/rules.h"
 #include "engine/write_plan.h"
+#include "engine/write_sequence.h"
 #include "tally/limits.h"
 #include "util/rocks_status.h"
 
@@ -375,51 +375,76 @@ Status DbImpl::Apply(const Batch& batch,
   return s;
 }
 
+// Apply's writer of the write sequence (engine/write_sequence.h): every
+// op checked and planned (PlanOps), every stripe of the batch, one
+// MultiGet for its markers, one decision in op order, one commit.
+class DbImpl::BatchWrite : public WriteSteps {
+ public:
+  BatchWrite(DbImpl* db, const Batch& batch,
+             std::vector<IncrementResult>* results, const AlsoWrite& also)
+      : db_(db), batch_(batch), results_(results), also_(also) {}
+
+  Status Check(const Catalog::Reader& catalog) {
+    Status s = db_->CheckWritable();
+    if (s.ok()) s = CheckBatchSize(batch_.size());
+    if (!s.ok()) return s;
+    finished = batch_.empty();
+    return finished ? s : PlanOps(catalog, batch_, db_->event_locks_, &bp_);
+  }
+  EventLocks::MultiGuard Lock() {
+    return EventLocks::MultiGuard(&db_->event_locks_, &bp_.stripes);
+  }
+  Status LookUp() {
+    // Copies IncrementOnceAsync has queued are waited for, then found
+    // stored (engine/once_in_flight.h).
+    for (const BatchMarker& m : bp_.markers) db_->AwaitOnceWritten(m.key);
+    return LookUpMarkers(db_->db_.get(), db_->events_, &bp_);
+  }
+  bool ReadsClock() const { return true; }
+  Status Decide(int64_t now) {
+    IndexStrict(now, &bp_);
+    Status s = LookUpStrict(&bp_, [this](const CounterInfo& c,
+                                         const std::vector<StrictSlot>& slots,
+                                         std::vector<int64_t>* values) {
+      return db_->ReadStrictValues(c, slots, values);
+    });
+    for (size_t k = 0; s.ok() && k < bp_.strict.size(); ++k) {
+      StrictKey& key = bp_.strict[k];
+      s = db_->HeldUnits(*key.counter, key.key, now, &key.held);
+    }
+    return s.ok() ? DecideOps(now, &bp_, results_) : s;
+  }
+  Status Commit(int64_t now) {
+    if (bp_.folds.empty() && also_ == nullptr) {  // nothing to write
+      db_->CountOutcomes(bp_.counted);
+      return Status::OK();
+    }
+    WriteScratch& scratch = ThreadWriteScratch();
+    Status s = BuildWrites(&scratch.batch, db_->meta_, db_->events_,
+                           db_->shards_, now, &bp_, &scratch.value);
+    OutboxRun outbox(db_);
+    if (s.ok()) s = db_->AddBatchOutbox(bp_, now, &outbox, &scratch);
+    if (s.ok() && also_ != nullptr) s = also_(&scratch.batch);
+    if (s.ok()) s = db_->commit_->Commit(&scratch.batch);
+    if (!s.ok()) return s;
+    outbox.Committed();
+    db_->BookBatch(bp_);
+    return s;
+  }
+
+ private:
+  DbImpl* const db_;
+  const Batch& batch_;
+  std::vector<IncrementResult>* const results_;
+  const AlsoWrite& also_;
+  BatchPlan bp_;
+};
+
 Status DbImpl::ApplyInto(const Batch& batch,
                          std::vector<IncrementResult>* results,
                          const AlsoWrite& also) {
-  Status s = CheckWritable();
-  if (s.ok()) s = CheckBatchSize(batch.size());
-  if (!s.ok() || batch.empty()) return s;
-  const PerfCountersOff perf_off;
-  Catalog::Reader catalog(catalog_.get());
-  BatchPlan bp;
-  s = PlanOps(catalog, batch, event_locks_, &bp);
-  if (!s.ok()) return s;
-  EventLocks::MultiGuard guard(&event_locks_, &bp.stripes);
-  // Copies IncrementOnceAsync has queued are waited for, then found stored
-  // (engine/once_in_flight.h).
-  for (const BatchMarker& m : bp.markers) AwaitOnceWritten(m.key);
-  s = LookUpMarkers(db_.get(), events_, &bp);
-  if (!s.ok()) return s;
-  const int64_t now = clock_->NowMillis();
-  IndexStrict(now, &bp);
-  s = LookUpStrict(&bp, [this](const CounterInfo& c,
-                               const std::vector<StrictSlot>& slots,
-                               std::vector<int64_t>* values) {
-    return ReadStrictValues(c, slots, values);
-  });
-  for (size_t k = 0; s.ok() && k < bp.strict.size(); ++k) {
-    StrictKey& key = bp.strict[k];
-    s = HeldUnits(*key.counter, key.key, now, &key.held);
-  }
-  if (!s.ok()) return s;
-  s = DecideOps(now, &bp, results);
-  if (!s.ok() || (bp.folds.empty() && also == nullptr)) {
-    if (s.ok()) CountOutcomes(bp.counted);  // nothing to write
-    return s;
-  }
-  WriteScratch& scratch = ThreadWriteScratch();
-  s = BuildWrites(&scratch.batch, meta_, events_, shards_, now, &bp,
-                  &scratch.value);
-  OutboxRun outbox(this);
-  if (s.ok()) s = AddBatchOutbox(bp, now, &outbox, &scratch);
-  if (s.ok() && also != nullptr) s = also(&scratch.batch);
-  if (s.ok()) s = commit_->Commit(&scratch.batch);
-  if (!s.ok()) return s;
-  outbox.Committed();
-  BookBatch(bp);
-  return s;
+  BatchWrite w(this, batch, results, also);
+  return RunWrite(&w);
 }
 
 Status DbImpl::AddBatchOutbox(const BatchPlan& bp, int64_t now,

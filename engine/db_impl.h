@@ -3,8 +3,9 @@
 //   open.cc         open and close, create, delete and describe counters
 //   secondaries.cc  read-only opens: secondary instances, Refresh
 //   time_mark.cc    the persisted time mark
-//   write_sequence.cc the one write sequence of a single op (Increment,
-//                   IncrementOnce, Reset; strict counters' and sharded)
+//   write_sequence.cc a single op's writer of the one write sequence
+//                   (engine/write_sequence.h: RunWrite): Increment,
+//                   IncrementOnce, Reset; strict counters' and sharded
 //   write_path.cc   Increment, IncrementOnce, the commit of a decided op,
 //                   IncrementAsync
 //   once_async.cc   IncrementOnceAsync (queued copies: once_in_flight.h)
@@ -269,14 +270,18 @@ class DbImpl final : public Db, private BackendOps {
   void SwapSecondary(Secondary* fresh, Catalog::Binding* b);
   static void CloseSecondary(Secondary* s);
   Status CheckpointOnce(const std::string& dir);
-  // ---- the write path (write_sequence.cc, write_path.cc, apply.cc;
-  // engine/write_plan.h) ----
+  // ---- the write path (engine/write_sequence.h: every write of counts is
+  // RunWrite with one of these writers; engine/write_plan.h) ----
+  class SingleWrite;      // write_sequence.cc
+  class BatchWrite;       // apply.cc
+  class OnceAsyncWrite;   // once_async.cc
+  class PlainAsyncWrite;  // write_path.cc
+  template <typename Writer>
+  Status RunWrite(Writer* w);
   // Checks a single call (writable, its arguments) and resolves it.
   Status PlanSingle(const Catalog::Reader& catalog, const WriteOp& op,
                     OpPlan* plan) const;
-  // The write sequence of a single op (Increment, IncrementOnce, Reset):
-  // format, check, lock, look up, clock, decide, commit
-  // (engine/write_sequence.cc says each step).
+  // The write sequence of a single op (Increment, IncrementOnce, Reset).
   // `async_call`: IncrementOnceAsync's, written at once (no Options::sync),
   // with its refusals (PlanAsync).
   Result<IncrementResult> WriteSingle(WriteOp op, bool async_call = false);

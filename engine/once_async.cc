@@ -22,61 +22,104 @@
 
 #include "engine/coding.h"
 #include "engine/db_impl.h"
+#include "engine/rules.h"
 #include "engine/write_plan.h"
+#include "engine/write_sequence.h"
 
 namespace tally::engine {
+
+// IncrementOnceAsync's writer of the write sequence
+// (engine/write_sequence.h) on a durable pipeline. Takes `*done` and
+// `*slot` only when the copy rides on a pending one.
+class DbImpl::OnceAsyncWrite : public WriteSteps {
+ public:
+  OnceAsyncWrite(DbImpl* db, const WriteOp& op, IncrementCallback* done,
+                 wal::CommitPipeline::AsyncSlot* slot, OnceStart* start)
+      : db_(db), op_(op), done_(done), slot_(slot), start_(start) {
+    assert(op.once && db->commit_->durable() &&
+           start->async.counter == nullptr);
+  }
+
+  Status Check(const Catalog::Reader& catalog) {
+    Status s = db_->PlanAsync(catalog, op_, &plan_);
+    if (s.ok()) MarkerKeyOf(*plan_.counter, op_, &key_);
+    return s;
+  }
+  EventLocks::Guard Lock() {
+    return EventLocks::Guard(
+        &db_->event_locks_,
+        db_->event_locks_.StripeOf(plan_.counter->id, plan_.event_hash));
+  }
+  Status LookUp() {
+    OnceInFlight& in_flight = db_->once_in_flight_;
+    FoundMarker pending;
+    if (!in_flight.Empty() && in_flight.Find(key_, &pending)) {
+      // A copy of this event is queued: decided against it (as against
+      // its stored marker), answered after it.
+      Status s = core::Decide(*plan_.counter, op_, pending, /*now=*/0, &plan_);
+      if (!s.ok()) return s;
+      result_ = IncrementResult{plan_.outcome, plan_.shard};
+      if (in_flight.AddRider(key_, result_, done_, slot_)) {
+        start_->rode = true;
+        finished = true;
+        return s;
+      }
+      // Written since Find: its marker is stored.
+    }
+    return db_->LookUpMarker(*plan_.counter, key_, &marker_);
+  }
+  // As IncrementOnce: the clock only for a new event.
+  bool ReadsClock() const { return !marker_.found; }
+  Status Decide(int64_t now) {
+    Status s = core::Decide(*plan_.counter, op_, marker_, now, &plan_);
+    result_ = IncrementResult{plan_.outcome, plan_.shard};
+    return s;
+  }
+  Status Commit(int64_t now) {
+    if (result_.outcome != Outcome::kApplied) {
+      // Nothing to write: the answer is final now (a stored marker is
+      // durable: every increment commit of a durable pipeline is synced).
+      OutcomeCounts counted;
+      counted.Add(result_.outcome);
+      db_->CountOutcomes(counted);
+      return Status::OK();
+    }
+    const Catalog::Entry& c = *plan_.counter;
+    std::string scratch;
+    Status s = db_->AddApplied(op_, plan_, now, /*outbox=*/nullptr,
+                               &start_->async.batch, key_, &scratch,
+                               &start_->async.first_plain);
+    if (!s.ok()) return s;
+    // Registered before the stripe is released; counted before the
+    // catalog is (AsyncCommits, as IncrementAsync).
+    start_->pending =
+        db_->once_in_flight_.Add(std::move(key_), op_.delta, plan_.shard);
+    db_->async_.Begin();
+    start_->async.counter = &c;
+    return s;
+  }
+
+  const IncrementResult& result() const { return result_; }
+
+ private:
+  DbImpl* const db_;
+  const WriteOp& op_;
+  IncrementCallback* const done_;
+  wal::CommitPipeline::AsyncSlot* const slot_;
+  OnceStart* const start_;
+  OpPlan plan_;
+  std::string key_;
+  FoundMarker marker_;
+  IncrementResult result_;
+};
 
 Result<IncrementResult> DbImpl::StartOnceAsync(
     const WriteOp& op, IncrementCallback* done,
     wal::CommitPipeline::AsyncSlot* slot, OnceStart* start) {
-  assert(op.once && commit_->durable() && start->async.counter == nullptr);
-  Catalog::Reader catalog(catalog_.get());
-  OpPlan plan;
-  Status s = PlanAsync(catalog, op, &plan);
+  OnceAsyncWrite w(this, op, done, slot, start);
+  Status s = RunWrite(&w);
   if (!s.ok()) return s;
-  const Catalog::Entry& c = *plan.counter;
-  std::string key;
-  MarkerKeyOf(c, op, &key);
-  EventLocks::Guard guard(&event_locks_,
-                          event_locks_.StripeOf(c.id, plan.event_hash));
-  FoundMarker marker;
-  if (!once_in_flight_.Empty() && once_in_flight_.Find(key, &marker)) {
-    // A copy of this event is queued: decided against it (as against its
-    // stored marker), answered after it.
-    s = Decide(c, op, marker, /*now=*/0, &plan);
-    if (!s.ok()) return s;
-    const IncrementResult answer{plan.outcome, plan.shard};
-    if (once_in_flight_.AddRider(key, answer, done, slot)) {
-      start->rode = true;
-      return answer;
-    }
-    marker = FoundMarker{};  // written since Find: its marker is stored
-  }
-  // As IncrementOnce: the marker first; the clock only for a new event.
-  s = LookUpMarker(c, key, &marker);
-  if (!s.ok()) return s;
-  const int64_t now = marker.found ? 0 : clock_->NowMillis();
-  s = Decide(c, op, marker, now, &plan);
-  if (!s.ok()) return s;
-  const IncrementResult result{plan.outcome, plan.shard};
-  if (result.outcome != Outcome::kApplied) {
-    // Nothing to write: the answer is final now (a stored marker is
-    // durable: every increment commit of a durable pipeline is synced).
-    OutcomeCounts counted;
-    counted.Add(result.outcome);
-    CountOutcomes(counted);
-    return result;
-  }
-  std::string scratch;
-  s = AddApplied(op, plan, now, /*outbox=*/nullptr, &start->async.batch, key,
-                 &scratch, &start->async.first_plain);
-  if (!s.ok()) return s;
-  // Registered before the stripe is released; counted before the catalog
-  // is (AsyncCommits, as IncrementAsync).
-  start->pending = once_in_flight_.Add(std::move(key), op.delta, plan.shard);
-  async_.Begin();
-  start->async.counter = &c;
-  return result;
+  return w.result();
 }
 
 void DbImpl::IncrementOnceAsync(CounterRef counter,

@@ -4,7 +4,7 @@
 //
 // A reset is a once-increment whose delta is decided under its locks: the
 // target minus the value read now (core::AnswerReset). It runs the write
-// sequence of every single op (engine/write_sequence.cc), so it needs
+// sequence of every single op (engine/write_sequence.h), so it needs
 // nothing new below it: its marker (EventMarker.reset, asked
 // and value the target) makes it once per id and keeps the identity Verify
 // checks (a counter's shards sum to its markers' deltas); its delta goes

@@ -1,5 +1,5 @@
 // The write path of single calls: Increment and IncrementOnce (through the
-// write sequence, engine/write_sequence.cc), the commit of a decided op
+// write sequence, engine/write_sequence.h), the commit of a decided op
 // (CommitDecided) and IncrementAsync. Each plans its one operation with the
 // write planner (engine/write_plan.h), as Apply (apply.cc) plans each of a
 // batch's.
@@ -31,9 +31,9 @@
 #include "engine/coding.h"
 #include "engine/db_impl.h"
 #include "engine/outbox_run.h"
-#include "engine/perf_counters.h"
 #include "engine/rules.h"
 #include "engine/write_plan.h"
+#include "engine/write_sequence.h"
 #include "util/rocks_status.h"
 
 namespace tally::engine {
@@ -199,36 +199,59 @@ Status DbImpl::PlanAsync(const Catalog::Reader& catalog, const WriteOp& op,
   return s;
 }
 
+// IncrementAsync's writer of the write sequence (engine/write_sequence.h):
+// a plain op takes no stripe and looks nothing up.
+class DbImpl::PlainAsyncWrite : public WriteSteps {
+ public:
+  PlainAsyncWrite(DbImpl* db, const WriteOp& op, AsyncStart* start)
+      : db_(db), op_(op), start_(start) {
+    assert(!op.once && start->counter == nullptr);
+  }
+
+  Status Check(const Catalog::Reader& catalog) {
+    return db_->PlanAsync(catalog, op_, &plan_);
+  }
+  NoStripes Lock() { return NoStripes(); }
+  Status LookUp() { return Status::OK(); }
+  bool ReadsClock() const { return PlainNeedsClock(*plan_.counter); }
+  Status Decide(int64_t now) {
+    return core::Decide(*plan_.counter, op_, FoundMarker{}, now, &plan_);
+  }
+  Status Commit(int64_t now) {
+    const Catalog::Entry& c = *plan_.counter;
+    std::string scratch;
+    Status s = db_->AddApplied(op_, plan_, now, /*outbox=*/nullptr,
+                               &start_->batch, {}, &scratch,
+                               &start_->first_plain);
+    if (!s.ok()) return s;
+    if (!db_->commit_->durable()) {
+      // Written at once, as Increment writes, inside the shared hold.
+      s = db_->commit_->Commit(&start_->batch);
+      if (s.ok()) db_->AsyncApplied(c, start_->first_plain);
+      return s;
+    }
+    // Counted before the hold ends: a DeleteCounter that takes the catalog
+    // next waits until this commit is written (AsyncCommits).
+    db_->async_.Begin();
+    start_->counter = &c;
+    return s;
+  }
+
+  IncrementResult result() const { return plan_.Result(); }
+
+ private:
+  DbImpl* const db_;
+  const WriteOp& op_;
+  AsyncStart* const start_;
+  OpPlan plan_;
+};
+
 Result<IncrementResult> DbImpl::StartAsync(const WriteOp& op,
                                            AsyncStart* start) {
-  assert(!op.once && start->counter == nullptr);
-  const PerfCountersOff perf_off;
-  Catalog::Reader catalog(catalog_.get());
-  OpPlan plan;
-  Status s = PlanAsync(catalog, op, &plan);
+  PlainAsyncWrite w(this, op, start);
+  Status s = RunWrite(&w);
   if (!s.ok()) return s;
-  const Catalog::Entry& c = *plan.counter;
-  const int64_t now = PlainNeedsClock(c) ? clock_->NowMillis() : 0;
-  s = Decide(c, op, FoundMarker{}, now, &plan);
-  std::string scratch;
-  if (s.ok()) {
-    s = AddApplied(op, plan, now, /*outbox=*/nullptr, &start->batch, {},
-                   &scratch, &start->first_plain);
-  }
-  if (!s.ok()) return s;
-  const IncrementResult applied = plan.Result();
-  if (!commit_->durable()) {
-    // Written at once, as Increment writes, inside the shared hold.
-    s = commit_->Commit(&start->batch);
-    if (!s.ok()) return s;
-    AsyncApplied(c, start->first_plain);
-    return applied;
-  }
-  // Counted before the hold ends: a DeleteCounter that takes the catalog
-  // next waits until this commit is written (AsyncCommits).
-  async_.Begin();
-  start->counter = &c;
-  return applied;
+  return w.result();
 }
 
 void DbImpl::AsyncApplied(const Catalog::Entry& c, bool first_plain) {

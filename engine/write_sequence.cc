@@ -1,37 +1,16 @@
-// The write sequence of a single op (Increment, IncrementOnce, Reset; a
-// strict counter's as a sharded one's): one function, WriteSingle, owns
-// its order, and every kind of op passes through the same steps:
-//
-//   1. format  a reset's first use raises the database's format (before
-//              any hold: RaiseFormatOnFirstUse);
-//   2. check   under the catalog: writable, the op's arguments, its
-//              counter and placement (core::CheckArguments, core::PlaceOp),
-//              a reset's value against the counter's bounds;
-//   3. lock    the op's stripes (OpStripes): a strict counter's key's, a
-//              once-op's event id's, both for a sharded counter's reset;
-//              a sharded counter's plain op takes none;
-//   4. look up a once-op's marker, after any IncrementOnceAsync copy of the
-//              event has been written (AwaitOnceWritten);
-//   5. clock   read after the lookup, and only when the op needs it: a
-//              found marker answers whatever the time (docs/design.md,
-//              "Dedupe windows");
-//   6. decide  core::Decide, then for an applied op its kind's rule against
-//              its key's value: core::CheckBounds for a strict counter,
-//              core::AnswerReset for a reset (DecideSingle);
-//   7. commit  CommitDecided (engine/write_path.cc): one WriteBatch.
-//
-// Apply (apply.cc) runs the same steps for many ops at once (every stripe
-// of the batch, one MultiGet, one commit), and IncrementOnceAsync
-// (once_async.cc) stops before step 7 to queue its commit; both decide by
-// the same core/ rules.
+// The single-op writer of the write sequence (engine/write_sequence.h):
+// Increment, IncrementOnce and Reset, a strict counter's as a sharded
+// one's, and IncrementOnceAsync without Options::sync (with the async
+// calls' refusals).
 
 #include <cassert>
+#include <utility>
 
 #include "engine/db_impl.h"
 #include "engine/format.h"
-#include "engine/perf_counters.h"
 #include "engine/rules.h"
 #include "engine/write_plan.h"
+#include "engine/write_sequence.h"
 
 namespace tally::engine {
 namespace {
@@ -44,11 +23,11 @@ Status CheckResetBounds(const CounterInfo& c, int64_t value) {
                                  Quote(c.name));
 }
 
-// Step 5: whether the op reads the clock. A once-op whose marker was found
+// Whether a single op reads the clock (step 5). A once-op whose marker was found
 // does not (the marker answers); a strict counter's plain op does (its
 // reservations run out by it), as a plain op of a counter with buckets or
 // an outbox does.
-bool ReadsClock(const CounterInfo& c, const WriteOp& op,
+bool OpReadsClock(const CounterInfo& c, const WriteOp& op,
                 const FoundMarker& marker) {
   if (op.once) return !marker.found;
   return c.bounds.any() || PlainNeedsClock(c);
@@ -108,41 +87,69 @@ Status DbImpl::DecideSingle(const WriteOp& op, const FoundMarker& marker,
   return s;
 }
 
-Result<IncrementResult> DbImpl::WriteSingle(WriteOp op, bool async_call) {
-  const PerfCountersOff perf_off;
-  OpPlan plan;
-  Status s;
-  if (op.reset) {  // 1.
-    s = RaiseFormatOnFirstUse(kFormatHolds, [&](const Catalog::Reader& r) {
-      OpPlan first;
-      return CheckSingle(r, op, async_call, &first);
-    });
-    if (!s.ok()) return s;
+class DbImpl::SingleWrite : public WriteSteps {
+ public:
+  SingleWrite(DbImpl* db, WriteOp op, bool async_call)
+      : db_(db), op_(std::move(op)), async_call_(async_call) {}
+
+  Status RaiseFormat() {
+    if (!op_.reset) return Status::OK();
+    return db_->RaiseFormatOnFirstUse(
+        kFormatHolds, [this](const Catalog::Reader& r) {
+          OpPlan first;
+          return db_->CheckSingle(r, op_, async_call_, &first);
+        });
   }
-  Catalog::Reader catalog(catalog_.get());
-  s = CheckSingle(catalog, op, async_call, &plan);  // 2.
-  if (!s.ok()) return s;
-  const Catalog::Entry& c = *plan.counter;
-  WriteScratch& scratch = ThreadWriteScratch();
-  const OpStripes stripes = StripesOf(op, plan);  // 3.
-  const EventLocks::PairGuard guard(&event_locks_, stripes.first,
-                                    stripes.second);
-  FoundMarker marker;
-  if (op.once) {  // 4.
-    MarkerKeyOf(c, op, &scratch.marker_key);
+  Status Check(const Catalog::Reader& catalog) {
+    return db_->CheckSingle(catalog, op_, async_call_, &plan_);
+  }
+  EventLocks::PairGuard Lock() {
+    const OpStripes stripes = db_->StripesOf(op_, plan_);
+    return EventLocks::PairGuard(&db_->event_locks_, stripes.first,
+                                 stripes.second);
+  }
+  Status LookUp() {
+    if (!op_.once) return Status::OK();
+    const Catalog::Entry& c = *plan_.counter;
+    MarkerKeyOf(c, op_, &scratch_->marker_key);
     // IncrementOnceAsync refuses strict counters: no copy is in flight.
-    if (!c.bounds.any()) AwaitOnceWritten(scratch.marker_key);
-    s = LookUpMarker(c, scratch.marker_key, &marker);
-    if (!s.ok()) return s;
+    if (!c.bounds.any()) db_->AwaitOnceWritten(scratch_->marker_key);
+    return db_->LookUpMarker(c, scratch_->marker_key, &marker_);
   }
-  const int64_t now = ReadsClock(c, op, marker) ? clock_->NowMillis() : 0;
-  // A reset without an event time (no dedupe window) happens now.
-  if (op.reset && !marker.found && op.event_time_ms == kEventTimeNow) {
-    op.event_time_ms = now;
+  bool ReadsClock() const {
+    return OpReadsClock(*plan_.counter, op_, marker_);
   }
-  s = DecideSingle(op, marker, now, &plan);  // 6.
+  Status Decide(int64_t now) {
+    // A reset without an event time (no dedupe window) happens now.
+    if (op_.reset && !marker_.found && op_.event_time_ms == kEventTimeNow) {
+      op_.event_time_ms = now;
+    }
+    return db_->DecideSingle(op_, marker_, now, &plan_);
+  }
+  Status Commit(int64_t now) {
+    Result<IncrementResult> r =
+        db_->CommitDecided(op_, marker_, now, &plan_, scratch_);
+    if (r.ok()) result_ = *r;
+    return r.status();
+  }
+
+  const IncrementResult& result() const { return result_; }
+
+ private:
+  DbImpl* const db_;
+  WriteOp op_;
+  const bool async_call_;
+  OpPlan plan_;
+  FoundMarker marker_;
+  WriteScratch* const scratch_ = &ThreadWriteScratch();
+  IncrementResult result_;
+};
+
+Result<IncrementResult> DbImpl::WriteSingle(WriteOp op, bool async_call) {
+  SingleWrite w(this, std::move(op), async_call);
+  Status s = RunWrite(&w);
   if (!s.ok()) return s;
-  return CommitDecided(op, marker, now, &plan, &scratch);  // 7.
+  return w.result();
 }
 
 }  // namespace tally::engine
