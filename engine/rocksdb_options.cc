@@ -2,6 +2,9 @@
 
 #include <rocksdb/cache.h>
 
+#include <algorithm>
+#include <thread>
+
 #include "engine/private_fs.h"
 
 namespace tally::engine {
@@ -44,6 +47,16 @@ RocksOptions MakeRocksOptions(const Options& options, rocksdb::Env* base_env,
       options.salvage_wal ? rocksdb::WALRecoveryMode::kPointInTimeRecovery
                           : rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
   r.db.max_background_jobs = 2;
+  // RocksDB loads a family's table files at open on max_file_opening_threads
+  // threads, and starts all of them but one for every family, also one with
+  // no file and for every secondary instance (each read-only Refresh): its
+  // default of 16 meant ~135 thread starts per open of tally's nine
+  // families, most of the open of a small database (docs/design.md, "The
+  // write path beyond RocksDB's defaults"). One per core, up to RocksDB's
+  // 16, keeps the load of a large database's files as parallel as the
+  // machine.
+  r.db.max_file_opening_threads = static_cast<int>(
+      std::clamp(std::thread::hardware_concurrency(), 1u, 16u));
   // The bound on the log left to replay (Options::max_wal_bytes). RocksDB
   // 7.8.3 checks it before each write (PreprocessWrite) whenever the
   // database has more than one column family, which a tally database always
