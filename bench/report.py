@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Turns one suite run (bench/run_suite.sh) into docs/benchmarks.md,
-bench-results.json, the PNG plots under docs/bench/ and the README's
+docs/bench/results.json, the PNG plots under docs/bench/ and the README's
 benchmark table.
 
 Usage: bench/report.py --results DIR [--mode quick|full] [--root REPO]
@@ -26,7 +26,7 @@ Pairs: bench/run_suite.sh runs every target's two sides in PAIRS rounds
 rows in run order (round, then repetition_index), sample i of a ratio's
 numerator is paired with sample i of its denominator, and the ratio's value
 is the median of the pairs' ratios, with their min and max
-(bench-results.json: ratios.NAME.value, .pairs, .min, .max, .pair_values).
+(docs/bench/results.json: ratios.NAME.value, .pairs, .min, .max, .pair_values).
 A figure (figures.NAME) is the median of each field over its samples.
 """
 
@@ -357,7 +357,7 @@ DURABLE_REFERENCE = ["BM_DurableIncrementAsync/inflight:64",
                      "BM_DurableOnceAsync/inflight:64"]
 
 # Issue 14's targets, in the order of the issue. Adding a row is one entry:
-# a figure name (bench-results.json `figures`), Best/Worst/Largest for a
+# a figure name (docs/bench/results.json `figures`), Best/Worst/Largest for a
 # side chosen within the run. A row whose figures are missing (a binary not
 # built yet) says "no data".
 TARGETS_14 = [
@@ -1318,7 +1318,7 @@ def main():
         "failed": errors,
         "skipped": skipped,
     }
-    with open(os.path.join(root, "bench-results.json"), "w") as f:
+    with open(os.path.join(root, "docs", "bench", "results.json"), "w") as f:
         json.dump(summary, f, indent=1, sort_keys=False)
         f.write("\n")
 

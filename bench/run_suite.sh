@@ -10,7 +10,7 @@
 #   --build-dir DIR    build directory (default: <repo>/build/release)
 #   --jobs N           build jobs (default: nproc)
 #   --no-build         use the binaries already in the build directory
-#   --no-report        run only; leave docs/ and bench-results.json alone
+#   --no-report        run only; leave docs/ and docs/bench/results.json alone
 #
 # Steps: installs what the peers and plots need (apt-get: redis-server,
 # libhiredis-dev, python3-matplotlib; a peer that cannot be installed is
@@ -29,7 +29,7 @@
 # pairs inside, with a redis-server of its own), tally_recovery_bench and
 # tally_reader_bench run once each. The raw JSON files go to DIR/bench-results/<UTC time>/, then
 # bench/report.py writes docs/benchmarks.md, docs/bench/*.png,
-# bench-results.json and the README's benchmark table. Exit status:
+# docs/bench/results.json and the README's benchmark table. Exit status:
 # non-zero when a benchmark fails its own result check or a step fails.
 set -euo pipefail
 
@@ -359,6 +359,6 @@ for s in "${SKIPPED[@]+"${SKIPPED[@]}"}"; do echo "run_suite: skipped: $s" >&2; 
 if [[ "$REPORT" -eq 1 ]]; then
   "$PY" "$ROOT/bench/report.py" --results "$RESULTS" --mode "$MODE" --root "$ROOT" \
     || FAILED=1
-  echo "== wrote docs/benchmarks.md, docs/bench/*.png, bench-results.json, README.md table" >&2
+  echo "== wrote docs/benchmarks.md, docs/bench/*.png, docs/bench/results.json, README.md table" >&2
 fi
 exit "$FAILED"
