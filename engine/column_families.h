@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "engine/family_record.h"
+#include "tally/admin.h"
 #include "tally/options.h"
 #include "tally/types.h"
 

@@ -21,7 +21,7 @@
 #include <string_view>
 
 #include "tally/status.h"
-#include "tally/types.h"
+#include "tally/admin.h"
 
 namespace tally::engine {
 

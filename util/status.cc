@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "tally/admin.h"
 #include "tally/options.h"
 #include "tally/status.h"
 #include "tally/types.h"

@@ -25,8 +25,11 @@
 #include <string_view>
 #include <vector>
 
+#include "tally/admin.h"
 #include "tally/backup.h"
 #include "tally/db.h"
+#include "tally/import.h"
+#include "tally/outbox.h"
 #include "tally/status.h"
 #include "tally/types.h"
 

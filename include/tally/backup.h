@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "tally/admin.h"
 #include "tally/db.h"
 #include "tally/status.h"
 

@@ -7,13 +7,44 @@
 #ifndef TALLY_IMPORT_H_
 #define TALLY_IMPORT_H_
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "tally/db.h"
+#include "tally/outbox.h"
 #include "tally/status.h"
 #include "tally/types.h"
 
 namespace tally {
+
+// One key of an exported keyed counter: the key and its shard values.
+struct KeyShards {
+  std::string key;
+  // Shard i's value, one per shard (the counter's shards entries), or
+  // empty: every shard 0. The key exists after the import either way
+  // (ListKeys lists it, with 0 when every value is 0).
+  std::vector<int64_t> shard_values;
+};
+
+// One exported counter with its contents, for tally::ImportCounter.
+struct CounterImport {
+  // Name, shards, policy, created-at, flags, dedupe window, buckets,
+  // retention, outbox and keyed as exported; the id is ignored (a new one
+  // is allocated).
+  CounterInfo info;
+  // A named counter's values: shard i's value, one per shard (info.shards
+  // entries), or empty: every shard 0. Empty for a keyed counter.
+  std::vector<int64_t> shard_values;
+  // A keyed counter's keys with their values, each key once, in any order;
+  // empty for a named counter.
+  std::vector<KeyShards> keys;
+  // The counter's markers, any number, in any order (their deltas are
+  // already in the shard values: they are stored, not counted again). A
+  // keyed counter's each name their key (MarkerInfo::key), a named
+  // counter's none.
+  std::vector<MarkerInfo> markers;
+};
 
 // Creates a counter as exported, with its shard values and markers
 // (see CounterImport), whole or not at all: the values and markers are

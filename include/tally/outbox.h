@@ -21,6 +21,39 @@
 
 namespace tally {
 
+// One outbox entry (tally::ReadOutbox): an applied increment of a counter with
+// CounterSpec::outbox, in commit order.
+struct OutboxEntry {
+  // This database's position of the entry: 1, 2, ... in reservation order,
+  // the cursor of ReadOutbox and AckOutbox. Never reused while the database
+  // keeps its entries; a power cut that loses unsynced entries of a
+  // sync=false database lets their seqs come back (with a new origin).
+  uint64_t seq = 0;
+  std::string counter;
+  std::string event_id;   // the once-increment's id; empty for a plain one
+  int64_t delta = 0;
+  int64_t time_ms = 0;  // its event time (the clock's now when none given)
+  // The entry's identity, unique across databases, copies and power cuts:
+  // the writer incarnation that made it (32 hex chars, random at each
+  // read-write open; the database id for entries of format 2) and its seq
+  // there. SyncOutbox sends it to the hub as "<origin>/<origin_seq>".
+  // Kept by export/import.
+  std::string origin;
+  uint64_t origin_seq = 0;
+  std::string key{};  // the counter key (keyed counters); else empty
+};
+
+// Where a database's outbox stands (tally::GetOutboxStatus).
+struct OutboxStatus {
+  // Written and not yet acknowledged: last_seq - acked_through (a seq whose
+  // commit failed counts until acknowledged past).
+  uint64_t entries = 0;
+  uint64_t acked_through = 0;   // the last acknowledged seq (0: none)
+  uint64_t last_seq = 0;        // the last seq handed out (0: none)
+  int64_t oldest_time_ms = 0;   // the oldest unacknowledged entry's time
+  int64_t age_ms = 0;           // now - oldest_time_ms (0 when empty)
+};
+
 // Entries with seq > after_seq, in seq order, at most `limit`
 // (1..kMaxOutboxRead), never skipping one still committing: a writer
 // returns only entries whose seq and every smaller one are settled; a

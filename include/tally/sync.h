@@ -3,7 +3,7 @@
 //
 // Each unacknowledged outbox entry of the edge becomes a once-increment on
 // the hub's counter of the same name, with event id "<origin>/<origin_seq>"
-// (the entry's identity, OutboxEntry in tally/types.h), the entry's delta
+// (the entry's identity, OutboxEntry in tally/outbox.h), the entry's delta
 // and its time as event time; a batch of them is applied in one atomic
 // write, then acknowledged on the edge. A crash anywhere (SIGKILL, power
 // loss with Options::sync on the hub, power loss on a sync=false edge)

@@ -1,5 +1,8 @@
-// Value types exchanged through the public API: counter specs and
-// descriptions, and the outcome of an increment.
+// The data path's value types (class Db's, tally/db.h): counter specs and
+// descriptions, the answers of increments, reservations and claims, keys,
+// markers. The types of the other audiences live with their functions:
+// administration (verify, stats, progress) in tally/admin.h, imports in
+// tally/import.h, the outbox in tally/outbox.h.
 //
 // All are plain values: the caller owns them; distinct objects may be used
 // from different threads.
@@ -8,7 +11,6 @@
 #define TALLY_TYPES_H_
 
 #include <cstdint>
-#include <functional>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -429,67 +431,6 @@ struct MarkerInfo {
   bool remaining_kept = false;
 };
 
-// One key of an exported keyed counter: the key and its shard values.
-struct KeyShards {
-  std::string key;
-  // Shard i's value, one per shard (the counter's shards entries), or
-  // empty: every shard 0. The key exists after the import either way
-  // (ListKeys lists it, with 0 when every value is 0).
-  std::vector<int64_t> shard_values;
-};
-
-// One exported counter with its contents, for tally::ImportCounter.
-struct CounterImport {
-  // Name, shards, policy, created-at, flags, dedupe window, buckets,
-  // retention, outbox and keyed as exported; the id is ignored (a new one
-  // is allocated).
-  CounterInfo info;
-  // A named counter's values: shard i's value, one per shard (info.shards
-  // entries), or empty: every shard 0. Empty for a keyed counter.
-  std::vector<int64_t> shard_values;
-  // A keyed counter's keys with their values, each key once, in any order;
-  // empty for a named counter.
-  std::vector<KeyShards> keys;
-  // The counter's markers, any number, in any order (their deltas are
-  // already in the shard values: they are stored, not counted again). A
-  // keyed counter's each name their key (MarkerInfo::key), a named
-  // counter's none.
-  std::vector<MarkerInfo> markers;
-};
-
-// One outbox entry (tally::ReadOutbox): an applied increment of a counter with
-// CounterSpec::outbox, in commit order.
-struct OutboxEntry {
-  // This database's position of the entry: 1, 2, ... in reservation order,
-  // the cursor of ReadOutbox and AckOutbox. Never reused while the database
-  // keeps its entries; a power cut that loses unsynced entries of a
-  // sync=false database lets their seqs come back (with a new origin).
-  uint64_t seq = 0;
-  std::string counter;
-  std::string event_id;   // the once-increment's id; empty for a plain one
-  int64_t delta = 0;
-  int64_t time_ms = 0;  // its event time (the clock's now when none given)
-  // The entry's identity, unique across databases, copies and power cuts:
-  // the writer incarnation that made it (32 hex chars, random at each
-  // read-write open; the database id for entries of format 2) and its seq
-  // there. SyncOutbox sends it to the hub as "<origin>/<origin_seq>".
-  // Kept by export/import.
-  std::string origin;
-  uint64_t origin_seq = 0;
-  std::string key{};  // the counter key (keyed counters); else empty
-};
-
-// Where a database's outbox stands (tally::GetOutboxStatus).
-struct OutboxStatus {
-  // Written and not yet acknowledged: last_seq - acked_through (a seq whose
-  // commit failed counts until acknowledged past).
-  uint64_t entries = 0;
-  uint64_t acked_through = 0;   // the last acknowledged seq (0: none)
-  uint64_t last_seq = 0;        // the last seq handed out (0: none)
-  int64_t oldest_time_ms = 0;   // the oldest unacknowledged entry's time
-  int64_t age_ms = 0;           // now - oldest_time_ms (0 when empty)
-};
-
 // Which markers Db::ListMarkers returns: in event-id byte order, after
 // `start_after` (exclusive; empty: from the first), created at or after
 // `since_ms`, at most `limit` of them (1..kMaxListMarkers).
@@ -497,204 +438,6 @@ struct ListMarkersOptions {
   size_t limit = 100;
   int64_t since_ms = std::numeric_limits<int64_t>::min();
   std::string start_after;
-};
-
-// How far a long call (Verify, Compact, CreateBackup) has come, for a
-// progress display: `done` of `total` units named by `unit` ("records",
-// "bytes"); with `estimated` the total is RocksDB's estimate and `done` may
-// end above or below it. `unit` is a string literal.
-struct ProgressReport {
-  const char* unit = "";
-  uint64_t done = 0;
-  uint64_t total = 0;
-  bool estimated = false;
-};
-// Called as the work goes, at most every few thousand records or few MiB,
-// never concurrently with itself; Verify and Compact call it on the
-// caller's thread, CreateBackup on RocksDB's copying thread. It must not
-// call back into the Db. An empty function: no reports.
-using ProgressFn = std::function<void(const ProgressReport&)>;
-
-// What tally::Verify found. `problems` holds one line per broken invariant,
-// naming the key or counter; at most kMaxVerifyProblems are kept and
-// `problems_dropped` counts the rest.
-struct VerifyReport {
-  uint64_t counters = 0;    // counter records checked
-  uint64_t shard_keys = 0;  // shard keys checked
-  uint64_t markers = 0;     // markers checked
-  // Counters whose shard sum was compared with their markers' delta sum
-  // (those that never had a plain increment and keep their markers and
-  // buckets forever); a keyed counter's sums are compared per key.
-  uint64_t sums_compared = 0;
-  // Keys of keyed counters whose shard sum was compared with their own
-  // markers' delta sum.
-  uint64_t keys_compared = 0;
-  // Reservations checked (format 7): each belongs to a counter that takes
-  // them, and each key's value covers what its open ones hold now above
-  // its minimum.
-  uint64_t reservations = 0;
-  std::vector<std::string> problems;
-  uint64_t problems_dropped = 0;
-  bool ok() const { return problems.empty(); }
-};
-
-// Whose figures an EngineStats holds.
-enum class StatsSource : uint8_t {
-  // Counted by this Db (a read-write open): exact and current.
-  kThisProcess = 0,
-  // Published by the database's writer for other processes (a read-only
-  // Db): as of StatsOrigin::as_of_ms; see StatsOrigin::live.
-  kWriter = 1,
-  // A read-only Db that found no figures to show (StatsOrigin::problem says
-  // why): every figure is 0.
-  kNone = 2,
-};
-
-const char* StatsSourceName(StatsSource source);  // "this_process" ...
-
-// The writer a read-only Db's figures come from, and their age. A writer
-// publishes its figures every Options::stats_publish_interval_ms, once at
-// open and a last time when it closes (docs/format.md, "Stats file").
-struct StatsOrigin {
-  StatsSource source = StatsSource::kThisProcess;
-  // The writing process (kThisProcess: this one) and when it opened the
-  // database (its Options::clock, ms since the Unix epoch).
-  uint64_t writer_pid = 0;
-  int64_t writer_started_ms = 0;
-  // When the figures were taken (kThisProcess: now) and how old they are
-  // by this Db's clock (now - as_of_ms, >= 0).
-  int64_t as_of_ms = 0;
-  int64_t age_ms = 0;
-  // The writer's Options::stats_publish_interval_ms: figures older than a
-  // few intervals from a live writer mean its publishing is stuck.
-  uint32_t publish_interval_ms = 0;
-  // The writer published these at its clean close: they are final.
-  bool closed = false;
-  // The writer still runs: not closed, and its process (pid and, on Linux,
-  // that pid's start time, so a reused pid does not count) exists as this
-  // process sees it. A writer killed without closing shows live = false
-  // with its last figures and their age. Always true for kThisProcess.
-  bool live = false;
-  // kNone: why there are no figures (no stats file, or a damaged one,
-  // named); empty otherwise.
-  std::string problem;
-};
-
-// Engine-wide figures since Open, for monitoring. The first four count the
-// outcomes (Outcome) of the increments of write calls that succeeded (an
-// Apply's ops each count once); a call that failed counts in none of them.
-struct EngineStats {
-  uint64_t applied = 0;     // increments that changed a counter
-  uint64_t duplicates = 0;  // once-increments found already counted
-  uint64_t conflicts = 0;   // once-increments refused for a delta mismatch
-  uint64_t outside_window = 0;  // once-increments older than their window
-  // Strict counters' ops refused at a bound (Outcome::kRefused, copies
-  // included; a batch a bound refused counts in `rejected`).
-  uint64_t refused = 0;
-  // Write calls (Increment, IncrementOnce, IncrementAsync, Apply: one per
-  // call, whatever its ops) refused for what they asked, having written
-  // nothing: InvalidArgument or OutOfRange (a bad argument, a batch over
-  // kMaxBatchOps, a batch's deltas summing beyond int64, an event time past
-  // retention), NotFound (no such counter) or NotSupported (a read-only
-  // database, IncrementAsync of an outbox counter). Failures of the
-  // database are not counted: IOError, Corruption, and Busy for a full
-  // outbox (Options::outbox_max_entries).
-  uint64_t rejected = 0;
-  // A read-only Db only: the write calls it refused itself (counted as
-  // `rejected` is), which its writer never sees. Not published; 0 on a
-  // writer, whose refusals are all in `rejected`.
-  uint64_t reader_rejected = 0;
-
-  // Roll-ups (Db::ReadCached), judged by the writer: of the counters with
-  // increments applied by the writer since its last roll-up of them (none
-  // since it opened counts as a roll-up at its open, or the counter's
-  // creation if later), how many there are, the most such increments one
-  // of them has, and the longest time since one of them was rolled up, in
-  // ms of Options::clock. All 0 when every counter's cached total is
-  // current.
-  uint64_t rollups_behind = 0;
-  uint64_t rollup_lag_increments = 0;
-  int64_t rollup_lag_ms = 0;
-  // tally's group commit (Options::sync = true; wal/group_commit.h): the
-  // synced group writes so far, the commits they held (members per group on
-  // average: group_members / group_commits) and the most one held. All 0
-  // with sync = false, where RocksDB groups unsynced writes itself.
-  uint64_t group_commits = 0;
-  uint64_t group_members = 0;
-  uint64_t group_largest = 0;
-  // Entries in the shards family's memtables (RocksDB's
-  // rocksdb.num-entries-active-mem-table + num-entries-imm-mem-tables):
-  // the merge operands (and folded values) not yet flushed, an upper bound
-  // on what exact reads fold beyond one value per shard before the next
-  // flush. Operands already flushed to files and not yet compacted are not
-  // counted (tally::PendingOperands counts one counter's exactly).
-  uint64_t pending_operands = 0;
-
-  // Where these figures come from (see StatsOrigin).
-  StatsOrigin origin;
-};
-
-// Storage figures of one column family.
-struct FamilyStats {
-  std::string name;             // "meta", "shards", ... (docs/format.md)
-  uint64_t sst_bytes = 0;       // live SST files
-  uint64_t memtable_bytes = 0;  // active and immutable memtables
-  uint64_t estimated_keys = 0;  // RocksDB's estimate
-  uint64_t l0_files = 0;
-};
-
-// A keyed counter's number of keys, estimated (DbStats::keyed_counters):
-// the key count its last roll-up stored with its top list (TopKeysResult::
-// key_count), exact as of that roll-up and one Get to read, never a scan.
-// RocksDB's own estimate (rocksdb.estimate-num-keys) is per column family,
-// not per key range, and counts every shard, bucket and pending operand of
-// a key, so it cannot give keys per counter (docs/design.md, "Keys per
-// keyed counter").
-struct KeyedCounterStats {
-  std::string name;
-  // False until the counter is first rolled up (RollupNow, the roll-up
-  // worker, TopKeys); `keys` and the times are 0 then.
-  bool rolled_up = false;
-  uint64_t keys = 0;     // keys with a stored value as of as_of_ms
-  int64_t as_of_ms = 0;  // Options::clock when the roll-up read them
-  int64_t lag_ms = 0;    // now - as_of_ms (>= 0)
-  // Increments applied and keys deleted since the roll-up, counted in this
-  // process (as CachedValue::lag_increments): each makes or removes at
-  // most one key, so the count now lies in keys +- changes_since. Known
-  // only in a writer that has rolled the counter up itself.
-  uint64_t changes_since = 0;
-  bool changes_since_known = false;
-};
-
-// What tally::GetDbStats reports: this process's engine counters and the
-// RocksDB figures that matter for a counter database.
-struct DbStats {
-  // Counted by this process since Open (a writer), or the figures the
-  // writer last published (a read-only Db): engine.origin says which.
-  EngineStats engine;
-  // Every column family the database has open, in docs/format.md's order
-  // (a read-only open of a database no writer of this version has opened
-  // lacks the families added since).
-  std::vector<FamilyStats> families;
-  // The figures of the family named `name`, or null.
-  const FamilyStats* Family(const std::string& name) const {
-    for (const FamilyStats& f : families) {
-      if (f.name == name) return &f;
-    }
-    return nullptr;
-  }
-  uint64_t block_cache_usage_bytes = 0;
-  uint64_t block_cache_capacity_bytes = 0;
-  // RocksDB's write throttling: the delayed rate now (0: none) and whether
-  // writes are stopped.
-  uint64_t delayed_write_rate = 0;
-  bool writes_stopped = false;
-  // RocksDB's count of background errors, and the error this Db latched
-  // (empty when none).
-  uint64_t background_errors = 0;
-  std::string latched_error;
-  // Every keyed counter's keys, estimated, in name order (one Get each).
-  std::vector<KeyedCounterStats> keyed_counters;
 };
 
 }  // namespace tally

@@ -5,6 +5,7 @@
 #define TALLY_TESTS_TESTUTIL_EXPORTED_H_
 
 #include "tally/db.h"
+#include "tally/import.h"
 
 namespace tally::test {
 

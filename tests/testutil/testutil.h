@@ -14,7 +14,9 @@
 #include <utility>
 
 #include "engine/open_on_env.h"
+#include "tally/admin.h"
 #include "tally/db.h"
+#include "tally/import.h"
 #include "tally/status.h"
 #include "tally/types.h"
 #include "testutil/temp_dir.h"

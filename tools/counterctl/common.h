@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tally/admin.h"
 #include "tally/db.h"
 #include "tally/options.h"
 #include "tally/status.h"

@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <string>
 
-#include "tally/types.h"
+#include "tally/admin.h"
 
 namespace counterctl {
 
