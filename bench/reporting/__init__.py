@@ -1,0 +1,1 @@
+"""bench/report.py's parts, one module per output (see report.py)."""
