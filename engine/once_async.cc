@@ -58,8 +58,7 @@ class DbImpl::OnceAsyncWrite : public WriteSteps {
       // its stored marker), answered after it.
       Status s = core::Decide(*plan_.counter, op_, pending, /*now=*/0, &plan_);
       if (!s.ok()) return s;
-      result_ = IncrementResult{plan_.outcome, plan_.shard};
-      if (in_flight.AddRider(key_, result_, done_, slot_)) {
+      if (in_flight.AddRider(key_, result(), done_, slot_)) {
         start_->rode = true;
         finished = true;
         return s;
@@ -71,16 +70,14 @@ class DbImpl::OnceAsyncWrite : public WriteSteps {
   // As IncrementOnce: the clock only for a new event.
   bool ReadsClock() const { return !marker_.found; }
   Status Decide(int64_t now) {
-    Status s = core::Decide(*plan_.counter, op_, marker_, now, &plan_);
-    result_ = IncrementResult{plan_.outcome, plan_.shard};
-    return s;
+    return core::Decide(*plan_.counter, op_, marker_, now, &plan_);
   }
   Status Commit(int64_t now) {
-    if (result_.outcome != Outcome::kApplied) {
+    if (plan_.outcome != Outcome::kApplied) {
       // Nothing to write: the answer is final now (a stored marker is
       // durable: every increment commit of a durable pipeline is synced).
       OutcomeCounts counted;
-      counted.Add(result_.outcome);
+      counted.Add(plan_.outcome);
       db_->CountOutcomes(counted);
       return Status::OK();
     }
@@ -99,7 +96,10 @@ class DbImpl::OnceAsyncWrite : public WriteSteps {
     return s;
   }
 
-  const IncrementResult& result() const { return result_; }
+  // The answer as decided (the async calls answer outcome and shard).
+  IncrementResult result() const {
+    return IncrementResult{plan_.outcome, plan_.shard};
+  }
 
  private:
   DbImpl* const db_;
@@ -110,7 +110,6 @@ class DbImpl::OnceAsyncWrite : public WriteSteps {
   OpPlan plan_;
   std::string key_;
   FoundMarker marker_;
-  IncrementResult result_;
 };
 
 Result<IncrementResult> DbImpl::StartOnceAsync(

@@ -211,8 +211,6 @@ class DbImpl::PlainAsyncWrite : public WriteSteps {
   Status Check(const Catalog::Reader& catalog) {
     return db_->PlanAsync(catalog, op_, &plan_);
   }
-  NoStripes Lock() { return NoStripes(); }
-  Status LookUp() { return Status::OK(); }
   bool ReadsClock() const { return PlainNeedsClock(*plan_.counter); }
   Status Decide(int64_t now) {
     return core::Decide(*plan_.counter, op_, FoundMarker{}, now, &plan_);

@@ -47,16 +47,19 @@
 
 namespace tally::engine {
 
-// What a Writer inherits: no format to raise, not finished.
+// Lock's guard for a write that takes no stripe.
+struct NoStripes {};
+
+// What a Writer inherits: no format to raise, no stripe, nothing to look
+// up, not finished. A writer hides the steps it has.
 struct WriteSteps {
   Status RaiseFormat() { return Status::OK(); }
+  NoStripes Lock() { return NoStripes(); }
+  Status LookUp() { return Status::OK(); }
   // Set by Check or LookUp when the write's answer is complete without
   // the later steps.
   bool finished = false;
 };
-
-// Lock's guard for a write that takes no stripe.
-struct NoStripes {};
 
 template <typename Writer>
 Status DbImpl::RunWrite(Writer* w) {
