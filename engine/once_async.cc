@@ -97,9 +97,7 @@ class DbImpl::OnceAsyncWrite : public WriteSteps {
   }
 
   // The answer as decided (the async calls answer outcome and shard).
-  IncrementResult result() const {
-    return IncrementResult{plan_.outcome, plan_.shard};
-  }
+  IncrementResult result() const { return plan_.Result(); }
 
  private:
   DbImpl* const db_;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tally/db.h"
+#include "tally/export.h"
 #include "tally/status.h"
 #include "tally/types.h"
 
@@ -72,7 +73,8 @@ enum class StatsSource : uint8_t {
   kNone = 2,
 };
 
-const char* StatsSourceName(StatsSource source);  // "this_process" ...
+TALLY_EXPORT const char* StatsSourceName(
+    StatsSource source);  // "this_process" ...
 
 // The writer a read-only Db's figures come from, and their age. A writer
 // publishes its figures every Options::stats_publish_interval_ms, once at
@@ -106,9 +108,9 @@ struct StatsOrigin {
 // outcomes (Outcome) of the increments of write calls that succeeded (an
 // Apply's ops each count once); a call that failed counts in none of them.
 struct EngineStats {
-  uint64_t applied = 0;     // increments that changed a counter
-  uint64_t duplicates = 0;  // once-increments found already counted
-  uint64_t conflicts = 0;   // once-increments refused for a delta mismatch
+  uint64_t applied = 0;         // increments that changed a counter
+  uint64_t duplicates = 0;      // once-increments found already counted
+  uint64_t conflicts = 0;       // once-increments refused for a delta mismatch
   uint64_t outside_window = 0;  // once-increments older than their window
   // Strict counters' ops refused at a bound (Outcome::kRefused, copies
   // included; a batch a bound refused counts in `rejected`).
@@ -222,8 +224,8 @@ struct DbStats {
 // Checks every stored record of every column family (meta, shards, events,
 // rollups, outbox) and the invariants between them from one consistent
 // view: every record decodes as docs/format.md specifies (header, counter
-// records, cursors, roll-ups, outbox entries ...); every shard key belongs to a known
-// counter and a shard below its count, and its value decodes (and has not
+// records, cursors, roll-ups, outbox entries ...); every shard key belongs to a
+// known counter and a shard below its count, and its value decodes (and has not
 // overflowed); every marker decodes, matches its key and sits on the
 // shard its event id hashes to; and for each counter that never had a
 // plain increment, the sum of its shards equals the sum of its markers'
@@ -237,14 +239,15 @@ struct DbStats {
 // `progress`: records checked of RocksDB's estimate of what the families
 // hold (after a first pass over every file's checksums, which it does not
 // report).
-Status Verify(Db& db, VerifyReport* report,
-              const ProgressFn& progress = nullptr);
+TALLY_EXPORT Status Verify(Db& db, VerifyReport* report,
+                           const ProgressFn& progress = nullptr);
 
 // Flushes memtables and compacts every column family (meta, shards, events,
-// rollups, outbox: folds all operands, drops deleted counters' keys). Writers only: NotSupported read-only.
-// `progress`: bytes (SST and memtable) of the families compacted so far, of
-// all of them, reported before each family and at the end.
-Status Compact(Db& db, const ProgressFn& progress = nullptr);
+// rollups, outbox: folds all operands, drops deleted counters' keys). Writers
+// only: NotSupported read-only. `progress`: bytes (SST and memtable) of the
+// families compacted so far, of all of them, reported before each family and at
+// the end.
+TALLY_EXPORT Status Compact(Db& db, const ProgressFn& progress = nullptr);
 
 // Engine-wide figures. A writer: counted by this Db since it was opened,
 // taken now (origin.source kThisProcess). A read-only Db: the figures its
@@ -253,19 +256,19 @@ Status Compact(Db& db, const ProgressFn& progress = nullptr);
 // and whether that writer still runs (origin.source kWriter); or all 0 with
 // origin.source kNone and origin.problem saying why (none published, or a
 // damaged file). Never fails: what went wrong is in origin.problem.
-EngineStats GetStats(Db& db);
+TALLY_EXPORT EngineStats GetStats(Db& db);
 
 // Engine figures (as GetStats) plus memory, disk and throttling figures
 // from RocksDB as this Db sees them.
-Result<DbStats> GetDbStats(Db& db);
+TALLY_EXPORT Result<DbStats> GetDbStats(Db& db);
 
 // Merge operands not yet folded, summed over the counter's shards: how
 // much work an exact read does beyond one value per shard.
-Result<uint64_t> PendingOperands(Db& db, std::string_view counter);
+TALLY_EXPORT Result<uint64_t> PendingOperands(Db& db, std::string_view counter);
 
 // The storage engine this library is built on, for version lines and bug
 // reports: "RocksDB MAJOR.MINOR.PATCH".
-const char* StorageEngineVersion();
+TALLY_EXPORT const char* StorageEngineVersion();
 
 // Runs RocksDB's ldb tool (its LDBTool, the same arguments:
 // `--db=DIR [--column_family=shards] scan|get|dump_wal|manifest_dump|...`)
@@ -274,7 +277,7 @@ const char* StorageEngineVersion();
 // ok, 1 failed); ldb prints its output and errors itself. For tools
 // (counterctl ldb): it registers tally's objects in RocksDB's process-wide
 // ObjectLibrary.
-int RunLdb(int argc, char** argv);
+TALLY_EXPORT int RunLdb(int argc, char** argv);
 
 }  // namespace tally
 

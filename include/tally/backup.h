@@ -18,6 +18,7 @@
 
 #include "tally/admin.h"
 #include "tally/db.h"
+#include "tally/export.h"
 #include "tally/status.h"
 
 namespace tally {
@@ -35,23 +36,24 @@ struct BackupInfo {
 // `progress`: bytes copied, of the live files' bytes (an estimate: an
 // incremental backup copies only what the earlier ones lack, and ends
 // below it).
-Result<BackupInfo> CreateBackup(Db& db, const std::string& backup_dir,
-                                const ProgressFn& progress = nullptr);
+TALLY_EXPORT Result<BackupInfo> CreateBackup(
+    Db& db, const std::string& backup_dir,
+    const ProgressFn& progress = nullptr);
 
 // The backups in `backup_dir`, oldest first. NotFound when there is none.
-Status ListBackups(const std::string& backup_dir,
-                   std::vector<BackupInfo>* backups);
+TALLY_EXPORT Status ListBackups(const std::string& backup_dir,
+                                std::vector<BackupInfo>* backups);
 
 // Checks that every file of backup `id` exists with the size and checksum
 // recorded when it was taken. Corruption names what differs; NotFound
 // when `backup_dir` holds no backup `id` (or is no backup directory).
-Status VerifyBackup(const std::string& backup_dir, uint32_t id);
+TALLY_EXPORT Status VerifyBackup(const std::string& backup_dir, uint32_t id);
 
 // Restores backup `id` into `db_path`, which must not hold a database (an
 // empty or missing directory). The result opens with Db::Open. NotFound
 // when `backup_dir` holds no backup `id`.
-Status RestoreBackup(const std::string& backup_dir, uint32_t id,
-                     const std::string& db_path);
+TALLY_EXPORT Status RestoreBackup(const std::string& backup_dir, uint32_t id,
+                                  const std::string& db_path);
 
 }  // namespace tally
 

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "tally/db.h"
+#include "tally/export.h"
 #include "tally/status.h"
 
 namespace tally {
@@ -21,7 +22,7 @@ namespace tally {
 // The copy opens as an ordinary tally database. Works read-only too (the
 // copy then holds what the writer had committed when the instance last
 // caught up, its WAL included).
-Status Checkpoint(Db& db, const std::string& dir);
+TALLY_EXPORT Status Checkpoint(Db& db, const std::string& dir);
 
 }  // namespace tally
 

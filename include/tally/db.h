@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "tally/batch.h"
+#include "tally/export.h"
 #include "tally/options.h"
 #include "tally/status.h"
 #include "tally/types.h"
@@ -49,7 +50,7 @@ namespace internal {
 class BackendAccess;
 }  // namespace internal
 
-class Db {
+class TALLY_EXPORT Db {
  public:
   // Opens (or, with create_if_missing, creates) the database `target`
   // names; the target chooses the backend. A directory path (anything
@@ -151,9 +152,8 @@ class Db {
   // counted: retry it). An IncrementOnce or Apply holding a copy of an
   // event that is queued waits for that commit. NotSupported for counters
   // with an outbox.
-  virtual void IncrementOnceAsync(CounterRef counter,
-                                  std::string_view event_id, int64_t delta,
-                                  IncrementCallback done,
+  virtual void IncrementOnceAsync(CounterRef counter, std::string_view event_id,
+                                  int64_t delta, IncrementCallback done,
                                   const OnceOptions& options = {}) = 0;
 
   // Commits every operation of `batch` in one atomic write; `results` gets
@@ -222,9 +222,9 @@ class Db {
   // "Reservations".
   // Reserve: kApplied and kHeld; kRefused and kRefused when fewer than
   // `units` are available (remembered: a retry answers kDuplicate with
-  // state kRefused and holds nothing); a retry of a known id: kDuplicate with its state now (kHeld,
-  // kExpired once its hold ran out, kCommitted, kReleased, kRefused), or
-  // kConflict when `units` differ (nothing changes).
+  // state kRefused and holds nothing); a retry of a known id: kDuplicate with
+  // its state now (kHeld, kExpired once its hold ran out, kCommitted,
+  // kReleased, kRefused), or kConflict when `units` differ (nothing changes).
   virtual Result<ReservationResult> Reserve(CounterRef counter,
                                             std::string_view reservation_id,
                                             int64_t units,
@@ -361,8 +361,9 @@ class Db {
   virtual Result<TopKeysResult> TopKeys(std::string_view counter, size_t n,
                                         const TopKeysOptions& options = {}) = 0;
   // Removes one key of a keyed counter: its shards, markers and
-  // reservations (range deletes, in one atomic write). Its later increments start from 0 and a
-  // redelivered once-increment counts again. OK when the key holds nothing.
+  // reservations (range deletes, in one atomic write). Its later increments
+  // start from 0 and a redelivered once-increment counts again. OK when the key
+  // holds nothing.
   virtual Status DeleteKey(std::string_view counter, std::string_view key) = 0;
   // ---- markers: the idempotency marker of each event a once-increment
   // counted (CounterSpec::dedupe_window_ms says how long one is kept) ----
@@ -403,8 +404,8 @@ class Db {
   // catch-up (docs/design.md, readers in other processes). Busy when the
   // writer flushed and deleted or replaced write-ahead logs during each of
   // several attempts to open a fresh instance (it flushes faster than an
-  // open completes): the previous point is kept. A writer's Db is always current: OK, nothing to
-  // do.
+  // open completes): the previous point is kept. A writer's Db is always
+  // current: OK, nothing to do.
   virtual Status Refresh() = 0;
 
   // The target this Db was opened at (the local engine: its directory).

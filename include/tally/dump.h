@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tally/export.h"
 #include "tally/options.h"
 #include "tally/status.h"
 
@@ -71,7 +72,7 @@ inline constexpr uint64_t kMaxWalSequence = (uint64_t{1} << 56) - 1;
 
 // Receives the dump in order. A non-OK Status from either call ends the
 // dump with that Status.
-class WalVisitor {
+class TALLY_EXPORT WalVisitor {
  public:
   virtual ~WalVisitor() = default;
   virtual Status Batch(const DumpBatch& batch) = 0;
@@ -90,16 +91,17 @@ class WalVisitor {
 // NotFound when the WAL no longer holds `since` (its message names the
 // oldest sequence it does hold); Busy when a writer replaced its WAL files
 // while they were read.
-Status DumpWal(const Options& options, const std::string& path, uint64_t since,
-               WalVisitor* visitor);
+TALLY_EXPORT Status DumpWal(const Options& options, const std::string& path,
+                            uint64_t since, WalVisitor* visitor);
 
 // Decodes one write batch (RocksDB's WriteBatch::Data() bytes) written at
 // sequence `seq`: families named by column family id, counters by id.
 // Never fails: a batch RocksDB cannot iterate ends with one raw op holding
 // its bytes and RocksDB's error.
-DumpBatch DecodeWalBatch(uint64_t seq, std::string_view batch_bytes,
-                         const std::map<uint32_t, std::string>& families,
-                         const std::map<uint64_t, std::string>& counters);
+TALLY_EXPORT DumpBatch
+DecodeWalBatch(uint64_t seq, std::string_view batch_bytes,
+               const std::map<uint32_t, std::string>& families,
+               const std::map<uint64_t, std::string>& counters);
 
 }  // namespace tally
 

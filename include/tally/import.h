@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tally/db.h"
+#include "tally/export.h"
 #include "tally/outbox.h"
 #include "tally/status.h"
 #include "tally/types.h"
@@ -62,7 +63,7 @@ struct CounterImport {
 // keyed counter's come per key, a named counter's with no key);
 // NotSupported for a non-zero shard value, or a key, of a bucketed
 // counter.
-Status ImportCounter(Db& db, const CounterImport& counter);
+TALLY_EXPORT Status ImportCounter(Db& db, const CounterImport& counter);
 
 // Restores exported outbox entries (at most kMaxBatchOps, one synced
 // atomic write) with their identity, origin and origin_seq, so a hub
@@ -75,7 +76,8 @@ Status ImportCounter(Db& db, const CounterImport& counter);
 // the first bad entry (no outbox, bad delta, event id or key, a key given
 // or missing, malformed identity, one identity twice); nothing is written
 // then.
-Status ImportOutbox(Db& db, const std::vector<OutboxEntry>& entries);
+TALLY_EXPORT Status ImportOutbox(Db& db,
+                                 const std::vector<OutboxEntry>& entries);
 
 }  // namespace tally
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "tally/export.h"
 #include "tally/types.h"
 
 namespace tally {
@@ -30,7 +31,7 @@ namespace tally {
 // Ownership: the caller owns a Clock passed in Options and keeps it alive
 // until the Db is destroyed. Thread safety: NowMillis() is called from many
 // threads at once and must be safe for that.
-class Clock {
+class TALLY_EXPORT Clock {
  public:
   virtual ~Clock() = default;
   // Milliseconds since the Unix epoch, UTC.

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tally/db.h"
+#include "tally/export.h"
 #include "tally/status.h"
 #include "tally/types.h"
 
@@ -30,7 +31,7 @@ struct OutboxEntry {
   // sync=false database lets their seqs come back (with a new origin).
   uint64_t seq = 0;
   std::string counter;
-  std::string event_id;   // the once-increment's id; empty for a plain one
+  std::string event_id;  // the once-increment's id; empty for a plain one
   int64_t delta = 0;
   int64_t time_ms = 0;  // its event time (the clock's now when none given)
   // The entry's identity, unique across databases, copies and power cuts:
@@ -48,10 +49,10 @@ struct OutboxStatus {
   // Written and not yet acknowledged: last_seq - acked_through (a seq whose
   // commit failed counts until acknowledged past).
   uint64_t entries = 0;
-  uint64_t acked_through = 0;   // the last acknowledged seq (0: none)
-  uint64_t last_seq = 0;        // the last seq handed out (0: none)
-  int64_t oldest_time_ms = 0;   // the oldest unacknowledged entry's time
-  int64_t age_ms = 0;           // now - oldest_time_ms (0 when empty)
+  uint64_t acked_through = 0;  // the last acknowledged seq (0: none)
+  uint64_t last_seq = 0;       // the last seq handed out (0: none)
+  int64_t oldest_time_ms = 0;  // the oldest unacknowledged entry's time
+  int64_t age_ms = 0;          // now - oldest_time_ms (0 when empty)
 };
 
 // Entries with seq > after_seq, in seq order, at most `limit`
@@ -62,20 +63,21 @@ struct OutboxStatus {
 // after it settled, the recorded watermark or the acknowledged cursor).
 // A failed commit's seqs are proven dead by the writer's next entry, or
 // at once, or at its next open (docs/sync.md).
-Result<std::vector<OutboxEntry>> ReadOutbox(Db& db, uint64_t after_seq,
-                                            size_t limit);
+TALLY_EXPORT Result<std::vector<OutboxEntry>> ReadOutbox(Db& db,
+                                                         uint64_t after_seq,
+                                                         size_t limit);
 
 // Deletes every entry with seq <= through_seq (durably). Idempotent;
 // InvalidArgument beyond the last settled seq. Writers only.
-Status AckOutbox(Db& db, uint64_t through_seq);
+TALLY_EXPORT Status AckOutbox(Db& db, uint64_t through_seq);
 
 // Where the outbox stands: entries, cursor, last seq, oldest entry's age.
-Result<OutboxStatus> GetOutboxStatus(Db& db);
+TALLY_EXPORT Result<OutboxStatus> GetOutboxStatus(Db& db);
 
 // The database's id: 32 hex characters, random at creation, copied by
 // checkpoints and backups (and so shared by copies: SyncOutbox uses it
 // only for per-device hub shards; entry identities are the origins).
-Result<std::string> DatabaseId(Db& db);
+TALLY_EXPORT Result<std::string> DatabaseId(Db& db);
 
 }  // namespace tally
 

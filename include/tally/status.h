@@ -17,9 +17,11 @@
 #include <string_view>
 #include <utility>
 
+#include "tally/export.h"
+
 namespace tally {
 
-class [[nodiscard]] Status {
+class [[nodiscard]] TALLY_EXPORT Status {
  public:
   enum class Code : unsigned char {
     kOk = 0,
@@ -46,7 +48,9 @@ class [[nodiscard]] Status {
   Status& operator=(Status&&) noexcept = default;
 
   static Status OK() { return Status(); }
-  static Status NotFound(std::string_view msg) { return {Code::kNotFound, msg}; }
+  static Status NotFound(std::string_view msg) {
+    return {Code::kNotFound, msg};
+  }
   static Status InvalidArgument(std::string_view msg) {
     return {Code::kInvalidArgument, msg};
   }
@@ -98,7 +102,7 @@ class [[nodiscard]] Status {
 namespace internal {
 // Writes "tally: read the value of a failed Result: <status>" to stderr and
 // aborts. Out of line, so the check costs callers one compare and branch.
-[[noreturn]] void DieReadingFailedResult(const Status& status);
+[[noreturn]] TALLY_EXPORT void DieReadingFailedResult(const Status& status);
 }  // namespace internal
 
 // Result<T>: a Status and, when it is OK, a value.

@@ -27,6 +27,7 @@
 #include <functional>
 
 #include "tally/db.h"
+#include "tally/export.h"
 #include "tally/status.h"
 
 namespace tally {
@@ -47,9 +48,9 @@ struct SyncOptions {
 };
 
 struct SyncReport {
-  uint64_t entries = 0;        // outbox entries read from the edge
-  uint64_t applied = 0;        // counted on the hub now
-  uint64_t duplicates = 0;     // already on the hub (an earlier, cut sync)
+  uint64_t entries = 0;     // outbox entries read from the edge
+  uint64_t applied = 0;     // counted on the hub now
+  uint64_t duplicates = 0;  // already on the hub (an earlier, cut sync)
   uint64_t batches = 0;
   uint64_t acked_through = 0;  // the edge's outbox cursor afterwards
 };
@@ -59,8 +60,8 @@ struct SyncReport {
 // hub lacks a counter (create it there first), InvalidArgument when the hub
 // refuses an entry (e.g. outside its counter's dedupe window), Corruption
 // when the hub holds an entry's id with another delta.
-Status SyncOutbox(Db* edge, Db* hub, const SyncOptions& options,
-                  SyncReport* report);
+TALLY_EXPORT Status SyncOutbox(Db* edge, Db* hub, const SyncOptions& options,
+                               SyncReport* report);
 
 }  // namespace tally
 

@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tally/export.h"
+
 namespace tally {
 
 // How a plain (not once) increment chooses its shard. A once-increment
@@ -30,7 +32,7 @@ enum class ShardPolicy : uint8_t {
   kAffinity = 1,
 };
 
-const char* ShardPolicyName(ShardPolicy policy);
+TALLY_EXPORT const char* ShardPolicyName(ShardPolicy policy);
 
 // An increment's event time, not given. A counter with a dedupe window
 // refuses a once-increment without one; others do not need it. A given
@@ -45,15 +47,19 @@ enum class BucketWidth : uint8_t {
   kDay = 3,
 };
 
-const char* BucketWidthName(BucketWidth width);
+TALLY_EXPORT const char* BucketWidthName(BucketWidth width);
 
 // A bucket's length in ms; 0 for BucketWidth::kNone.
 inline constexpr int64_t BucketWidthMs(BucketWidth width) {
   switch (width) {
-    case BucketWidth::kMinute: return 60'000;
-    case BucketWidth::kHour: return 3'600'000;
-    case BucketWidth::kDay: return 86'400'000;
-    case BucketWidth::kNone: break;
+    case BucketWidth::kMinute:
+      return 60'000;
+    case BucketWidth::kHour:
+      return 3'600'000;
+    case BucketWidth::kDay:
+      return 86'400'000;
+    case BucketWidth::kNone:
+      break;
   }
   return 0;
 }
@@ -151,20 +157,20 @@ struct CounterInfo {
   uint32_t shards = 0;
   ShardPolicy policy = ShardPolicy::kRandom;
   uint32_t schema_version = 0;
-  int64_t created_at_ms = 0;  // Unix epoch, UTC, from Options::clock
-  uint32_t flags = 0;  // kCounterFlagPlainIncrements or 0
+  int64_t created_at_ms = 0;     // Unix epoch, UTC, from Options::clock
+  uint32_t flags = 0;            // kCounterFlagPlainIncrements or 0
   int64_t dedupe_window_ms = 0;  // as in CounterSpec
   BucketWidth bucket = BucketWidth::kNone;
   int64_t retention_ms = 0;
   bool outbox = false;
-  bool keyed = false;  // as in CounterSpec
+  bool keyed = false;      // as in CounterSpec
   CounterBounds bounds{};  // as in CounterSpec
   bool sliding = false;    // as in CounterSpec
 };
 
 // A quota's window now (Db::ReadQuota): one counter's, or one key's.
 struct QuotaState {
-  int64_t used = 0;       // this window's value
+  int64_t used = 0;  // this window's value
   // What an increment may still take now (IncrementResult::remaining of an
   // increment made now); a sliding quota's counts the previous window's
   // weighted use.
@@ -212,10 +218,10 @@ struct TopKeysResult {
   // there are any, ReadCached of the counter is OutOfRange naming it.
   uint64_t out_of_range_keys = 0;
   std::string first_out_of_range_key;
-  int64_t as_of_ms = 0;     // Options::clock when the scan read it
-  uint64_t sequence = 0;    // the RocksDB sequence number it reflects
-  int64_t lag_ms = 0;       // now - as_of_ms (>= 0); 0 for an exact read
-  bool exact = false;       // read now by a scan, not from the roll-up
+  int64_t as_of_ms = 0;   // Options::clock when the scan read it
+  uint64_t sequence = 0;  // the RocksDB sequence number it reflects
+  int64_t lag_ms = 0;     // now - as_of_ms (>= 0); 0 for an exact read
+  bool exact = false;     // read now by a scan, not from the roll-up
 };
 
 // How Db::TopKeys answers: from the counter's roll-up (default: one Get,
@@ -227,9 +233,9 @@ struct TopKeysOptions {
 // A counter's cached total, as Db::ReadCached returns it.
 struct CachedValue {
   int64_t value = 0;
-  int64_t as_of_ms = 0;     // Options::clock when the roll-up read it
-  uint64_t sequence = 0;    // the RocksDB sequence number it reflects
-  int64_t lag_ms = 0;       // now - as_of_ms (>= 0)
+  int64_t as_of_ms = 0;   // Options::clock when the roll-up read it
+  uint64_t sequence = 0;  // the RocksDB sequence number it reflects
+  int64_t lag_ms = 0;     // now - as_of_ms (>= 0)
   // Increments applied to the counter after the roll-up, counted in this
   // process. Known only once this process has rolled the counter up; a
   // roll-up stored by an earlier process may be followed by increments this
@@ -240,10 +246,10 @@ struct CachedValue {
 
 // The outcome of one increment.
 enum class Outcome : uint8_t {
-  kApplied = 0,    // counted now
-  kDuplicate = 1,  // this event id was counted before with the same delta
-  kConflict = 2,   // this event id was counted before with another delta;
-                   // nothing changed
+  kApplied = 0,        // counted now
+  kDuplicate = 1,      // this event id was counted before with the same delta
+  kConflict = 2,       // this event id was counted before with another delta;
+                       // nothing changed
   kOutsideWindow = 3,  // the event time is older than the counter's dedupe
                        // window: not counted (its marker may be gone, so
                        // the engine cannot tell a new event from a
@@ -255,7 +261,7 @@ enum class Outcome : uint8_t {
                  // kRefused with the same value, however the value moved.
 };
 
-const char* OutcomeName(Outcome outcome);
+TALLY_EXPORT const char* OutcomeName(Outcome outcome);
 
 struct IncrementResult {
   Outcome outcome = Outcome::kApplied;
@@ -292,7 +298,7 @@ enum class HoldState : uint8_t {
   kRefused = 4,    // too few units were available: nothing was held
 };
 
-const char* HoldStateName(HoldState state);
+TALLY_EXPORT const char* HoldStateName(HoldState state);
 
 // What Reserve, CommitReservation and ReleaseReservation answer.
 struct ReservationResult {
@@ -330,7 +336,7 @@ enum class ClaimState : uint8_t {
   kReleased = 2,
   kDone = 3,
 };
-const char* ClaimStateName(ClaimState state);
+TALLY_EXPORT const char* ClaimStateName(ClaimState state);
 
 // What Claim, CompleteClaim and ReleaseClaim answer.
 enum class ClaimAnswer : uint8_t {
@@ -342,7 +348,7 @@ enum class ClaimAnswer : uint8_t {
   kStaleToken = 5,  // CompleteClaim, ReleaseClaim: `token` is no longer
                     // the claim's grant; nothing changed
 };
-const char* ClaimAnswerName(ClaimAnswer answer);
+TALLY_EXPORT const char* ClaimAnswerName(ClaimAnswer answer);
 
 // One claim as stored (Db::GetClaim, ListClaims, and in every answer).
 struct ClaimInfo {

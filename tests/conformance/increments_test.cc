@@ -211,11 +211,14 @@ TEST_P(Increments, AsyncCallsAnswerOnceEachAsTheSyncOnesWould) {
     db_->IncrementOnceAsync("c", id, 2, done(kCalls + 2 * i + 1));
   }
   int applied = 0, duplicates = 0;
-  for (auto& f : futures) {
-    Result<IncrementResult> r = f.get();
+  for (size_t i = 0; i < futures.size(); ++i) {
+    Result<IncrementResult> r = futures[i].get();
     ASSERT_OK(r);
     applied += r->outcome == Outcome::kApplied;
     duplicates += r->outcome == Outcome::kDuplicate;
+    // The delta counted, as the sync calls answer it: the plain call's, and
+    // the event's for its applied copy and its duplicate alike.
+    EXPECT_EQ(r->applied, i < size_t{kCalls} ? 1 : 2) << "call " << i;
   }
   EXPECT_EQ(applied, 2 * kCalls);  // every plain one, one copy of each event
   EXPECT_EQ(duplicates, kCalls);

@@ -79,6 +79,8 @@ TEST_P(OnceAsync, ManyThreadsManyCopiesCountEachEventOnce) {
       } else if (r->outcome != Outcome::kDuplicate) {
         wrong.fetch_add(1);
       }
+      // Applied or a copy: the event's delta counted (types.h).
+      if (r->applied != delta_of(i)) wrong.fetch_add(1);
       int expected = -1;
       const int shard = static_cast<int>(r->shard);
       if (!shard_of[i].compare_exchange_strong(expected, shard) &&
@@ -185,6 +187,12 @@ TEST(OnceAsyncQueued, CopiesOfAQueuedEventAreDecidedAgainstIt) {
   ASSERT_OK(sync_answer);
   EXPECT_EQ(sync_answer->outcome, Outcome::kDuplicate);
   EXPECT_EQ(sync_answer->shard, first->shard);
+  // The delta counted (IncrementResult::applied): the event's for the
+  // applied copy and for every duplicate, none for the conflict.
+  EXPECT_EQ(first->applied, 5);
+  EXPECT_EQ(second->applied, 5);
+  EXPECT_EQ(third->applied, 0);
+  EXPECT_EQ(sync_answer->applied, 5);
   EXPECT_EQ(test::OkValue(db->ReadExact("c")), 1 + 5);
   const EngineStats stats = tally::GetStats(*db);
   EXPECT_EQ(stats.applied, 2u);
@@ -198,6 +206,7 @@ TEST(OnceAsyncQueued, CopiesOfAQueuedEventAreDecidedAgainstIt) {
   ASSERT_OK(stored);
   EXPECT_EQ(stored->outcome, Outcome::kDuplicate);
   EXPECT_EQ(stored->shard, first->shard);
+  EXPECT_EQ(stored->applied, 5);
 }
 
 // The queued copy's commit fails: the copies riding on it get its error,

@@ -1,16 +1,58 @@
 #!/bin/sh
 # check_install.sh BUILD_DIR SOURCE_DIR CMAKE: installs tally from BUILD_DIR
-# into a temporary prefix, then configures, builds and runs the consumer
-# project in SOURCE_DIR against it with FlatBuffers made unfindable: the
-# installed package must not require it (a private, header-only dependency).
+# into a temporary prefix and builds and runs the order-counter examples
+# (examples/orders/) against it, the ways docs/embedding.md tells users to:
+#   1. CMake, find_package(tally), with FlatBuffers made unfindable (the
+#      installed package must not require it: a private, header-only
+#      dependency);
+#   2. pkg-config tally (C++) and tally-c (C) against the shared library;
+#   3. the same against a static-only install (libtally.so removed, the
+#      static variant of the .pc files, which names RocksDB): the programs
+#      must not need libtally.so.
+# Each example counts 40 orders delivered twice and exits non-zero unless
+# it finds 40, 40 markers and the revenue of the 40.
 set -eu
 build="$1" src="$2" cmake="$3"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 "$cmake" --install "$build" --prefix "$tmp/prefix" >/dev/null
-"$cmake" -S "$src" -B "$tmp/build" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
+pcdir="$(dirname "$(find "$tmp/prefix" -name tally.pc)")"
+libdir="$(dirname "$pcdir")"
+
+echo "== find_package(tally), without FlatBuffers"
+"$cmake" -S "$src/examples/orders" -B "$tmp/cmake" \
+  -DCMAKE_PREFIX_PATH="$tmp/prefix" \
   -DCMAKE_DISABLE_FIND_PACKAGE_FlatBuffers=ON -DCMAKE_BUILD_TYPE=Release \
   >/dev/null
-"$cmake" --build "$tmp/build" >/dev/null
-"$tmp/build/consumer" "$tmp/db"
-echo "installed package found and used without FlatBuffers"
+"$cmake" --build "$tmp/cmake" >/dev/null
+LD_LIBRARY_PATH="$libdir" "$tmp/cmake/orders" "$tmp/db-cmake"
+
+# link_and_run NAME: the C++ and the C example with pkg-config from $pcdir.
+link_and_run() {
+  c++ "$src/examples/orders/orders.cc" -o "$tmp/$1-cxx" \
+    $(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs tally)
+  cc -std=c11 -Wall -Werror "$src/examples/orders/orders.c" -o "$tmp/$1-c" \
+    $(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs tally-c)
+  "$tmp/$1-cxx" "$tmp/db-$1-cxx"
+  "$tmp/$1-c" "$tmp/db-$1-c"
+}
+
+echo "== pkg-config, shared library"
+export LD_LIBRARY_PATH="$libdir"
+link_and_run shared
+ldd "$tmp/shared-c" | grep -q 'libtally\.so' || {
+  echo "check_install: the pkg-config link did not use libtally.so" >&2
+  exit 1
+}
+unset LD_LIBRARY_PATH
+
+echo "== pkg-config, static-only install"
+rm -f "$libdir"/libtally.so*
+cp "$build/pkgconfig/static/tally.pc" "$build/pkgconfig/static/tally-c.pc" \
+  "$pcdir/"
+link_and_run static
+if ldd "$tmp/static-c" | grep -q 'libtally\.so'; then
+  echo "check_install: the static link needs libtally.so" >&2
+  exit 1
+fi
+echo "installed package used by CMake and pkg-config, shared and static"

@@ -23,8 +23,13 @@ TEST_F(CounterctlRollup, RollupThenGetCachedShowsValueAsOfAndLag) {
   ProcessResult none = Ctl({"get", "orders", "--cached"});
   EXPECT_EQ(none.exit_code, 1);
   EXPECT_EQ(none.err,
-            "counterctl: NotFound: counter 'orders' has no roll-up yet; a "
-            "writable open makes one (RollupNow or the roll-up worker)\n");
+            "counterctl: NotFound: counter 'orders' has no roll-up yet: run "
+            "`counterctl rollup orders` first, or `counterctl get orders` "
+            "for the exact value now\n");
+  // An unknown counter is NotFound as itself.
+  ProcessResult unknown = Ctl({"get", "nope", "--cached"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_EQ(unknown.err.find("roll-up"), std::string::npos) << unknown.err;
 
   EXPECT_EQ(CtlOk({"rollup"}), "rolled up every changed counter\n");
   CtlOk({"incr", "orders", "--by", "2"});

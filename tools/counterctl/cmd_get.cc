@@ -186,7 +186,11 @@ int RunGet(const GlobalArgs& global, const GetArgs& args) {
   if (args.keys.size() > 1) return RunKeys(db.get(), args);
   if (args.cached) {
     tally::Result<tally::CachedValue> cached = db->ReadCached(args.name);
-    if (!cached.ok()) return Fail(cached.status());
+    if (!cached.ok()) {
+      return Fail(NoRollupYet(*db, args.name, cached.status(),
+                              ", or `counterctl get " + args.name +
+                                  "` for the exact value now"));
+    }
     return PrintCached(args, *cached);
   }
   tally::Result<int64_t> value = db->ReadExact(ref);

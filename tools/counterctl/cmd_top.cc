@@ -1,7 +1,8 @@
 // top NAME [-n N] [--exact] [--json]: the N keys of a keyed counter with
 // the largest values (Db::TopKeys), largest first. By default from the
 // counter's roll-up (one read, as `get --cached`: a counter nobody rolled up
-// is NotFound from this read-only view; `rollup NAME` makes one), with
+// is NotFound from this read-only view, naming `rollup NAME`, which makes
+// one, and --exact), with
 // --exact by a scan of every key now. Text: "key: value" lines (as_of,
 // lag_ms, exact, key_count, total; out_of_range_keys and
 // first_out_of_range_key when keys hold values beyond int64, which the
@@ -35,7 +36,11 @@ int RunTop(const GlobalArgs& global, const TopArgs& args) {
   options.exact = args.exact;
   tally::Result<tally::TopKeysResult> top =
       db->TopKeys(args.name, static_cast<size_t>(*n), options);
-  if (!top.ok()) return Fail(top.status());
+  if (!top.ok()) {
+    return Fail(NoRollupYet(*db, args.name, top.status(),
+                            ", or `counterctl top " + args.name +
+                                " --exact` for a scan of every key now"));
+  }
   if (args.json) {
     Json doc = {
         {"counter", args.name},      {"n", *n},

@@ -82,6 +82,18 @@ int Fail(const tally::Status& status) {
   return kExitError;
 }
 
+tally::Status NoRollupYet(tally::Db& db, std::string_view counter,
+                          const tally::Status& status,
+                          std::string_view alternative) {
+  // NotFound for a counter that exists: its roll-up is what is missing.
+  if (!status.IsNotFound() || !db.DescribeCounter(counter).ok()) return status;
+  const std::string name(counter);
+  return tally::Status::NotFound("counter '" + name +
+                                 "' has no roll-up yet: run `counterctl "
+                                 "rollup " + name + "` first" +
+                                 std::string(alternative));
+}
+
 int UsageError(std::string_view message) {
   PrintError(message);
   return kExitUsage;

@@ -45,6 +45,14 @@ void PrintNote(std::string_view message);
 // Reports a failed operation and returns kExitError.
 int Fail(const tally::Status& status);
 
+// What a read of a counter's roll-up (get --cached, top) reports when there
+// is none yet: NotFound naming the command that makes one (and
+// `alternative`, another way to get an answer now), where the engine's
+// message names API calls. Any other status is returned as it is.
+tally::Status NoRollupYet(tally::Db& db, std::string_view counter,
+                          const tally::Status& status,
+                          std::string_view alternative);
+
 // Reports a command-line mistake and returns kExitUsage.
 int UsageError(std::string_view message);
 
