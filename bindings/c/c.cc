@@ -169,8 +169,8 @@ Status ToSpec(const tally_counter_spec& c, tally::CounterSpec* spec) {
   spec->retention_ms = c.retention_ms;
   spec->outbox = c.outbox != 0;
   spec->keyed = c.keyed != 0;
-  spec->bounds = tally::CounterBounds{c.has_min != 0, c.min, c.has_max != 0,
-                                      c.max};
+  spec->bounds =
+      tally::CounterBounds{c.has_min != 0, c.min, c.has_max != 0, c.max};
   spec->sliding = c.sliding != 0;
   return Status::OK();
 }
@@ -202,24 +202,29 @@ void FromInfo(const tally::CounterInfo& i, bool with_name,
 }
 
 tally_increment_result FromResult(const tally::IncrementResult& r) {
-  return tally_increment_result{static_cast<int>(r.outcome), r.shard,
-                                r.value, r.applied, r.remaining,
+  return tally_increment_result{static_cast<int>(r.outcome),
+                                r.shard,
+                                r.value,
+                                r.applied,
+                                r.remaining,
                                 r.window_ends_ms};
 }
 
 tally_reservation_result FromReservation(const tally::ReservationResult& r) {
   return tally_reservation_result{static_cast<int>(r.outcome),
-                                  static_cast<int>(r.state), r.units,
-                                  r.expires_at_ms, r.value, r.available};
+                                  static_cast<int>(r.state),
+                                  r.units,
+                                  r.expires_at_ms,
+                                  r.value,
+                                  r.available};
 }
 
 void FromClaim(const tally::ClaimInfo& c, tally_claim_info* out) {
-  *out = tally_claim_info{c.key.data(),    c.key.size(),
-                          static_cast<int>(c.state), c.token,
-                          c.holder.data(), c.holder.size(),
-                          c.granted_at_ms, c.lease_until_ms,
-                          c.ended_at_ms,   c.result.data(),
-                          c.result.size()};
+  *out = tally_claim_info{
+      c.key.data(),    c.key.size(),     static_cast<int>(c.state),
+      c.token,         c.holder.data(),  c.holder.size(),
+      c.granted_at_ms, c.lease_until_ms, c.ended_at_ms,
+      c.result.data(), c.result.size()};
 }
 
 // The write options a C caller gave (NULL: defaults), as the C++ API's.
@@ -266,15 +271,24 @@ size_t CountOf(const List* list) {
 
 const char* tally_code_name(int code) {
   switch (code) {
-    case TALLY_OK: return "OK";
-    case TALLY_NOT_FOUND: return "NotFound";
-    case TALLY_INVALID_ARGUMENT: return "InvalidArgument";
-    case TALLY_CORRUPTION: return "Corruption";
-    case TALLY_IO_ERROR: return "IOError";
-    case TALLY_OUT_OF_RANGE: return "OutOfRange";
-    case TALLY_BUSY: return "Busy";
-    case TALLY_ALREADY_EXISTS: return "AlreadyExists";
-    case TALLY_NOT_SUPPORTED: return "NotSupported";
+    case TALLY_OK:
+      return "OK";
+    case TALLY_NOT_FOUND:
+      return "NotFound";
+    case TALLY_INVALID_ARGUMENT:
+      return "InvalidArgument";
+    case TALLY_CORRUPTION:
+      return "Corruption";
+    case TALLY_IO_ERROR:
+      return "IOError";
+    case TALLY_OUT_OF_RANGE:
+      return "OutOfRange";
+    case TALLY_BUSY:
+      return "Busy";
+    case TALLY_ALREADY_EXISTS:
+      return "AlreadyExists";
+    case TALLY_NOT_SUPPORTED:
+      return "NotSupported";
   }
   return "unknown";
 }
@@ -340,6 +354,31 @@ void tally_options_set_group_commit_max_delay_us(tally_options* o,
                                                  uint32_t us) {
   if (o != nullptr) o->options.group_commit_max_delay_us = us;
 }
+void tally_options_set_max_pending_operands(tally_options* o, size_t value) {
+  if (o != nullptr) o->options.max_pending_operands = value;
+}
+void tally_options_set_event_lock_stripes(tally_options* o, uint32_t value) {
+  if (o != nullptr) o->options.event_lock_stripes = value;
+}
+void tally_options_set_stats_publish_interval_ms(tally_options* o,
+                                                 uint32_t value) {
+  if (o != nullptr) o->options.stats_publish_interval_ms = value;
+}
+void tally_options_set_expiry_sweep_seconds(tally_options* o, uint64_t value) {
+  if (o != nullptr) o->options.expiry_sweep_seconds = value;
+}
+void tally_options_set_outbox_max_entries(tally_options* o, uint64_t value) {
+  if (o != nullptr) o->options.outbox_max_entries = value;
+}
+void tally_options_set_group_commit_max_bytes(tally_options* o, size_t value) {
+  if (o != nullptr) o->options.group_commit_max_bytes = value;
+}
+void tally_options_set_group_commit_max_ops(tally_options* o, size_t value) {
+  if (o != nullptr) o->options.group_commit_max_ops = value;
+}
+void tally_options_set_salvage_wal(tally_options* o, int value) {
+  if (o != nullptr) o->options.salvage_wal = value != 0;
+}
 void tally_options_set_clock(tally_options* o, int64_t (*now_ms)(void* ctx),
                              void* ctx) {
   if (o == nullptr) return;
@@ -373,10 +412,8 @@ void tally_counter_spec_init(tally_counter_spec* spec) {
   spec->shards = tally::CounterSpec().shards;
 }
 
-tally_code tally_create_counter(tally_db* db, const char* name,
-                                size_t name_len,
-                                const tally_counter_spec* spec,
-                                char** errmsg) {
+tally_code tally_create_counter(tally_db* db, const char* name, size_t name_len,
+                                const tally_counter_spec* spec, char** errmsg) {
   std::string_view n;
   return Run(All({CheckDb(db), Need({{"spec", spec}}),
                   Bytes(name, name_len, "name", &n)}),
@@ -419,8 +456,8 @@ int tally_counter_list_get(const tally_counter_list* list, size_t i,
 }
 void tally_counter_list_destroy(tally_counter_list* list) { delete list; }
 
-tally_code tally_delete_counter(tally_db* db, const char* name,
-                                size_t name_len, char** errmsg) {
+tally_code tally_delete_counter(tally_db* db, const char* name, size_t name_len,
+                                char** errmsg) {
   std::string_view n;
   return Run(All({CheckDb(db), Bytes(name, name_len, "name", &n)}), errmsg,
              [&] { return db->db->DeleteCounter(n); });
@@ -435,9 +472,8 @@ void tally_write_options_init(tally_write_options* options) {
 }
 
 tally_code tally_increment(tally_db* db, const char* counter,
-                           size_t counter_len, const char* key,
-                           size_t key_len, int64_t delta,
-                           const tally_write_options* options,
+                           size_t counter_len, const char* key, size_t key_len,
+                           int64_t delta, const tally_write_options* options,
                            tally_increment_result* result, char** errmsg) {
   Ref ref;
   WriteOpts w;
@@ -456,8 +492,7 @@ tally_code tally_increment_once(tally_db* db, const char* counter,
                                 size_t key_len, const char* event_id,
                                 size_t event_id_len, int64_t delta,
                                 const tally_write_options* options,
-                                tally_increment_result* result,
-                                char** errmsg) {
+                                tally_increment_result* result, char** errmsg) {
   Ref ref;
   WriteOpts w;
   std::string_view id;
@@ -466,8 +501,8 @@ tally_code tally_increment_once(tally_db* db, const char* counter,
                   Bytes(event_id, event_id_len, "event_id", &id),
                   ToWriteOpts(options, &w)}),
              errmsg, [&] {
-               auto r = db->db->IncrementOnce(ref.ref(), id, delta,
-                                              OnceOpts(w));
+               auto r =
+                   db->db->IncrementOnce(ref.ref(), id, delta, OnceOpts(w));
                if (r.ok()) *result = FromResult(*r);
                return r.status();
              });
@@ -508,9 +543,8 @@ size_t tally_batch_count(const tally_batch* batch) {
 }
 
 tally_code tally_batch_add(tally_batch* batch, const char* counter,
-                           size_t counter_len, const char* key,
-                           size_t key_len, int64_t delta,
-                           const tally_write_options* options,
+                           size_t counter_len, const char* key, size_t key_len,
+                           int64_t delta, const tally_write_options* options,
                            char** errmsg) {
   Ref ref;
   WriteOpts w;
@@ -568,8 +602,8 @@ tally_code tally_apply(tally_db* db, const tally_batch* batch,
 // ---- reads ----
 
 tally_code tally_read_exact(tally_db* db, const char* counter,
-                            size_t counter_len, const char* key,
-                            size_t key_len, int64_t* value, char** errmsg) {
+                            size_t counter_len, const char* key, size_t key_len,
+                            int64_t* value, char** errmsg) {
   Ref ref;
   return Run(All({CheckDb(db), Need({{"value", value}}),
                   MakeRef(counter, counter_len, key, key_len, &ref)}),
@@ -581,9 +615,9 @@ tally_code tally_read_exact(tally_db* db, const char* counter,
 }
 
 tally_code tally_read_range(tally_db* db, const char* counter,
-                            size_t counter_len, const char* key,
-                            size_t key_len, int64_t from_ms, int64_t to_ms,
-                            int64_t* value, char** errmsg) {
+                            size_t counter_len, const char* key, size_t key_len,
+                            int64_t from_ms, int64_t to_ms, int64_t* value,
+                            char** errmsg) {
   Ref ref;
   return Run(All({CheckDb(db), Need({{"value", value}}),
                   MakeRef(counter, counter_len, key, key_len, &ref)}),
@@ -596,8 +630,8 @@ tally_code tally_read_range(tally_db* db, const char* counter,
 
 tally_code tally_shard_counts(tally_db* db, const char* counter,
                               size_t counter_len, const char* key,
-                              size_t key_len, int64_t* values,
-                              size_t capacity, size_t* count, char** errmsg) {
+                              size_t key_len, int64_t* values, size_t capacity,
+                              size_t* count, char** errmsg) {
   Ref ref;
   return Run(All({CheckDb(db), Need({{"count", count}}),
                   MakeRef(counter, counter_len, key, key_len, &ref)}),
@@ -620,23 +654,23 @@ tally_code tally_read_keys(tally_db* db, const char* counter,
                            const size_t* key_lens, size_t n, int64_t* values,
                            char** errmsg) {
   std::string_view c;
-  return Run(
-      All({CheckDb(db), Bytes(counter, counter_len, "counter", &c),
-           n == 0 ? Status::OK()
-                  : Need({{"keys", keys},
-                          {"key_lens", key_lens},
-                          {"values", values}})}),
-      errmsg, [&] {
-        std::vector<std::string_view> views(n);
-        for (size_t i = 0; i < n; ++i) {
-          const std::string what = "keys[" + std::to_string(i) + "]";
-          Status s = Bytes(keys[i], key_lens[i], what.c_str(), &views[i]);
-          if (!s.ok()) return s;
-        }
-        auto r = db->db->ReadKeys(c, views);
-        if (r.ok()) std::memcpy(values, r->data(), n * sizeof(int64_t));
-        return r.status();
-      });
+  return Run(All({CheckDb(db), Bytes(counter, counter_len, "counter", &c),
+                  n == 0 ? Status::OK()
+                         : Need({{"keys", keys},
+                                 {"key_lens", key_lens},
+                                 {"values", values}})}),
+             errmsg, [&] {
+               std::vector<std::string_view> views(n);
+               for (size_t i = 0; i < n; ++i) {
+                 const std::string what = "keys[" + std::to_string(i) + "]";
+                 Status s =
+                     Bytes(keys[i], key_lens[i], what.c_str(), &views[i]);
+                 if (!s.ok()) return s;
+               }
+               auto r = db->db->ReadKeys(c, views);
+               if (r.ok()) std::memcpy(values, r->data(), n * sizeof(int64_t));
+               return r.status();
+             });
 }
 
 tally_code tally_read_cached(tally_db* db, const char* counter,
@@ -668,19 +702,17 @@ tally_code tally_refresh(tally_db* db, char** errmsg) {
 }
 
 tally_code tally_read_quota(tally_db* db, const char* counter,
-                            size_t counter_len, const char* key,
-                            size_t key_len, tally_quota_state* state,
-                            char** errmsg) {
+                            size_t counter_len, const char* key, size_t key_len,
+                            tally_quota_state* state, char** errmsg) {
   Ref ref;
   return Run(All({CheckDb(db), Need({{"state", state}}),
                   MakeRef(counter, counter_len, key, key_len, &ref)}),
              errmsg, [&] {
                auto r = db->db->ReadQuota(ref.ref());
                if (r.ok()) {
-                 *state = tally_quota_state{r->used, r->remaining,
-                                            r->window_start_ms,
-                                            r->window_ends_ms,
-                                            r->previous_used};
+                 *state = tally_quota_state{
+                     r->used, r->remaining, r->window_start_ms,
+                     r->window_ends_ms, r->previous_used};
                }
                return r.status();
              });
@@ -694,8 +726,7 @@ size_t tally_key_list_count(const tally_key_list* list) {
 int tally_key_list_get(const tally_key_list* list, size_t i,
                        tally_key_value* out) {
   return GetItem(list, i, out, [](const tally::KeyValue& k, auto* o) {
-    *o = tally_key_value{k.key.data(), k.key.size(), k.value,
-                         k.out_of_range};
+    *o = tally_key_value{k.key.data(), k.key.size(), k.value, k.out_of_range};
   });
 }
 void tally_key_list_destroy(tally_key_list* list) { delete list; }
@@ -721,10 +752,9 @@ tally_code tally_list_keys(tally_db* db, const char* counter,
              });
 }
 
-tally_code tally_top_keys(tally_db* db, const char* counter,
-                          size_t counter_len, size_t n, int exact,
-                          tally_key_list** list, tally_top_keys_info* info,
-                          char** errmsg) {
+tally_code tally_top_keys(tally_db* db, const char* counter, size_t counter_len,
+                          size_t n, int exact, tally_key_list** list,
+                          tally_top_keys_info* info, char** errmsg) {
   std::string_view c;
   return Run(All({CheckDb(db), Need({{"list", list}, {"info", info}}),
                   Bytes(counter, counter_len, "counter", &c)}),
@@ -734,8 +764,8 @@ tally_code tally_top_keys(tally_db* db, const char* counter,
                auto r = db->db->TopKeys(c, n, o);
                if (!r.ok()) return r.status();
                tally::TopKeysResult top = std::move(r).value();
-               auto* l = new tally_key_list{std::move(top.keys),
-                                            std::move(top.first_out_of_range_key)};
+               auto* l = new tally_key_list{
+                   std::move(top.keys), std::move(top.first_out_of_range_key)};
                *info = tally_top_keys_info{top.key_count,
                                            top.total,
                                            top.out_of_range_keys,
@@ -750,12 +780,12 @@ tally_code tally_top_keys(tally_db* db, const char* counter,
 }
 
 tally_code tally_delete_key(tally_db* db, const char* counter,
-                            size_t counter_len, const char* key,
-                            size_t key_len, char** errmsg) {
+                            size_t counter_len, const char* key, size_t key_len,
+                            char** errmsg) {
   Ref ref;
-  return Run(All({CheckDb(db), MakeRef(counter, counter_len, key, key_len,
-                                       &ref)}),
-             errmsg, [&] { return db->db->DeleteKey(ref.counter, ref.key); });
+  return Run(
+      All({CheckDb(db), MakeRef(counter, counter_len, key, key_len, &ref)}),
+      errmsg, [&] { return db->db->DeleteKey(ref.counter, ref.key); });
 }
 
 // ---- markers ----
@@ -789,8 +819,7 @@ void tally_marker_list_destroy(tally_marker_list* list) { delete list; }
 
 tally_code tally_count_markers(tally_db* db, const char* counter,
                                size_t counter_len, const char* key,
-                               size_t key_len, uint64_t* count,
-                               char** errmsg) {
+                               size_t key_len, uint64_t* count, char** errmsg) {
   Ref ref;
   return Run(All({CheckDb(db), Need({{"count", count}}),
                   MakeRef(counter, counter_len, key, key_len, &ref)}),
@@ -823,10 +852,9 @@ tally_code tally_list_markers(tally_db* db, const char* counter,
 }
 
 tally_code tally_get_marker(tally_db* db, const char* counter,
-                            size_t counter_len, const char* key,
-                            size_t key_len, const char* event_id,
-                            size_t event_id_len, tally_marker_list** list,
-                            char** errmsg) {
+                            size_t counter_len, const char* key, size_t key_len,
+                            const char* event_id, size_t event_id_len,
+                            tally_marker_list** list, char** errmsg) {
   Ref ref;
   std::string_view id;
   return Run(All({CheckDb(db), Need({{"list", list}}),
@@ -834,7 +862,8 @@ tally_code tally_get_marker(tally_db* db, const char* counter,
                   Bytes(event_id, event_id_len, "event_id", &id)}),
              errmsg, [&] {
                auto r = db->db->GetMarker(ref.ref(), id);
-               if (r.ok()) *list = new tally_marker_list{{std::move(r).value()}};
+               if (r.ok())
+                 *list = new tally_marker_list{{std::move(r).value()}};
                return r.status();
              });
 }
@@ -863,11 +892,10 @@ tally_code Reservation(tally_db* db, const char* counter, size_t counter_len,
 
 }  // namespace
 
-tally_code tally_reserve(tally_db* db, const char* counter,
-                         size_t counter_len, const char* key, size_t key_len,
-                         const char* reservation_id,
-                         size_t reservation_id_len, int64_t units,
-                         int64_t hold_for_ms,
+tally_code tally_reserve(tally_db* db, const char* counter, size_t counter_len,
+                         const char* key, size_t key_len,
+                         const char* reservation_id, size_t reservation_id_len,
+                         int64_t units, int64_t hold_for_ms,
                          tally_reservation_result* result, char** errmsg) {
   return Reservation(db, counter, counter_len, key, key_len, reservation_id,
                      reservation_id_len, result, errmsg,
@@ -878,8 +906,7 @@ tally_code tally_reserve(tally_db* db, const char* counter,
 
 tally_code tally_commit_reservation(tally_db* db, const char* counter,
                                     size_t counter_len, const char* key,
-                                    size_t key_len,
-                                    const char* reservation_id,
+                                    size_t key_len, const char* reservation_id,
                                     size_t reservation_id_len,
                                     tally_reservation_result* result,
                                     char** errmsg) {
@@ -892,8 +919,7 @@ tally_code tally_commit_reservation(tally_db* db, const char* counter,
 
 tally_code tally_release_reservation(tally_db* db, const char* counter,
                                      size_t counter_len, const char* key,
-                                     size_t key_len,
-                                     const char* reservation_id,
+                                     size_t key_len, const char* reservation_id,
                                      size_t reservation_id_len,
                                      tally_reservation_result* result,
                                      char** errmsg) {
@@ -908,29 +934,27 @@ tally_code tally_get_reservation(tally_db* db, const char* counter,
                                  size_t counter_len, const char* key,
                                  size_t key_len, const char* reservation_id,
                                  size_t reservation_id_len,
-                                 tally_reservation_info* info,
-                                 char** errmsg) {
+                                 tally_reservation_info* info, char** errmsg) {
   Ref ref;
   std::string_view id;
-  return Run(All({CheckDb(db), Need({{"info", info}}),
-                  MakeRef(counter, counter_len, key, key_len, &ref),
-                  Bytes(reservation_id, reservation_id_len, "reservation_id",
-                        &id)}),
-             errmsg, [&] {
-               auto r = db->db->GetReservation(ref.ref(), id);
-               if (r.ok()) {
-                 *info = tally_reservation_info{
-                     static_cast<int>(r->state), r->units, r->created_at_ms,
-                     r->expires_at_ms, r->closed_at_ms};
-               }
-               return r.status();
-             });
+  return Run(
+      All({CheckDb(db), Need({{"info", info}}),
+           MakeRef(counter, counter_len, key, key_len, &ref),
+           Bytes(reservation_id, reservation_id_len, "reservation_id", &id)}),
+      errmsg, [&] {
+        auto r = db->db->GetReservation(ref.ref(), id);
+        if (r.ok()) {
+          *info = tally_reservation_info{static_cast<int>(r->state), r->units,
+                                         r->created_at_ms, r->expires_at_ms,
+                                         r->closed_at_ms};
+        }
+        return r.status();
+      });
 }
 
 tally_code tally_read_held(tally_db* db, const char* counter,
-                           size_t counter_len, const char* key,
-                           size_t key_len, tally_held_value* value,
-                           char** errmsg) {
+                           size_t counter_len, const char* key, size_t key_len,
+                           tally_held_value* value, char** errmsg) {
   Ref ref;
   return Run(All({CheckDb(db), Need({{"value", value}}),
                   MakeRef(counter, counter_len, key, key_len, &ref)}),
@@ -982,9 +1006,8 @@ Status KeepClaim(tally::Result<tally::ClaimResult> r,
 }  // namespace
 
 tally_code tally_claim(tally_db* db, const char* key, size_t key_len,
-                       const char* holder, size_t holder_len,
-                       int64_t lease_ms, tally_claim_result** result,
-                       char** errmsg) {
+                       const char* holder, size_t holder_len, int64_t lease_ms,
+                       tally_claim_result** result, char** errmsg) {
   std::string_view k, h;
   return Run(All({CheckDb(db), Need({{"result", result}}),
                   Bytes(key, key_len, "key", &k),
@@ -1026,9 +1049,8 @@ size_t tally_claim_list_count(const tally_claim_list* list) {
 }
 int tally_claim_list_get(const tally_claim_list* list, size_t i,
                          tally_claim_info* out) {
-  return GetItem(list, i, out, [](const tally::ClaimInfo& c, auto* o) {
-    FromClaim(c, o);
-  });
+  return GetItem(list, i, out,
+                 [](const tally::ClaimInfo& c, auto* o) { FromClaim(c, o); });
 }
 void tally_claim_list_destroy(tally_claim_list* list) { delete list; }
 
@@ -1048,22 +1070,22 @@ tally_code tally_list_claims(tally_db* db, int filter, size_t limit,
                              const char* start_after, size_t start_after_len,
                              tally_claim_list** list, char** errmsg) {
   std::string_view after;
-  return Run(All({CheckDb(db), Need({{"list", list}}),
-                  Bytes(start_after, start_after_len, "start_after", &after)}),
-             errmsg, [&] {
-               if (filter < TALLY_CLAIMS_ALL || filter > TALLY_CLAIMS_DONE) {
-                 return Status::InvalidArgument(
-                     "filter " + std::to_string(filter) +
-                     " is not a TALLY_CLAIMS_* value");
-               }
-               tally::ListClaimsOptions o;
-               o.filter = static_cast<tally::ClaimFilter>(filter);
-               o.limit = limit;
-               o.start_after = std::string(after);
-               auto r = db->db->ListClaims(o);
-               if (r.ok()) *list = new tally_claim_list{std::move(r).value()};
-               return r.status();
-             });
+  return Run(
+      All({CheckDb(db), Need({{"list", list}}),
+           Bytes(start_after, start_after_len, "start_after", &after)}),
+      errmsg, [&] {
+        if (filter < TALLY_CLAIMS_ALL || filter > TALLY_CLAIMS_DONE) {
+          return Status::InvalidArgument("filter " + std::to_string(filter) +
+                                         " is not a TALLY_CLAIMS_* value");
+        }
+        tally::ListClaimsOptions o;
+        o.filter = static_cast<tally::ClaimFilter>(filter);
+        o.limit = limit;
+        o.start_after = std::string(after);
+        auto r = db->db->ListClaims(o);
+        if (r.ok()) *list = new tally_claim_list{std::move(r).value()};
+        return r.status();
+      });
 }
 
 // ---- the outbox and sync ----
@@ -1074,18 +1096,10 @@ size_t tally_outbox_list_count(const tally_outbox_list* list) {
 int tally_outbox_list_get(const tally_outbox_list* list, size_t i,
                           tally_outbox_entry* out) {
   return GetItem(list, i, out, [](const tally::OutboxEntry& e, auto* o) {
-    *o = tally_outbox_entry{e.seq,
-                            e.counter.data(),
-                            e.counter.size(),
-                            e.key.data(),
-                            e.key.size(),
-                            e.event_id.data(),
-                            e.event_id.size(),
-                            e.delta,
-                            e.time_ms,
-                            e.origin.data(),
-                            e.origin.size(),
-                            e.origin_seq};
+    *o = tally_outbox_entry{
+        e.seq,        e.counter.data(),  e.counter.size(),  e.key.data(),
+        e.key.size(), e.event_id.data(), e.event_id.size(), e.delta,
+        e.time_ms,    e.origin.data(),   e.origin.size(),   e.origin_seq};
   });
 }
 void tally_outbox_list_destroy(tally_outbox_list* list) { delete list; }
@@ -1099,8 +1113,7 @@ tally_code tally_read_outbox(tally_db* db, uint64_t after_seq, size_t limit,
   });
 }
 
-tally_code tally_ack_outbox(tally_db* db, uint64_t through_seq,
-                            char** errmsg) {
+tally_code tally_ack_outbox(tally_db* db, uint64_t through_seq, char** errmsg) {
   return Run(CheckDb(db), errmsg,
              [&] { return tally::AckOutbox(*db->db, through_seq); });
 }
@@ -1128,21 +1141,21 @@ tally_code tally_database_id(tally_db* db, char** id, char** errmsg) {
 tally_code tally_sync_outbox(tally_db* edge, tally_db* hub,
                              size_t batch_entries, int shard_by_edge,
                              tally_sync_report* report, char** errmsg) {
-  return Run(All({edge == nullptr || edge->db == nullptr ? IsNull("edge")
-                                                         : Status::OK(),
-                  hub == nullptr || hub->db == nullptr ? IsNull("hub")
-                                                       : Status::OK(),
-                  Need({{"report", report}})}),
-             errmsg, [&] {
-               tally::SyncOptions o;
-               o.batch_entries = batch_entries;
-               o.shard_by_edge = shard_by_edge != 0;
-               tally::SyncReport r;
-               Status s = tally::SyncOutbox(edge->db.get(), hub->db.get(), o, &r);
-               *report = tally_sync_report{r.entries, r.applied, r.duplicates,
-                                           r.batches, r.acked_through};
-               return s;
-             });
+  return Run(
+      All({edge == nullptr || edge->db == nullptr ? IsNull("edge")
+                                                  : Status::OK(),
+           hub == nullptr || hub->db == nullptr ? IsNull("hub") : Status::OK(),
+           Need({{"report", report}})}),
+      errmsg, [&] {
+        tally::SyncOptions o;
+        o.batch_entries = batch_entries;
+        o.shard_by_edge = shard_by_edge != 0;
+        tally::SyncReport r;
+        Status s = tally::SyncOutbox(edge->db.get(), hub->db.get(), o, &r);
+        *report = tally_sync_report{r.entries, r.applied, r.duplicates,
+                                    r.batches, r.acked_through};
+        return s;
+      });
 }
 
 // ---- administration, checkpoints, backups ----
@@ -1153,10 +1166,9 @@ tally_code tally_verify(tally_db* db, tally_verify_report* report,
   return Run(All({CheckDb(db), Need({{"report", report}})}), errmsg, [&] {
     tally::VerifyReport r;
     Status s = tally::Verify(*db->db, &r);
-    *report = tally_verify_report{r.counters,      r.shard_keys,
-                                  r.markers,       r.sums_compared,
-                                  r.keys_compared, r.reservations,
-                                  r.problems.size(), r.problems_dropped};
+    *report = tally_verify_report{
+        r.counters,      r.shard_keys,   r.markers,         r.sums_compared,
+        r.keys_compared, r.reservations, r.problems.size(), r.problems_dropped};
     if (problems != nullptr && !r.problems.empty()) {
       std::string all;
       for (const std::string& p : r.problems) all += p + "\n";
@@ -1174,8 +1186,8 @@ tally_code tally_get_stats(tally_db* db, tally_engine_stats* stats,
                            char** errmsg) {
   return Run(All({CheckDb(db), Need({{"stats", stats}})}), errmsg, [&] {
     const tally::EngineStats e = tally::GetStats(*db->db);
-    *stats = tally_engine_stats{e.applied,  e.duplicates,    e.conflicts,
-                                e.outside_window, e.refused, e.rejected,
+    *stats = tally_engine_stats{e.applied,        e.duplicates,   e.conflicts,
+                                e.outside_window, e.refused,      e.rejected,
                                 e.group_commits,  e.group_members};
     return Status::OK();
   });
@@ -1205,23 +1217,23 @@ tally_code tally_create_backup(tally_db* db, const char* backup_dir,
 
 tally_code tally_list_backups(const char* backup_dir, tally_backup_info* infos,
                               size_t capacity, size_t* count, char** errmsg) {
-  return Run(All({CheckPath(backup_dir, "backup_dir"),
-                  Need({{"count", count}})}),
-             errmsg, [&] {
-               std::vector<tally::BackupInfo> list;
-               Status s = tally::ListBackups(backup_dir, &list);
-               if (!s.ok()) return s;
-               *count = list.size();
-               if (!list.empty() && (infos == nullptr || capacity < list.size())) {
-                 return Status::InvalidArgument(
-                     "infos has room for " + std::to_string(capacity) +
-                     " backups, there are " + std::to_string(list.size()));
-               }
-               for (size_t i = 0; i < list.size(); ++i) {
-                 infos[i] = FromBackup(list[i]);
-               }
-               return Status::OK();
-             });
+  return Run(
+      All({CheckPath(backup_dir, "backup_dir"), Need({{"count", count}})}),
+      errmsg, [&] {
+        std::vector<tally::BackupInfo> list;
+        Status s = tally::ListBackups(backup_dir, &list);
+        if (!s.ok()) return s;
+        *count = list.size();
+        if (!list.empty() && (infos == nullptr || capacity < list.size())) {
+          return Status::InvalidArgument(
+              "infos has room for " + std::to_string(capacity) +
+              " backups, there are " + std::to_string(list.size()));
+        }
+        for (size_t i = 0; i < list.size(); ++i) {
+          infos[i] = FromBackup(list[i]);
+        }
+        return Status::OK();
+      });
 }
 
 tally_code tally_verify_backup(const char* backup_dir, uint32_t id,
@@ -1232,8 +1244,7 @@ tally_code tally_verify_backup(const char* backup_dir, uint32_t id,
 
 tally_code tally_restore_backup(const char* backup_dir, uint32_t id,
                                 const char* db_path, char** errmsg) {
-  return Run(All({CheckPath(backup_dir, "backup_dir"),
-                  CheckPath(db_path, "db_path")}),
-             errmsg,
-             [&] { return tally::RestoreBackup(backup_dir, id, db_path); });
+  return Run(
+      All({CheckPath(backup_dir, "backup_dir"), CheckPath(db_path, "db_path")}),
+      errmsg, [&] { return tally::RestoreBackup(backup_dir, id, db_path); });
 }

@@ -159,6 +159,22 @@ TALLY_EXPORT void tally_options_set_rollup_interval_ms(tally_options* options,
                                                        uint32_t ms);
 TALLY_EXPORT void tally_options_set_group_commit_max_delay_us(
     tally_options* options, uint32_t us);
+TALLY_EXPORT void tally_options_set_max_pending_operands(tally_options* options,
+                                                         size_t value);
+TALLY_EXPORT void tally_options_set_event_lock_stripes(tally_options* options,
+                                                       uint32_t value);
+TALLY_EXPORT void tally_options_set_stats_publish_interval_ms(
+    tally_options* options, uint32_t value);
+TALLY_EXPORT void tally_options_set_expiry_sweep_seconds(tally_options* options,
+                                                         uint64_t value);
+TALLY_EXPORT void tally_options_set_outbox_max_entries(tally_options* options,
+                                                       uint64_t value);
+TALLY_EXPORT void tally_options_set_group_commit_max_bytes(
+    tally_options* options, size_t value);
+TALLY_EXPORT void tally_options_set_group_commit_max_ops(tally_options* options,
+                                                         size_t value);
+TALLY_EXPORT void tally_options_set_salvage_wal(tally_options* options,
+                                                int value);
 /* The engine's clock (Options::clock): now_ms(ctx) is called from any
  * thread, concurrently, and must outlive every database opened with these
  * options. NULL now_ms: the system clock. */
@@ -250,20 +266,24 @@ typedef struct tally_increment_result {
 } tally_increment_result;
 
 /* Db::Increment, IncrementOnce, Reset; `options` NULL: the defaults. */
-TALLY_EXPORT tally_code tally_increment(
-    tally_db* db, const char* counter, size_t counter_len, const char* key,
-    size_t key_len, int64_t delta, const tally_write_options* options,
-    tally_increment_result* result, char** errmsg);
+TALLY_EXPORT tally_code tally_increment(tally_db* db, const char* counter,
+                                        size_t counter_len, const char* key,
+                                        size_t key_len, int64_t delta,
+                                        const tally_write_options* options,
+                                        tally_increment_result* result,
+                                        char** errmsg);
 TALLY_EXPORT tally_code tally_increment_once(
     tally_db* db, const char* counter, size_t counter_len, const char* key,
     size_t key_len, const char* event_id, size_t event_id_len, int64_t delta,
     const tally_write_options* options, tally_increment_result* result,
     char** errmsg);
-TALLY_EXPORT tally_code tally_reset(
-    tally_db* db, const char* counter, size_t counter_len, const char* key,
-    size_t key_len, const char* reset_id, size_t reset_id_len, int64_t value,
-    const tally_write_options* options, tally_increment_result* result,
-    char** errmsg);
+TALLY_EXPORT tally_code tally_reset(tally_db* db, const char* counter,
+                                    size_t counter_len, const char* key,
+                                    size_t key_len, const char* reset_id,
+                                    size_t reset_id_len, int64_t value,
+                                    const tally_write_options* options,
+                                    tally_increment_result* result,
+                                    char** errmsg);
 
 /* A Batch: operations committed by tally_apply in one atomic write. */
 typedef struct tally_batch tally_batch;
@@ -274,17 +294,15 @@ TALLY_EXPORT void tally_batch_clear(tally_batch* batch);
 TALLY_EXPORT size_t tally_batch_count(const tally_batch* batch);
 /* Batch::Add and AddOnce. Checked by tally_apply, as the C++ API does;
  * here only a NULL pointer with a length fails. */
-TALLY_EXPORT tally_code tally_batch_add(tally_batch* batch,
-                                        const char* counter,
+TALLY_EXPORT tally_code tally_batch_add(tally_batch* batch, const char* counter,
                                         size_t counter_len, const char* key,
                                         size_t key_len, int64_t delta,
                                         const tally_write_options* options,
                                         char** errmsg);
 TALLY_EXPORT tally_code tally_batch_add_once(
     tally_batch* batch, const char* counter, size_t counter_len,
-    const char* key, size_t key_len, const char* event_id,
-    size_t event_id_len, int64_t delta, const tally_write_options* options,
-    char** errmsg);
+    const char* key, size_t key_len, const char* event_id, size_t event_id_len,
+    int64_t delta, const tally_write_options* options, char** errmsg);
 /* Db::Apply. `results`: room for `results_len` answers, one per operation,
  * written only on TALLY_OK; results_len must be at least the batch's count,
  * or 0 with results NULL (no answers wanted). */
@@ -306,10 +324,10 @@ TALLY_EXPORT tally_code tally_read_range(tally_db* db, const char* counter,
 /* Db::ShardCounts into values[0..capacity); *count gets the number of
  * shards. TALLY_INVALID_ARGUMENT (with *count set) when capacity is less. */
 TALLY_EXPORT tally_code tally_shard_counts(tally_db* db, const char* counter,
-                                           size_t counter_len,
-                                           const char* key, size_t key_len,
-                                           int64_t* values, size_t capacity,
-                                           size_t* count, char** errmsg);
+                                           size_t counter_len, const char* key,
+                                           size_t key_len, int64_t* values,
+                                           size_t capacity, size_t* count,
+                                           char** errmsg);
 /* Db::ReadKeys: values[i] is keys[i]'s (keys[i] has key_lens[i] bytes). */
 TALLY_EXPORT tally_code tally_read_keys(tally_db* db, const char* counter,
                                         size_t counter_len,
@@ -367,8 +385,8 @@ TALLY_EXPORT void tally_key_list_destroy(tally_key_list* list);
 /* Db::ListKeys: keys starting with `prefix`, after `start_after`, at most
  * `limit`. */
 TALLY_EXPORT tally_code tally_list_keys(tally_db* db, const char* counter,
-                                        size_t counter_len,
-                                        const char* prefix, size_t prefix_len,
+                                        size_t counter_len, const char* prefix,
+                                        size_t prefix_len,
                                         const char* start_after,
                                         size_t start_after_len, size_t limit,
                                         tally_key_list** list, char** errmsg);
@@ -386,8 +404,8 @@ typedef struct tally_top_keys_info {
 
 /* Db::TopKeys: the keys into *list, the rest into *info. */
 TALLY_EXPORT tally_code tally_top_keys(tally_db* db, const char* counter,
-                                       size_t counter_len, size_t n,
-                                       int exact, tally_key_list** list,
+                                       size_t counter_len, size_t n, int exact,
+                                       tally_key_list** list,
                                        tally_top_keys_info* info,
                                        char** errmsg);
 TALLY_EXPORT tally_code tally_delete_key(tally_db* db, const char* counter,
@@ -419,14 +437,14 @@ typedef struct tally_marker_info {
 typedef struct tally_marker_list tally_marker_list;
 
 TALLY_EXPORT size_t tally_marker_list_count(const tally_marker_list* list);
-TALLY_EXPORT int tally_marker_list_get(const tally_marker_list* list,
-                                       size_t i, tally_marker_info* out);
+TALLY_EXPORT int tally_marker_list_get(const tally_marker_list* list, size_t i,
+                                       tally_marker_info* out);
 TALLY_EXPORT void tally_marker_list_destroy(tally_marker_list* list);
 
 TALLY_EXPORT tally_code tally_count_markers(tally_db* db, const char* counter,
-                                            size_t counter_len,
-                                            const char* key, size_t key_len,
-                                            uint64_t* count, char** errmsg);
+                                            size_t counter_len, const char* key,
+                                            size_t key_len, uint64_t* count,
+                                            char** errmsg);
 /* Db::ListMarkers: after `start_after`, created at or after `since_ms`
  * (INT64_MIN: any), at most `limit`. */
 TALLY_EXPORT tally_code tally_list_markers(
@@ -468,14 +486,11 @@ typedef struct tally_held_value {
   int64_t next_expiry_ms;
 } tally_held_value;
 
-TALLY_EXPORT tally_code tally_reserve(tally_db* db, const char* counter,
-                                      size_t counter_len, const char* key,
-                                      size_t key_len,
-                                      const char* reservation_id,
-                                      size_t reservation_id_len,
-                                      int64_t units, int64_t hold_for_ms,
-                                      tally_reservation_result* result,
-                                      char** errmsg);
+TALLY_EXPORT tally_code
+tally_reserve(tally_db* db, const char* counter, size_t counter_len,
+              const char* key, size_t key_len, const char* reservation_id,
+              size_t reservation_id_len, int64_t units, int64_t hold_for_ms,
+              tally_reservation_result* result, char** errmsg);
 TALLY_EXPORT tally_code tally_commit_reservation(
     tally_db* db, const char* counter, size_t counter_len, const char* key,
     size_t key_len, const char* reservation_id, size_t reservation_id_len,
@@ -490,8 +505,7 @@ TALLY_EXPORT tally_code tally_get_reservation(
     tally_reservation_info* info, char** errmsg);
 TALLY_EXPORT tally_code tally_read_held(tally_db* db, const char* counter,
                                         size_t counter_len, const char* key,
-                                        size_t key_len,
-                                        tally_held_value* value,
+                                        size_t key_len, tally_held_value* value,
                                         char** errmsg);
 
 /* ---- claims: a side effect done once (docs/claims.md) ---- */
@@ -518,8 +532,8 @@ TALLY_EXPORT int tally_claim_result_repeated(const tally_claim_result* result);
 TALLY_EXPORT void tally_claim_result_claim(const tally_claim_result* result,
                                            tally_claim_info* out);
 /* CompleteClaim's counts: one answer per operation of its batch. */
-TALLY_EXPORT size_t tally_claim_result_counted_count(
-    const tally_claim_result* result);
+TALLY_EXPORT size_t
+tally_claim_result_counted_count(const tally_claim_result* result);
 TALLY_EXPORT int tally_claim_result_counted(const tally_claim_result* result,
                                             size_t i,
                                             tally_increment_result* out);
@@ -528,13 +542,12 @@ TALLY_EXPORT void tally_claim_result_destroy(tally_claim_result* result);
 TALLY_EXPORT tally_code tally_claim(tally_db* db, const char* key,
                                     size_t key_len, const char* holder,
                                     size_t holder_len, int64_t lease_ms,
-                                    tally_claim_result** result,
-                                    char** errmsg);
+                                    tally_claim_result** result, char** errmsg);
 /* `counts` may be NULL (no counts). */
 TALLY_EXPORT tally_code tally_complete_claim(
     tally_db* db, const char* key, size_t key_len, uint64_t token,
-    const char* result_text, size_t result_text_len,
-    const tally_batch* counts, tally_claim_result** result, char** errmsg);
+    const char* result_text, size_t result_text_len, const tally_batch* counts,
+    tally_claim_result** result, char** errmsg);
 TALLY_EXPORT tally_code tally_release_claim(tally_db* db, const char* key,
                                             size_t key_len, uint64_t token,
                                             tally_claim_result** result,
@@ -548,14 +561,12 @@ TALLY_EXPORT int tally_claim_list_get(const tally_claim_list* list, size_t i,
 TALLY_EXPORT void tally_claim_list_destroy(tally_claim_list* list);
 /* Db::GetClaim: a list of one. */
 TALLY_EXPORT tally_code tally_get_claim(tally_db* db, const char* key,
-                                        size_t key_len,
-                                        tally_claim_list** list,
+                                        size_t key_len, tally_claim_list** list,
                                         char** errmsg);
 /* Db::ListClaims: `filter` TALLY_CLAIMS_*, after `start_after`, at most
  * `limit`. */
 TALLY_EXPORT tally_code tally_list_claims(tally_db* db, int filter,
-                                          size_t limit,
-                                          const char* start_after,
+                                          size_t limit, const char* start_after,
                                           size_t start_after_len,
                                           tally_claim_list** list,
                                           char** errmsg);
@@ -580,8 +591,8 @@ typedef struct tally_outbox_entry {
 typedef struct tally_outbox_list tally_outbox_list;
 
 TALLY_EXPORT size_t tally_outbox_list_count(const tally_outbox_list* list);
-TALLY_EXPORT int tally_outbox_list_get(const tally_outbox_list* list,
-                                       size_t i, tally_outbox_entry* out);
+TALLY_EXPORT int tally_outbox_list_get(const tally_outbox_list* list, size_t i,
+                                       tally_outbox_entry* out);
 TALLY_EXPORT void tally_outbox_list_destroy(tally_outbox_list* list);
 
 TALLY_EXPORT tally_code tally_read_outbox(tally_db* db, uint64_t after_seq,
@@ -677,14 +688,14 @@ TALLY_EXPORT tally_code tally_list_backups(const char* backup_dir,
                                            tally_backup_info* infos,
                                            size_t capacity, size_t* count,
                                            char** errmsg);
-TALLY_EXPORT tally_code tally_verify_backup(const char* backup_dir,
-                                            uint32_t id, char** errmsg);
+TALLY_EXPORT tally_code tally_verify_backup(const char* backup_dir, uint32_t id,
+                                            char** errmsg);
 TALLY_EXPORT tally_code tally_restore_backup(const char* backup_dir,
                                              uint32_t id, const char* db_path,
                                              char** errmsg);
 
 #ifdef __cplusplus
-}  /* extern "C" */
+} /* extern "C" */
 #endif
 
 #endif /* TALLY_C_H_ */

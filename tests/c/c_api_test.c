@@ -135,6 +135,42 @@ static void test_open_and_options(void) {
   tally_options_set_group_commit_max_delay_us(o, 0);
   tally_options_set_rollup_interval_ms(o, 0);
   tally_options_set_clock(o, NULL, NULL); /* the system clock */
+  tally_options_set_max_pending_operands(o, 65537);
+  FAILS(TALLY_INVALID_ARGUMENT, "max_pending_operands",
+        tally_open(o, path_of("opts"), &db, &err_));
+  tally_options_set_max_pending_operands(o, 64);
+  tally_options_set_event_lock_stripes(o, 0);
+  FAILS(TALLY_INVALID_ARGUMENT, "event_lock_stripes",
+        tally_open(o, path_of("opts"), &db, &err_));
+  tally_options_set_event_lock_stripes(o, 1024);
+  tally_options_set_stats_publish_interval_ms(o, 50);
+  FAILS(TALLY_INVALID_ARGUMENT, "stats_publish_interval_ms",
+        tally_open(o, path_of("opts"), &db, &err_));
+  tally_options_set_stats_publish_interval_ms(o, 1000);
+  tally_options_set_expiry_sweep_seconds(o, 1);
+  FAILS(TALLY_INVALID_ARGUMENT, "expiry_sweep_seconds",
+        tally_open(o, path_of("opts"), &db, &err_));
+  tally_options_set_expiry_sweep_seconds(o, 86400);
+  tally_options_set_outbox_max_entries(o, 0);
+  FAILS(TALLY_INVALID_ARGUMENT, "outbox_max_entries",
+        tally_open(o, path_of("opts"), &db, &err_));
+  tally_options_set_outbox_max_entries(o, 1000000);
+  tally_options_set_group_commit_max_bytes(o, 0);
+  FAILS(TALLY_INVALID_ARGUMENT, "group_commit_max_bytes",
+        tally_open(o, path_of("opts"), &db, &err_));
+  tally_options_set_group_commit_max_bytes(o, 1048576);
+  tally_options_set_group_commit_max_ops(o, 0);
+  FAILS(TALLY_INVALID_ARGUMENT, "group_commit_max_ops",
+        tally_open(o, path_of("opts"), &db, &err_));
+  tally_options_set_group_commit_max_ops(o, 16384);
+  tally_options_set_max_pending_operands(o, 64);
+  tally_options_set_event_lock_stripes(o, 1024);
+  tally_options_set_stats_publish_interval_ms(o, 1000);
+  tally_options_set_expiry_sweep_seconds(o, 86400);
+  tally_options_set_outbox_max_entries(o, 1000000);
+  tally_options_set_group_commit_max_bytes(o, 1048576);
+  tally_options_set_group_commit_max_ops(o, 16384);
+  tally_options_set_salvage_wal(o, 0);
   OK(tally_open(o, path_of("opts"), &db, &err_));
   CHECK(db != NULL);
   tally_db* second = NULL;
@@ -175,6 +211,14 @@ static void test_open_and_options(void) {
   tally_options_set_max_wal_bytes(NULL, 1);
   tally_options_set_rollup_interval_ms(NULL, 1);
   tally_options_set_group_commit_max_delay_us(NULL, 1);
+  tally_options_set_max_pending_operands(NULL, 1);
+  tally_options_set_event_lock_stripes(NULL, 1);
+  tally_options_set_stats_publish_interval_ms(NULL, 1);
+  tally_options_set_expiry_sweep_seconds(NULL, 1);
+  tally_options_set_outbox_max_entries(NULL, 1);
+  tally_options_set_group_commit_max_bytes(NULL, 1);
+  tally_options_set_group_commit_max_ops(NULL, 1);
+  tally_options_set_salvage_wal(NULL, 1);
   tally_options_set_clock(NULL, test_clock, NULL);
   tally_counter_spec_init(NULL);
   tally_write_options_init(NULL);

@@ -2,11 +2,13 @@
 # check_install.sh BUILD_DIR SOURCE_DIR CMAKE: installs tally from BUILD_DIR
 # into a temporary prefix and builds and runs the order-counter examples
 # (examples/orders/) against it, the ways docs/embedding.md tells users to:
-#   1. CMake, find_package(tally), with FlatBuffers made unfindable (the
-#      installed package must not require it: a private, header-only
+#   1. CMake, find_package(tally), tally::tally (libtally.so) and
+#      tally::tally_static (libtally.a), with FlatBuffers made unfindable
+#      (the installed package must not require it: a private, header-only
 #      dependency);
 #   2. pkg-config tally (C++) and tally-c (C) against the shared library;
-#   3. the same against a static-only install (libtally.so removed, the
+#   3. the Python example with the installed libtally.so;
+#   4. the same pkg-config links against a static-only install (libtally.so removed, the
 #      static variant of the .pc files, which names RocksDB): the programs
 #      must not need libtally.so.
 # Each example counts 40 orders delivered twice and exits non-zero unless
@@ -20,12 +22,27 @@ pcdir="$(dirname "$(find "$tmp/prefix" -name tally.pc)")"
 libdir="$(dirname "$pcdir")"
 
 echo "== find_package(tally), without FlatBuffers"
-"$cmake" -S "$src/examples/orders" -B "$tmp/cmake" \
+"$cmake" --no-warn-unused-cli -S "$src/examples/orders" -B "$tmp/cmake" \
   -DCMAKE_PREFIX_PATH="$tmp/prefix" \
   -DCMAKE_DISABLE_FIND_PACKAGE_FlatBuffers=ON -DCMAKE_BUILD_TYPE=Release \
   >/dev/null
 "$cmake" --build "$tmp/cmake" >/dev/null
 LD_LIBRARY_PATH="$libdir" "$tmp/cmake/orders" "$tmp/db-cmake"
+ldd "$tmp/cmake/orders" | grep -q 'libtally\.so' || {
+  echo "check_install: tally::tally did not link libtally.so" >&2
+  exit 1
+}
+echo "== find_package(tally), tally::tally_static"
+"$cmake" --no-warn-unused-cli -S "$src/examples/orders" -B "$tmp/cmake-static" \
+  -DCMAKE_PREFIX_PATH="$tmp/prefix" -DORDERS_STATIC=ON \
+  -DCMAKE_DISABLE_FIND_PACKAGE_FlatBuffers=ON -DCMAKE_BUILD_TYPE=Release \
+  >/dev/null
+"$cmake" --build "$tmp/cmake-static" >/dev/null
+"$tmp/cmake-static/orders" "$tmp/db-cmake-static"
+if ldd "$tmp/cmake-static/orders" | grep -q 'libtally\.so'; then
+  echo "check_install: tally::tally_static linked libtally.so" >&2
+  exit 1
+fi
 
 # link_and_run NAME: the C++ and the C example with pkg-config from $pcdir.
 link_and_run() {
@@ -46,6 +63,11 @@ ldd "$tmp/shared-c" | grep -q 'libtally\.so' || {
 }
 unset LD_LIBRARY_PATH
 
+echo "== Python (bindings/python), the installed libtally.so"
+TALLY_LIBRARY="$(ls "$libdir"/libtally.so.*.*.* | head -1)" \
+PYTHONPATH="$src/bindings/python" PYTHONDONTWRITEBYTECODE=1 \
+  /usr/bin/python3 "$src/examples/orders/orders.py" "$tmp/db-python"
+
 echo "== pkg-config, static-only install"
 rm -f "$libdir"/libtally.so*
 cp "$build/pkgconfig/static/tally.pc" "$build/pkgconfig/static/tally-c.pc" \
@@ -55,4 +77,4 @@ if ldd "$tmp/static-c" | grep -q 'libtally\.so'; then
   echo "check_install: the static link needs libtally.so" >&2
   exit 1
 fi
-echo "installed package used by CMake and pkg-config, shared and static"
+echo "installed package used by CMake, pkg-config (shared and static) and Python"
