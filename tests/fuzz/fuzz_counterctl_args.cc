@@ -25,6 +25,8 @@
 #include <string>
 #include <string_view>
 #include <utility>
+
+#include "tally/text.h"
 #include <vector>
 
 #include "cli.h"
@@ -113,13 +115,13 @@ void CheckPrintable(std::string_view text, size_t max_bytes) {
     const unsigned char b = static_cast<unsigned char>(c);
     FUZZ_CHECK(b >= 0x20 && b != 0x7f);
   }
-  // An escape (4 bytes) may start just below the limit; "..." marks a cut.
-  FUZZ_CHECK(p.size() <= max_bytes + 3 + 3);
-  bool plain = text.size() <= max_bytes;
-  for (char c : text) {
-    const unsigned char b = static_cast<unsigned char>(c);
-    plain = plain && b >= 0x20 && b != 0x7f;
-  }
+  // An escape (4 bytes, 8 for a C1 control's two) may start just below the
+  // limit; "..." marks a cut.
+  FUZZ_CHECK(p.size() <= max_bytes - 1 + 8 + 3);
+  // Text without a control character (C0, DEL, or a C1 control in UTF-8:
+  // tally/text.h, the rule Printable escapes by) comes back unchanged.
+  const bool plain =
+      text.size() <= max_bytes && !tally::HasControlCharacter(text);
   if (plain) FUZZ_CHECK(p == text);
 }
 
