@@ -12,7 +12,7 @@
 #   cmake --build BUILD && cpack --config BUILD/CPackConfig.cmake -B OUT
 #
 # tests/packaging/check_debs.sh builds them and checks them (control
-# fields, paths, counterctl run from an extracted root, a C program built
+# fields, paths, counterctl run from an extracted root, the C example built
 # with pkg-config). Included at the end of the top-level CMakeLists.txt,
 # after every install() rule. dpkg-shlibdeps (package dpkg-dev) and file
 # must be installed.

@@ -247,6 +247,23 @@ tally::OnceOptions OnceOpts(const WriteOpts& w) {
   return tally::OnceOptions{w.event_time_ms, w.affinity, w.saturate};
 }
 
+// `items`, converted, into the caller's out[0..capacity), with *count the
+// number there are (also when the room is short: InvalidArgument naming
+// `out_name` and the `what` it holds).
+template <typename T, typename Out, typename Convert>
+Status CopyOut(const std::vector<T>& items, Out* out, size_t capacity,
+               size_t* count, const char* out_name, const char* what,
+               Convert&& convert) {
+  *count = items.size();
+  if (!items.empty() && (out == nullptr || capacity < items.size())) {
+    return Status::InvalidArgument(
+        std::string(out_name) + " has room for " + std::to_string(capacity) +
+        " " + what + ", there are " + std::to_string(items.size()));
+  }
+  for (size_t i = 0; i < items.size(); ++i) out[i] = convert(items[i]);
+  return Status::OK();
+}
+
 // A list's item i into *out (zeroed and 0 beyond the list).
 template <typename List, typename Out, typename Fill>
 int GetItem(const List* list, size_t i, Out* out, Fill&& fill) {
@@ -638,14 +655,8 @@ tally_code tally_shard_counts(tally_db* db, const char* counter,
              errmsg, [&] {
                auto r = db->db->ShardCounts(ref.ref());
                if (!r.ok()) return r.status();
-               *count = r->size();
-               if (values == nullptr || capacity < r->size()) {
-                 return Status::InvalidArgument(
-                     "values has room for " + std::to_string(capacity) +
-                     " shards, the counter has " + std::to_string(r->size()));
-               }
-               std::memcpy(values, r->data(), r->size() * sizeof(int64_t));
-               return Status::OK();
+               return CopyOut(*r, values, capacity, count, "values", "shards",
+                              [](int64_t v) { return v; });
              });
 }
 
@@ -1223,16 +1234,8 @@ tally_code tally_list_backups(const char* backup_dir, tally_backup_info* infos,
         std::vector<tally::BackupInfo> list;
         Status s = tally::ListBackups(backup_dir, &list);
         if (!s.ok()) return s;
-        *count = list.size();
-        if (!list.empty() && (infos == nullptr || capacity < list.size())) {
-          return Status::InvalidArgument(
-              "infos has room for " + std::to_string(capacity) +
-              " backups, there are " + std::to_string(list.size()));
-        }
-        for (size_t i = 0; i < list.size(); ++i) {
-          infos[i] = FromBackup(list[i]);
-        }
-        return Status::OK();
+        return CopyOut(list, infos, capacity, count, "infos", "backups",
+                       FromBackup);
       });
 }
 

@@ -5,7 +5,7 @@
 # fields, the paths inside them, that every package they depend on exists in
 # Debian, then, extracted into a scratch root (dpkg -x, nothing installed
 # into /), counterctl runs from there without LD_LIBRARY_PATH (its RPATH
-# finds the root's libtally), the library's SONAME, and a C program built
+# finds the root's libtally), the library's SONAME, and the C example (examples/orders/orders.c) built
 # against the root's headers and library through pkg-config (tally-c).
 # SOURCE_DIR is the source tree (its public headers must all be packaged).
 # One line per check; the first failure stops it with a message, exit 1.
@@ -213,65 +213,23 @@ for want in "I $root/usr/include" "L $root/$libdir"; do
     fail "pkg-config tally-c gives -${want%% *} '$got', not the root's ${want#* }"
 done
 ok "pkg-config tally-c: $flags"
-cat >"$tmp/once.c" <<'EOF'
-#include <stdio.h>
-#include <string.h>
-
-#include <tally/c.h>
-
-static int check(tally_code code, char* err, const char* what) {
-  if (code == TALLY_OK) return 1;
-  fprintf(stderr, "%s: %s: %s\n", what, tally_code_name(code),
-          err ? err : "(no message)");
-  tally_free(err);
-  return 0;
-}
-
-int main(int argc, char** argv) {
-  tally_db* db = NULL;
-  char* err = NULL;
-  tally_counter_spec spec;
-  tally_increment_result first, again;
-  int64_t value = 0;
-  if (argc != 2) return 2;
-  if (!check(tally_open(NULL, argv[1], &db, &err), err, "tally_open")) return 1;
-  tally_counter_spec_init(&spec);
-  spec.shards = 4;
-  if (!check(tally_create_counter(db, "orders", 6, &spec, &err), err,
-             "tally_create_counter") ||
-      !check(tally_increment_once(db, "orders", 6, NULL, 0, "event-1", 7, 5,
-                                  NULL, &first, &err),
-             err, "tally_increment_once") ||
-      !check(tally_increment_once(db, "orders", 6, NULL, 0, "event-1", 7, 5,
-                                  NULL, &again, &err),
-             err, "tally_increment_once (again)") ||
-      !check(tally_read_exact(db, "orders", 6, NULL, 0, &value, &err), err,
-             "tally_read_exact")) {
-    tally_close(db);
-    return 1;
-  }
-  tally_close(db);
-  printf("%s %s %s %lld\n", tally_version(), tally_outcome_name(first.outcome),
-         tally_outcome_name(again.outcome), (long long)value);
-  return first.outcome == TALLY_APPLIED && again.outcome == TALLY_DUPLICATE &&
-                 value == 5
-             ? 0
-             : 1;
-}
-EOF
+# The C example (examples/orders/orders.c: 40 orders delivered twice,
+# counted once with their amounts; it exits non-zero otherwise), built as
+# a user would against the root.
 # shellcheck disable=SC2086 # $flags is pkg-config's word list
-cc -std=c99 -Wall -Wextra -Werror -o "$tmp/once" "$tmp/once.c" $flags \
-  2>"$tmp/cc.log" || { cat "$tmp/cc.log" >&2; fail "the C program did not build"; }
-ok "C program (tally/c.h, C99) built with pkg-config's flags"
-said="$(LD_LIBRARY_PATH="$root/$libdir" "$tmp/once" "$tmp/c-db" 2>&1)" ||
-  fail "the C program failed: $said"
-[ "$said" = "$version applied duplicate 5" ] ||
-  fail "the C program said '$said', not '$version applied duplicate 5'"
+cc -std=c99 -Wall -Wextra -Werror -o "$tmp/orders-c" \
+  "$src/examples/orders/orders.c" $flags \
+  2>"$tmp/cc.log" || { cat "$tmp/cc.log" >&2; fail "the C example did not build"; }
+ok "C example (examples/orders/orders.c, C99) built with pkg-config's flags"
+said="$(LD_LIBRARY_PATH="$root/$libdir" "$tmp/orders-c" "$tmp/c-db" 2>&1)" ||
+  fail "the C example failed: $said"
+[ "$said" = "orders 40, markers 40, revenue 59500 cents" ] ||
+  fail "the C example said '$said', not 'orders 40, markers 40, revenue 59500 cents'"
 resolved="$(LD_LIBRARY_PATH="$root/$libdir"; export LD_LIBRARY_PATH
-             loaded "$tmp/once")"
+             loaded "$tmp/orders-c")"
 [ "$resolved" = "$(realpath "$lib")" ] ||
-  fail "the C program loaded libtally from '$resolved', not the root's"
-ok "C program: tally_increment_once twice with one event id -> $said"
+  fail "the C example loaded libtally from '$resolved', not the root's"
+ok "C example: $said"
 
 # The C++ headers compile from the root as pkg-config tally gives them.
 cxxflags="$(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags tally)" ||

@@ -50,6 +50,7 @@ from typing import (
     Sequence,
     Tuple,
     Type,
+    TypeVar,
     Union,
 )
 
@@ -254,7 +255,15 @@ def _check(code: int, err: c_void_p) -> None:
 # ---------------------------------------------------------------- enums
 
 
-class Outcome(str, enum.Enum):
+class _Named(str, enum.Enum):
+    """A str enum that prints as its value ("applied", not
+    "Outcome.APPLIED"): the base of the enums below."""
+
+    def __str__(self) -> str:
+        return str.__str__(self)
+
+
+class Outcome(_Named):
     """The outcome of one increment (tally::Outcome); compares equal to its
     name ("applied", ...).
 
@@ -267,11 +276,8 @@ class Outcome(str, enum.Enum):
     OUTSIDE_WINDOW = "outside_window"
     REFUSED = "refused"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class HoldState(str, enum.Enum):
+class HoldState(_Named):
     """A reservation's state (tally::HoldState).
     Immutable; safe to share between threads.
     """
@@ -282,11 +288,8 @@ class HoldState(str, enum.Enum):
     EXPIRED = "expired"
     REFUSED = "refused"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class ClaimState(str, enum.Enum):
+class ClaimState(_Named):
     """A claim's state (tally::ClaimState).
     Immutable; safe to share between threads.
     """
@@ -296,11 +299,8 @@ class ClaimState(str, enum.Enum):
     RELEASED = "released"
     DONE = "done"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class ClaimAnswer(str, enum.Enum):
+class ClaimAnswer(_Named):
     """What a claim call answers (tally::ClaimAnswer).
     Immutable; safe to share between threads.
     """
@@ -312,11 +312,8 @@ class ClaimAnswer(str, enum.Enum):
     RELEASED = "released"
     STALE_TOKEN = "stale_token"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class Policy(str, enum.Enum):
+class Policy(_Named):
     """How a plain increment picks its shard (tally::ShardPolicy).
     Immutable; safe to share between threads.
     """
@@ -324,11 +321,8 @@ class Policy(str, enum.Enum):
     RANDOM = "random"
     AFFINITY = "affinity"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class Bucket(str, enum.Enum):
+class Bucket(_Named):
     """Time buckets of a bucketed counter (tally::BucketWidth; None for
     an unbucketed counter).
 
@@ -339,11 +333,8 @@ class Bucket(str, enum.Enum):
     HOUR = "hour"
     DAY = "day"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class ClaimFilter(str, enum.Enum):
+class ClaimFilter(_Named):
     """Which claims list_claims returns (tally::ClaimFilter).
     Immutable; safe to share between threads.
     """
@@ -351,9 +342,6 @@ class ClaimFilter(str, enum.Enum):
     ALL = "all"
     HELD = "held"
     DONE = "done"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 class Reads(enum.IntFlag):
@@ -834,37 +822,43 @@ def _reservation_result(
         available=r.available)
 
 
+_T = TypeVar("_T")
+
+
+def _items(lst: Any, count: Any, get: Any, item: Any,
+           convert: Callable[[Any], _T]) -> List[_T]:
+    """Copies the items of a C list handle (its _count and _get functions,
+    the C struct `item` they fill) into Python values; does not destroy
+    the list."""
+    out = []
+    for i in range(count(lst)):
+        get(lst, i, byref(item))
+        out.append(convert(item))
+    return out
+
+
 def _key_values(lst: Any) -> List[KeyValue]:
     """Copies a tally_key_list (not destroying it)."""
-    kv = _lib.tally_key_value()
-    out = []
-    for i in range(lib.tally_key_list_count(lst)):
-        lib.tally_key_list_get(lst, i, byref(kv))
-        out.append(KeyValue(_text(kv.key, kv.key_len), kv.value,
-                            bool(kv.out_of_range)))
-    return out
+    return _items(lst, lib.tally_key_list_count, lib.tally_key_list_get,
+                  _lib.tally_key_value(),
+                  lambda kv: KeyValue(_text(kv.key, kv.key_len), kv.value,
+                                      bool(kv.out_of_range)))
 
 
 def _markers(lst: Any) -> List[MarkerInfo]:
     try:
-        m = _lib.tally_marker_info()
-        out = []
-        for i in range(lib.tally_marker_list_count(lst)):
-            lib.tally_marker_list_get(lst, i, byref(m))
-            out.append(_marker_info(m))
-        return out
+        return _items(lst, lib.tally_marker_list_count,
+                      lib.tally_marker_list_get, _lib.tally_marker_info(),
+                      _marker_info)
     finally:
         lib.tally_marker_list_destroy(lst)
 
 
 def _claims(lst: Any) -> List[ClaimInfo]:
     try:
-        c = _lib.tally_claim_info()
-        out = []
-        for i in range(lib.tally_claim_list_count(lst)):
-            lib.tally_claim_list_get(lst, i, byref(c))
-            out.append(_claim_info(c))
-        return out
+        return _items(lst, lib.tally_claim_list_count,
+                      lib.tally_claim_list_get, _lib.tally_claim_info(),
+                      _claim_info)
     finally:
         lib.tally_claim_list_destroy(lst)
 
@@ -1179,12 +1173,9 @@ class Db:
         lst = _lib.CounterListP()
         self._call(lib.tally_list_counters, byref(lst))
         try:
-            info = _lib.tally_counter_info()
-            out = []
-            for i in range(lib.tally_counter_list_count(lst)):
-                lib.tally_counter_list_get(lst, i, byref(info))
-                out.append(_counter_info(info))
-            return out
+            return _items(lst, lib.tally_counter_list_count,
+                          lib.tally_counter_list_get,
+                          _lib.tally_counter_info(), _counter_info)
         finally:
             lib.tally_counter_list_destroy(lst)
 
@@ -1612,18 +1603,16 @@ class Db:
         lst = _lib.OutboxListP()
         self._call(lib.tally_read_outbox, a, n, byref(lst))
         try:
-            e = _lib.tally_outbox_entry()
-            out = []
-            for i in range(lib.tally_outbox_list_count(lst)):
-                lib.tally_outbox_list_get(lst, i, byref(e))
-                out.append(OutboxEntry(
+            return _items(
+                lst, lib.tally_outbox_list_count, lib.tally_outbox_list_get,
+                _lib.tally_outbox_entry(),
+                lambda e: OutboxEntry(
                     seq=e.seq, counter=_text(e.counter, e.counter_len),
                     key=_text(e.key, e.key_len),
                     event_id=_text(e.event_id, e.event_id_len),
                     delta=e.delta, time_ms=e.time_ms,
                     origin=_text(e.origin, e.origin_len),
                     origin_seq=e.origin_seq))
-            return out
         finally:
             lib.tally_outbox_list_destroy(lst)
 
