@@ -114,12 +114,13 @@ checkpoints and backups.
 This package holds the shared library, with its C++ and C APIs.")
 
 # libtally-dev: the exact library version (its libtally.so link and
-# headers belong to that build); librocksdb-dev for tally.pc's
-# Requires.private and for linking libtally.a, which needs RocksDB.
+# headers belong to that build); librocksdb-dev and libhiredis-dev for
+# tally.pc's Requires.private and for linking libtally.a, which needs
+# RocksDB and hiredis (the cluster backend's client).
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libtally-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
-    "${TALLY_DEB_RUNTIME} (= ${TALLY_DEB_VERSION}), librocksdb-dev")
+    "${TALLY_DEB_RUNTIME} (= ${TALLY_DEB_VERSION}), librocksdb-dev, libhiredis-dev")
 set(CPACK_DEBIAN_DEV_DESCRIPTION
 "embedded sharded counters with exactly-once increments (development)
 tally is an embedded storage engine for sharded counters with exactly-once

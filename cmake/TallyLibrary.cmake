@@ -10,7 +10,10 @@
 #                 benchmarks link (through tally_internal), since they
 #                 reach hidden internals.
 set(TALLY_LIBRARY_OBJECTS
+  $<TARGET_OBJECTS:tally_api>
   $<TARGET_OBJECTS:tally_engine>
+  $<TARGET_OBJECTS:tally_cluster>
+  $<TARGET_OBJECTS:tally_cluster_client>
   $<TARGET_OBJECTS:tally_c>
   $<TARGET_OBJECTS:tally_core>
   $<TARGET_OBJECTS:tally_schema>
@@ -38,8 +41,10 @@ function(tally_library_common target)
   # RocksDB is private: no public header names it (scripts/check_layout);
   # a static libtally still carries it to the consumer's link line
   # (CMake's $<LINK_ONLY:...>), a shared one has it as DT_NEEDED.
+  # hiredis likewise, by its plain name (-lhiredis): what the installed
+  # package's consumers need too (pkg-config and tallyConfig.cmake).
   target_link_libraries(${target} PUBLIC Threads::Threads
-                        PRIVATE ${TALLY_ROCKSDB})
+                        PRIVATE ${TALLY_ROCKSDB} hiredis)
   set_target_properties(${target} PROPERTIES OUTPUT_NAME tally)
 endfunction()
 

@@ -59,6 +59,14 @@ bool PlainNeedsClock(const CounterInfo& c);
 Status Decide(const CounterInfo& c, const WriteOp& op,
               const FoundMarker& marker, int64_t now, Decision* d);
 
+// True when a marker with this expiry (0: never) has expired at `now_ms`
+// (strictly after expires_at). Readers treat an expired marker as gone
+// before it is dropped (compaction, a TTL); the write path still answers a
+// found one.
+inline bool MarkerExpired(int64_t expires_at_ms, int64_t now_ms) {
+  return expires_at_ms != 0 && expires_at_ms < now_ms;
+}
+
 // The marker an applied once-op leaves (and, for a strict counter or a
 // reset, a refused one): what every later copy of the event is answered
 // by. A backend stores it (docs/format.md, "events"); a batch uses it for

@@ -349,4 +349,55 @@ Status CounterNotFound(std::string_view name) {
   return Status::NotFound("counter " + Quote(name) + " does not exist");
 }
 
+Status ValidateBatchSize(size_t ops) {
+  if (ops <= kMaxBatchOps) return Status::OK();
+  return Status::InvalidArgument("batch of " + std::to_string(ops) +
+                                 " operations exceeds the limit of " +
+                                 std::to_string(kMaxBatchOps));
+}
+
+Status ValidateReadKeys(const std::vector<std::string_view>& keys) {
+  if (keys.empty() || keys.size() > kMaxReadKeys) {
+    return Status::InvalidArgument(
+        "ReadKeys of " + std::to_string(keys.size()) + " keys: give 1.." +
+        std::to_string(kMaxReadKeys) + " (kMaxReadKeys)");
+  }
+  for (size_t i = 0; i < keys.size(); ++i) {
+    Status s = ValidateCounterKey(keys[i]);
+    if (!s.ok()) return s.WithContext("key " + std::to_string(i));
+  }
+  return Status::OK();
+}
+
+Status ValidateListKeys(const ListKeysOptions& options) {
+  if (options.limit < 1 || options.limit > kMaxListKeys) {
+    return Status::InvalidArgument("key list limit " +
+                                   std::to_string(options.limit) +
+                                   " is outside 1.." +
+                                   std::to_string(kMaxListKeys));
+  }
+  Status s;
+  if (!options.prefix.empty()) s = ValidateCounterKey(options.prefix);
+  if (s.ok() && !options.start_after.empty()) {
+    s = ValidateCounterKey(options.start_after);
+  }
+  return s;
+}
+
+Status ValidateListMarkers(const ListMarkersOptions& options) {
+  if (options.limit < 1 || options.limit > kMaxListMarkers) {
+    return Status::InvalidArgument(
+        "marker list limit " + std::to_string(options.limit) +
+        " is outside 1.." + std::to_string(kMaxListMarkers));
+  }
+  if (options.start_after.size() > kMaxEventIdBytes) {
+    return Status::InvalidArgument(
+        "start_after " + Quote(options.start_after) + " is " +
+        std::to_string(options.start_after.size()) +
+        " bytes, longer than any event id (the limit is " +
+        std::to_string(kMaxEventIdBytes) + ")");
+  }
+  return Status::OK();
+}
+
 }  // namespace tally::core

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tally/options.h"
 #include "tally/status.h"
@@ -62,6 +63,17 @@ Status ValidateGroupCommit(const Options& options);
 // declaration order; the message names the first bad field, its value and
 // its range. Db::Open calls it before it touches the path.
 Status ValidateOptions(const Options& options);
+// A batch's size (1..kMaxBatchOps; an empty batch passes).
+Status ValidateBatchSize(size_t ops);
+// ReadKeys' keys: 1..kMaxReadKeys of them, each a counter key (the message
+// names the first bad one's index).
+Status ValidateReadKeys(const std::vector<std::string_view>& keys);
+// ListKeys' options: limit 1..kMaxListKeys, prefix and start_after keys
+// when given.
+Status ValidateListKeys(const ListKeysOptions& options);
+// ListMarkers' options: limit 1..kMaxListMarkers, start_after no longer
+// than an event id.
+Status ValidateListMarkers(const ListMarkersOptions& options);
 // An explicit event time (kEventTimeNow passes).
 Status ValidateEventTime(int64_t event_time_ms);
 

@@ -88,13 +88,6 @@ Status BatchOpError(size_t index, const Status& s) {
   return s.WithContext("batch op " + std::to_string(index));
 }
 
-Status CheckBatchSize(size_t ops) {
-  if (ops <= kMaxBatchOps) return Status::OK();
-  return Status::InvalidArgument("batch of " + std::to_string(ops) +
-                                 " operations exceeds the limit of " +
-                                 std::to_string(kMaxBatchOps));
-}
-
 // 1. Checks and resolves every op, in op order; one bad op refuses the
 // whole batch. Unkeyed plain ops of one counter share one random shard per
 // batch (still a random spread across batches, but the batch folds into
@@ -386,7 +379,7 @@ class DbImpl::BatchWrite : public WriteSteps {
 
   Status Check(const Catalog::Reader& catalog) {
     Status s = db_->CheckWritable();
-    if (s.ok()) s = CheckBatchSize(batch_.size());
+    if (s.ok()) s = ValidateBatchSize(batch_.size());
     if (!s.ok()) return s;
     finished = batch_.empty();
     return finished ? s : PlanOps(catalog, batch_, db_->event_locks_, &bp_);

@@ -108,15 +108,8 @@ Result<std::vector<int64_t>> DbImpl::ReadKeys(
     const ReadOptions& options) {
   Status reads = CheckReads(kReadValues, "ReadKeys");
   if (!reads.ok()) return reads;
-  if (keys.empty() || keys.size() > kMaxReadKeys) {
-    return Status::InvalidArgument(
-        "ReadKeys of " + std::to_string(keys.size()) + " keys: give 1.." +
-        std::to_string(kMaxReadKeys) + " (kMaxReadKeys)");
-  }
-  for (size_t i = 0; i < keys.size(); ++i) {
-    Status s = ValidateCounterKey(keys[i]);
-    if (!s.ok()) return s.WithContext("key " + std::to_string(i));
-  }
+  Status valid = ValidateReadKeys(keys);
+  if (!valid.ok()) return valid;
   Catalog::Reader catalog(catalog_.get());
   const Catalog::Entry* c = catalog.Find(counter);
   if (c == nullptr) return CounterNotFound(counter);
@@ -174,17 +167,7 @@ Result<std::vector<KeyValue>> DbImpl::ListKeys(
     std::string_view counter, const ListKeysOptions& options) {
   Status reads = CheckReads(kReadValues, "ListKeys");
   if (!reads.ok()) return reads;
-  if (options.limit < 1 || options.limit > kMaxListKeys) {
-    return Status::InvalidArgument("key list limit " +
-                                   std::to_string(options.limit) +
-                                   " is outside 1.." +
-                                   std::to_string(kMaxListKeys));
-  }
-  Status s;
-  if (!options.prefix.empty()) s = ValidateCounterKey(options.prefix);
-  if (s.ok() && !options.start_after.empty()) {
-    s = ValidateCounterKey(options.start_after);
-  }
+  Status s = ValidateListKeys(options);
   if (!s.ok()) return s;
   Catalog::Reader catalog(catalog_.get());
   const Catalog::Entry* c = catalog.Find(counter);

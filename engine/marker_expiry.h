@@ -14,16 +14,13 @@
 #include <cstdint>
 #include <memory>
 
+#include "core/decide.h"
 #include "engine/engine_clock.h"
 
 namespace tally::engine {
 
-// True when a marker with this expiry (0: never) has expired at `now_ms`
-// (strictly after expires_at). Readers treat an expired marker as gone
-// before compaction drops it; the write path still answers a found one.
-inline bool MarkerExpired(int64_t expires_at_ms, int64_t now_ms) {
-  return expires_at_ms != 0 && expires_at_ms < now_ms;
-}
+// core::MarkerExpired (core/decide.h) says when a marker has expired.
+using core::MarkerExpired;
 
 // Filters for the events column family: each compaction reads the engine
 // clock's durable mark once (EngineClock::Durable, never its now: a drop is

@@ -81,18 +81,8 @@ Result<std::vector<MarkerInfo>> DbImpl::ListMarkers(
     CounterRef counter, const ListMarkersOptions& options) {
   Status reads = CheckReads(kReadMarkers, "ListMarkers");
   if (!reads.ok()) return reads;
-  if (options.limit < 1 || options.limit > kMaxListMarkers) {
-    return Status::InvalidArgument(
-        "marker list limit " + std::to_string(options.limit) +
-        " is outside 1.." + std::to_string(kMaxListMarkers));
-  }
-  if (options.start_after.size() > kMaxEventIdBytes) {
-    return Status::InvalidArgument(
-        "start_after " + Quote(options.start_after) + " is " +
-        std::to_string(options.start_after.size()) +
-        " bytes, longer than any event id (the limit is " +
-        std::to_string(kMaxEventIdBytes) + ")");
-  }
+  Status valid = ValidateListMarkers(options);
+  if (!valid.ok()) return valid;
   Catalog::Reader catalog(catalog_.get());
   const Catalog::Entry* c = nullptr;
   Status found = FindCounterRef(catalog, counter, KeyUse::kOneKey, &c);

@@ -55,9 +55,11 @@ class TALLY_EXPORT Db {
   // Opens (or, with create_if_missing, creates) the database `target`
   // names; the target chooses the backend. A directory path (anything
   // without a "scheme://" prefix) is a database of the local engine, in
-  // that directory. "redis://HOST:PORT" (or "rediss://") names a Redis
-  // Cluster: NotSupported naming the target, as that backend is not built
-  // yet (issue 31). Any other "scheme://" is InvalidArgument naming the
+  // that directory. "redis://[USER@]HOST:PORT[,HOST:PORT...][/NAMESPACE]
+  // [?replicas=N&wait_ms=T]" names a database on a Redis Cluster
+  // (docs/cluster.md: what it offers, what it answers NotSupported, and
+  // where the password comes from: never the target); "rediss://" (TLS) is
+  // NotSupported. Any other "scheme://" is InvalidArgument naming the
   // scheme, never taken for a directory name. (A scheme is RFC 3986's: a
   // letter, then letters, digits, '+', '-' or '.'; matched ignoring case.
   // "/data/a://b" is a path.) A password in the target is not repeated in

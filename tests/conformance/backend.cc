@@ -2,8 +2,60 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <string>
+
 namespace tally::conformance {
 namespace {
+
+// The cluster scripts/redis_cluster started for this test run: the
+// KEY=VALUE lines of the env file named by TALLY_REDIS_ENV (empty when it
+// is unset: the Redis backend is not run).
+std::map<std::string, std::string> RedisEnv() {
+  std::map<std::string, std::string> env;
+  const char* file = std::getenv("TALLY_REDIS_ENV");
+  if (file == nullptr || *file == '\0') return env;
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    std::string value = line.substr(eq + 1);
+    if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
+        value.back() == value.front()) {
+      value = value.substr(1, value.size() - 2);
+    }
+    env[line.substr(0, eq)] = value;
+  }
+  return env;
+}
+
+// The Redis Cluster backend: a namespace per scratch directory (the same
+// directory names the same database on a reopen), on the cluster of
+// TALLY_REDIS_ENV, as its least-privileged app user.
+BackendFactory RedisFactory(const std::map<std::string, std::string>& env) {
+  BackendFactory f;
+  f.name = "redis";
+  const std::string target = env.at("TALLY_REDIS_TARGET");
+  setenv("TALLY_REDIS_PASSWORD_FILE",
+         env.at("TALLY_REDIS_PASSWORD_FILE").c_str(), 1);
+  f.open = [target](const Options& options, const std::string& scratch_dir,
+                    std::unique_ptr<Db>* db) {
+    uint64_t h = 1469598103934665603ULL;  // FNV-1a of the directory
+    for (const char c : scratch_dir) {
+      h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+    }
+    char ns[24];
+    std::snprintf(ns, sizeof ns, "t%016llx",
+                  static_cast<unsigned long long>(h));
+    return Db::Open(options, target + "/" + ns, db);
+  };
+  return f;
+}
 
 // The local RocksDB engine: a database directory in the scratch directory.
 BackendFactory EngineFactory() {
@@ -21,8 +73,17 @@ BackendFactory EngineFactory() {
 }  // namespace
 
 const std::vector<BackendFactory>& Factories() {
-  // A backend adds itself here (the Redis Cluster one: issue 31).
-  static const std::vector<BackendFactory> factories = {EngineFactory()};
+  // A backend adds itself here; the Redis Cluster one when a cluster was
+  // started for the run (tests/cluster/CMakeLists.txt).
+  static const std::vector<BackendFactory> factories = [] {
+    std::vector<BackendFactory> all = {EngineFactory()};
+    const std::map<std::string, std::string> env = RedisEnv();
+    if (env.count("TALLY_REDIS_TARGET") != 0 &&
+        env.count("TALLY_REDIS_PASSWORD_FILE") != 0) {
+      all.push_back(RedisFactory(env));
+    }
+    return all;
+  }();
   return factories;
 }
 

@@ -1,12 +1,14 @@
 // Db::Open chooses its backend from its target: a directory path opens the
-// local engine, "redis://" a Redis Cluster (not built yet: NotSupported,
-// issue 31), any other "scheme://" is InvalidArgument naming the scheme.
+// local engine, "redis://" a Redis Cluster, any other "scheme://" is
+// InvalidArgument naming the scheme.
 // Not parameterised: this is how a caller reaches a backend at all.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tally/db.h"
 #include "testutil/temp_dir.h"
@@ -19,25 +21,42 @@ bool Holds(const Status& s, const std::string& part) {
   return s.message().find(part) != std::string::npos;
 }
 
-TEST(OpenTarget, ARedisTargetIsNotSupportedYet) {
+TEST(OpenTarget, ARedisTargetOpensTheClusterBackend) {
+  // Nothing listens on port 1: the cluster backend was chosen and says
+  // which node it could not reach (tests/cluster/ opens a real cluster).
   for (const std::string target :
-       {"redis://cache-1:6379", "REDIS://cache-1:6379/0", "rediss://c:6380",
-        "redis://user@cache-1:6379"}) {
+       {"redis://127.0.0.1:1", "REDIS://127.0.0.1:1/ns",
+        "redis://user@127.0.0.1:1,127.0.0.1:2"}) {
     std::unique_ptr<Db> db;
     const Status s = Db::Open(Options(), target, &db);
-    EXPECT_TRUE(s.IsNotSupported()) << target << ": " << s.ToString();
+    EXPECT_TRUE(s.IsIOError()) << target << ": " << s.ToString();
     EXPECT_TRUE(Holds(s, target)) << s.ToString();
-    EXPECT_TRUE(Holds(s, "Redis Cluster backend is not built yet"))
-        << s.ToString();
-    EXPECT_TRUE(Holds(s, "issue 31")) << s.ToString();
+    EXPECT_TRUE(Holds(s, "127.0.0.1:1")) << s.ToString();
     EXPECT_EQ(db, nullptr);
   }
-  // A password is not repeated.
   std::unique_ptr<Db> db;
-  const Status s = Db::Open(Options(), "redis://app:s3cret@cache-1:6379", &db);
+  // TLS is refused by name.
+  Status s = Db::Open(Options(), "rediss://127.0.0.1:1", &db);
   EXPECT_TRUE(s.IsNotSupported()) << s.ToString();
+  EXPECT_TRUE(Holds(s, "TLS")) << s.ToString();
+  // A password never goes in a target, and is not repeated.
+  s = Db::Open(Options(), "redis://app:s3cret@127.0.0.1:1", &db);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
   EXPECT_FALSE(Holds(s, "s3cret")) << s.ToString();
-  EXPECT_TRUE(Holds(s, "redis://app:***@cache-1:6379")) << s.ToString();
+  EXPECT_TRUE(Holds(s, "redis://app:***@127.0.0.1:1")) << s.ToString();
+  EXPECT_TRUE(Holds(s, "TALLY_REDIS_PASSWORD_FILE")) << s.ToString();
+  // Bad parts are named.
+  for (const auto& [target, part] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"redis://127.0.0.1", "is not HOST:PORT"},
+           {"redis://127.0.0.1:0", "is not HOST:PORT"},
+           {"redis://127.0.0.1:1/bad{ns}", "namespace"},
+           {"redis://127.0.0.1:1?replicas=99", "replicas="},
+           {"redis://127.0.0.1:1?colour=red", "unknown parameter"}}) {
+    s = Db::Open(Options(), target, &db);
+    EXPECT_TRUE(s.IsInvalidArgument()) << target << ": " << s.ToString();
+    EXPECT_TRUE(Holds(s, part)) << target << ": " << s.ToString();
+  }
 }
 
 TEST(OpenTarget, AnUnknownSchemeIsInvalidArgumentNotADirectory) {

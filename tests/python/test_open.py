@@ -130,9 +130,13 @@ def test_create_if_missing_false_is_not_found(tmp_path):
         tally.open(tmp_path / "none", create_if_missing=False)
 
 
-def test_a_redis_target_is_not_supported_yet():
-    with pytest.raises(tally.NotSupportedError, match="Redis"):
-        tally.open("redis://localhost:6379")
+def test_a_redis_target_opens_the_cluster_backend():
+    # Nothing listens on port 1: the cluster backend was chosen and names
+    # the node it could not reach.
+    with pytest.raises(tally.TallyIOError, match="127.0.0.1:1"):
+        tally.open("redis://127.0.0.1:1")
+    with pytest.raises(tally.NotSupportedError, match="TLS"):
+        tally.open("rediss://127.0.0.1:1")
 
 
 def test_a_file_where_a_directory_is_needed_is_io_error(tmp_path):

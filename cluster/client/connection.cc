@@ -1,0 +1,263 @@
+#include "cluster/client/connection.h"
+
+#include <hiredis/hiredis.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <cassert>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+namespace tally::cluster {
+namespace {
+
+timeval TimevalOfMs(int ms) {
+  assert(ms > 0);
+  timeval tv;
+  tv.tv_sec = ms / 1000;
+  tv.tv_usec = (ms % 1000) * 1000;
+  return tv;
+}
+
+void CopyReply(const redisReply* from, Reply* to) {
+  switch (from->type) {
+    case REDIS_REPLY_STRING:
+      to->kind = Reply::Kind::kString;
+      to->str.assign(from->str, from->len);
+      break;
+    case REDIS_REPLY_STATUS:
+      to->kind = Reply::Kind::kStatus;
+      to->str.assign(from->str, from->len);
+      break;
+    case REDIS_REPLY_ERROR:
+      to->kind = Reply::Kind::kError;
+      to->str.assign(from->str, from->len);
+      break;
+    case REDIS_REPLY_INTEGER:
+      to->kind = Reply::Kind::kInteger;
+      to->integer = from->integer;
+      break;
+    case REDIS_REPLY_NIL:
+      to->kind = Reply::Kind::kNil;
+      break;
+    case REDIS_REPLY_ARRAY:
+      to->kind = Reply::Kind::kArray;
+      to->elements.resize(from->elements);
+      for (size_t i = 0; i < from->elements; ++i) {
+        CopyReply(from->element[i], &to->elements[i]);
+      }
+      break;
+    default:
+      // hiredis 0.14 speaks RESP2 only: the six types above are all.
+      to->kind = Reply::Kind::kError;
+      to->str = "ERR unexpected reply type " + std::to_string(from->type);
+      break;
+  }
+}
+
+}  // namespace
+
+std::string AddressOf(const Endpoint& endpoint) {
+  return endpoint.host + ":" + std::to_string(endpoint.port);
+}
+
+Connection::Connection(const Endpoint& endpoint, redisContext* context,
+                       int timeout_ms)
+    : endpoint_(endpoint),
+      address_(AddressOf(endpoint)),
+      context_(context),
+      command_timeout_ms_(timeout_ms) {
+  assert(context_ != nullptr);
+}
+
+Connection::~Connection() { redisFree(context_); }
+
+Status Connection::Open(const Endpoint& endpoint,
+                        const ConnectionOptions& options,
+                        std::unique_ptr<Connection>* connection) {
+  assert(connection != nullptr);
+  assert(options.connect_timeout_ms > 0 && options.command_timeout_ms > 0);
+  const std::string address = AddressOf(endpoint);
+  redisContext* context = redisConnectWithTimeout(
+      endpoint.host.c_str(), endpoint.port,
+      TimevalOfMs(options.connect_timeout_ms));
+  if (context == nullptr) {
+    return Status::IOError("connect to " + address + ": out of memory");
+  }
+  if (context->err != 0) {
+    std::string why = context->errstr;
+    redisFree(context);
+    return Status::IOError("connect to " + address + ": " + why);
+  }
+  if (redisSetTimeout(context, TimevalOfMs(options.command_timeout_ms)) !=
+      REDIS_OK) {
+    std::string why = context->errstr;
+    redisFree(context);
+    return Status::IOError("set the timeout of " + address + ": " + why);
+  }
+  std::unique_ptr<Connection> c(
+      new Connection(endpoint, context, options.command_timeout_ms));
+
+  // AUTH and CLIENT SETNAME in one round trip.
+  const bool auth = !options.user.empty() || !options.password.empty();
+  if (auth) {
+    if (options.user.empty()) {
+      c->Append({"AUTH", options.password});
+    } else {
+      c->Append({"AUTH", options.user, options.password});
+    }
+  }
+  const bool name = !options.client_name.empty();
+  if (name) c->Append({"CLIENT", "SETNAME", options.client_name});
+  if (c->buffered_bytes() > 0) {
+    size_t unsent = 0;
+    Status s = c->Flush(&unsent);
+    if (!s.ok()) return s;
+    const std::string who =
+        options.user.empty() ? "the default user" : "user '" + options.user + "'";
+    Reply reply;
+    if (auth) {
+      s = c->ReadReply(&reply);
+      if (!s.ok()) return s;
+      // Redis's refusal ("WRONGPASS invalid username-password pair ...")
+      // does not repeat the password; this message names the user only.
+      if (reply.kind == Reply::Kind::kError) {
+        return Status::InvalidArgument("AUTH as " + who + " refused by " +
+                                       address + ": " + reply.str);
+      }
+    }
+    if (name) {
+      s = c->ReadReply(&reply);
+      if (!s.ok()) return s;
+      if (reply.kind == Reply::Kind::kError) {
+        return Status::InvalidArgument("CLIENT SETNAME as " + who +
+                                       " refused by " + address + ": " +
+                                       reply.str);
+      }
+    }
+  }
+  *connection = std::move(c);
+  return Status::OK();
+}
+
+void Connection::Append(const std::vector<std::string>& args) {
+  assert(!args.empty());
+  assert(!broken_);
+  // RESP array of bulk strings, as redisAppendCommandArgv formats it, with
+  // explicit lengths: binary safe.
+  out_ += '*';
+  out_ += std::to_string(args.size());
+  out_ += "\r\n";
+  for (const std::string& arg : args) {
+    out_ += '$';
+    out_ += std::to_string(arg.size());
+    out_ += "\r\n";
+    out_ += arg;
+    out_ += "\r\n";
+  }
+}
+
+Status Connection::IOFailure(const char* what, int err, int timeout_ms) {
+  broken_ = true;
+  if (err == EAGAIN || err == EWOULDBLOCK) {
+    return Status::IOError(address_ + ": " + what + ": timed out after " +
+                           std::to_string(timeout_ms) + " ms");
+  }
+  return Status::IOError(address_ + ": " + what + ": " +
+                         (err != 0 ? std::strerror(err) : "unknown error"));
+}
+
+Status Connection::Flush(size_t* unsent_bytes) {
+  assert(unsent_bytes != nullptr);
+  assert(!broken_);
+  size_t written = 0;
+  while (written < out_.size()) {
+    // MSG_NOSIGNAL: EPIPE instead of SIGPIPE when the peer is gone. The
+    // socket's SO_SNDTIMEO (redisSetTimeout) bounds each blocked send.
+    const ssize_t n = send(context_->fd, out_.data() + written,
+                           out_.size() - written, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      *unsent_bytes = out_.size() - written;
+      out_.clear();
+      return IOFailure("send", err, command_timeout_ms_);
+    }
+    written += static_cast<size_t>(n);
+  }
+  out_.clear();
+  *unsent_bytes = 0;
+  return Status::OK();
+}
+
+Status Connection::ReadReply(Reply* reply) {
+  return ReadReply(reply, command_timeout_ms_);
+}
+
+Status Connection::ReadReply(Reply* reply, int timeout_ms) {
+  assert(reply != nullptr);
+  assert(timeout_ms > 0);
+  assert(out_.empty());  // Flush first: hiredis would write() its own obuf
+  if (broken_) return Status::IOError(address_ + ": connection broken");
+  const bool other_timeout = timeout_ms != command_timeout_ms_;
+  if (other_timeout &&
+      redisSetTimeout(context_, TimevalOfMs(timeout_ms)) != REDIS_OK) {
+    return IOFailure("set the read timeout", errno, timeout_ms);
+  }
+  void* raw = nullptr;
+  errno = 0;
+  const int rc = redisGetReply(context_, &raw);
+  const int err = errno;
+  if (rc != REDIS_OK) {
+    if (context_->err == REDIS_ERR_IO) return IOFailure("read", err, timeout_ms);
+    broken_ = true;
+    // EOF ("Server closed the connection"), a protocol error, OOM.
+    return Status::IOError(address_ + ": read: " + context_->errstr);
+  }
+  if (other_timeout &&
+      redisSetTimeout(context_, TimevalOfMs(command_timeout_ms_)) != REDIS_OK) {
+    freeReplyObject(raw);
+    return IOFailure("restore the read timeout", errno, timeout_ms);
+  }
+  assert(raw != nullptr);  // blocking mode: a reply or an error
+  *reply = Reply();
+  CopyReply(static_cast<const redisReply*>(raw), reply);
+  freeReplyObject(raw);
+  return Status::OK();
+}
+
+Status Connection::Call(const std::vector<std::string>& args, Reply* reply) {
+  assert(out_.empty());
+  Append(args);
+  size_t unsent = 0;
+  Status s = Flush(&unsent);
+  if (!s.ok()) return s;
+  return ReadReply(reply);
+}
+
+Status Connection::EnableReadOnly() {
+  if (read_only_) return Status::OK();
+  Reply reply;
+  Status s = Call({"READONLY"}, &reply);
+  if (!s.ok()) return s;
+  if (reply.kind == Reply::Kind::kError) {
+    return Status::IOError(address_ + ": READONLY refused: " + reply.str);
+  }
+  read_only_ = true;
+  return Status::OK();
+}
+
+bool Connection::Reusable() {
+  if (broken_ || !out_.empty()) return false;
+  pollfd p;
+  p.fd = context_->fd;
+  p.events = POLLIN;
+  p.revents = 0;
+  // Nothing is owed on an idle connection, so anything readable (EOF, a
+  // reset, stray bytes) means it is unusable.
+  return poll(&p, 1, 0) == 0;
+}
+
+}  // namespace tally::cluster

@@ -1,0 +1,59 @@
+#include "cluster/keys.h"
+
+#include <cassert>
+
+#include "core/hash.h"
+
+namespace tally::cluster {
+
+bool ValidNamespace(std::string_view ns) {
+  if (ns.empty() || ns.size() > kMaxNamespaceBytes) return false;
+  for (const char c : ns) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+                    c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+uint32_t KeyGroupOf(std::string_view key) {
+  // The high half of the stable hash: the shard of a once-op uses the low
+  // bits of its event id's hash, and a key's group should not follow it.
+  return static_cast<uint32_t>((core::StableHash(key) >> 32) % kKeyGroups);
+}
+
+KeySpace::KeySpace(std::string_view ns)
+    : prefix_("tally:" + std::string(ns) + ":") {
+  assert(ValidNamespace(ns));
+}
+
+std::string KeySpace::NamedTag(uint64_t id, uint32_t shard) const {
+  return prefix_ + "{" + std::to_string(id) + "." + std::to_string(shard) +
+         "}";
+}
+
+std::string KeySpace::GroupTag(uint64_t id, uint32_t shard,
+                               uint32_t group) const {
+  return prefix_ + "{" + std::to_string(id) + "." + std::to_string(shard) +
+         "." + std::to_string(group) + "}";
+}
+
+std::string KeySpace::Tag(const CounterInfo& c, uint32_t shard,
+                          std::string_view key) const {
+  return c.keyed ? GroupTag(c.id, shard, KeyGroupOf(key))
+                 : NamedTag(c.id, shard);
+}
+
+std::string KeySpace::Value(const std::string& tag, std::string_view key) {
+  return key.empty() ? tag + ":v" : tag + ":v:" + std::string(key);
+}
+
+std::string KeySpace::MarkerName(std::string_view key,
+                                 std::string_view event_id) {
+  if (key.empty()) return std::string(event_id);
+  return std::to_string(key.size()) + ":" + std::string(key) +
+         std::string(event_id);
+}
+
+}  // namespace tally::cluster

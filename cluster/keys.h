@@ -1,0 +1,84 @@
+// Where the cluster backend keeps each thing: the key names of one
+// database (a namespace) on a Redis Cluster (docs/format.md, "Redis
+// Cluster keys"). Every key starts with "tally:" (the app user's ACL key
+// pattern) and the namespace; what must change together shares a hash tag
+// (the part in braces), so it lives in one slot and one function call
+// commits it atomically:
+//   tally:NS:{catalog}               hash: counter name -> counter record
+//   tally:NS:{catalog}:next-id       the last counter id given out
+//   tally:NS:{catalog}:plain         hash: id -> 1 once it had a plain op
+//   tally:NS:{ID.S}:...              a named counter's shard S
+//   tally:NS:{ID.S.G}:...            a keyed counter's shard S, key group G
+// and under each tag: ":live" (exists while the counter does), ":v" (the
+// shard's value; ":v:KEY" a key's), ":m:NAME" (an event's marker), ":mi"
+// (the marker index), ":ki" (a keyed counter's key index).
+//
+// Thread safety: immutable after construction.
+
+#ifndef TALLY_CLUSTER_KEYS_H_
+#define TALLY_CLUSTER_KEYS_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "tally/types.h"
+
+namespace tally::cluster {
+
+// A keyed counter's keys are spread over this many hash tags per shard (by
+// their hash): enough that a counter's keys cover every master of a
+// cluster of up to a few dozen, few enough that creating or deleting a
+// counter touches a bounded number of tags (kKeyGroups x shards live keys).
+inline constexpr uint32_t kKeyGroups = 64;
+
+class KeySpace {
+ public:
+  // `ns`: the namespace, 1..kMaxNamespaceBytes of [A-Za-z0-9_.-].
+  explicit KeySpace(std::string_view ns);
+
+  const std::string& prefix() const { return prefix_; }
+  std::string Catalog() const { return prefix_ + "{catalog}"; }
+  std::string NextId() const { return prefix_ + "{catalog}:next-id"; }
+  // Counter id -> "1" once the counter has had a plain increment
+  // (CounterInfo::flags, kCounterFlagPlainIncrements).
+  std::string PlainFlags() const { return prefix_ + "{catalog}:plain"; }
+
+  // The tag of (counter, shard, key): "tally:NS:{ID.S}" or, for a keyed
+  // counter, "tally:NS:{ID.S.G}" with G the key's group.
+  std::string Tag(const CounterInfo& c, uint32_t shard,
+                  std::string_view key) const;
+  // A keyed counter's tag of group `group` (to enumerate a counter).
+  std::string GroupTag(uint64_t id, uint32_t shard, uint32_t group) const;
+  std::string NamedTag(uint64_t id, uint32_t shard) const;
+
+  static std::string Live(const std::string& tag) { return tag + ":live"; }
+  static std::string MarkerIndex(const std::string& tag) {
+    return tag + ":mi";
+  }
+  static std::string KeyIndex(const std::string& tag) { return tag + ":ki"; }
+  // The value of a named counter's shard (key empty) or of one key's.
+  static std::string Value(const std::string& tag, std::string_view key);
+  // A marker's name in its tag's marker index: the event id, preceded for
+  // a keyed counter by the key's length and the key ("5:post1e-9").
+  static std::string MarkerName(std::string_view key,
+                                std::string_view event_id);
+  static std::string Marker(const std::string& tag, std::string_view name) {
+    return tag + ":m:" + std::string(name);
+  }
+
+ private:
+  std::string prefix_;  // "tally:NS:"
+};
+
+// The namespace rule: 1..kMaxNamespaceBytes of [A-Za-z0-9_.-]; it names
+// the database in every key, so it must not hold a brace or a colon.
+inline constexpr size_t kMaxNamespaceBytes = 64;
+bool ValidNamespace(std::string_view ns);
+
+// The key group of `key` in a keyed counter (0..kKeyGroups-1).
+uint32_t KeyGroupOf(std::string_view key);
+
+}  // namespace tally::cluster
+
+#endif  // TALLY_CLUSTER_KEYS_H_

@@ -1,0 +1,153 @@
+#include "cluster/records.h"
+
+#include <charconv>
+#include <cstdint>
+#include <vector>
+
+#include "core/validate.h"
+#include "tally/limits.h"
+
+namespace tally::cluster {
+namespace {
+
+constexpr std::string_view kCounterVersion = "c1";
+constexpr std::string_view kMarkerVersion = "m1";
+constexpr size_t kCounterFields = 16;
+constexpr size_t kMarkerFields = 14;
+
+// Splits `record` at single spaces into exactly `n` fields, the first
+// `version`, each of the others a decimal int64; false otherwise.
+bool Fields(std::string_view record, std::string_view version, size_t n,
+            std::vector<int64_t>* out) {
+  out->clear();
+  size_t field = 0;
+  size_t start = 0;
+  while (start <= record.size()) {
+    size_t end = record.find(' ', start);
+    if (end == std::string_view::npos) end = record.size();
+    const std::string_view part = record.substr(start, end - start);
+    if (field == 0) {
+      if (part != version) return false;
+    } else {
+      int64_t v = 0;
+      const char* last = part.data() + part.size();
+      auto [ptr, ec] = std::from_chars(part.data(), last, v);
+      if (part.empty() || ec != std::errc() || ptr != last) return false;
+      out->push_back(v);
+    }
+    ++field;
+    start = end + 1;
+  }
+  return field == n;
+}
+
+void Put(std::string* s, int64_t v) {
+  s->push_back(' ');
+  s->append(std::to_string(v));
+}
+
+bool Flag(int64_t v) { return v == 1; }
+bool IsFlag(int64_t v) { return v == 0 || v == 1; }
+
+}  // namespace
+
+std::string EncodeCounter(const CounterInfo& c) {
+  std::string s(kCounterVersion);
+  for (const int64_t v :
+       {static_cast<int64_t>(c.id), int64_t{c.shards},
+        static_cast<int64_t>(c.policy), c.created_at_ms, int64_t{c.flags},
+        c.dedupe_window_ms, static_cast<int64_t>(c.bucket), c.retention_ms,
+        int64_t{c.outbox}, int64_t{c.keyed}, int64_t{c.bounds.has_min},
+        c.bounds.min, int64_t{c.bounds.has_max}, c.bounds.max,
+        int64_t{c.sliding}}) {
+    Put(&s, v);
+  }
+  return s;
+}
+
+Status DecodeCounter(std::string_view name, std::string_view record,
+                     CounterInfo* c) {
+  std::vector<int64_t> f;
+  const bool ok = Fields(record, kCounterVersion, kCounterFields, &f) &&
+                  f[0] > 0 && f[1] >= 1 && f[1] <= int64_t{kMaxShards} &&
+                  (f[2] == 0 || f[2] == 1) && f[4] >= 0 && f[4] <= 1 &&
+                  f[6] >= 0 && f[6] <= 3 && IsFlag(f[8]) && IsFlag(f[9]) &&
+                  IsFlag(f[10]) && IsFlag(f[12]) && IsFlag(f[14]);
+  if (!ok) {
+    return Status::Corruption("catalog record of counter " +
+                              core::Quote(name) + " is malformed: " +
+                              core::Quote(record));
+  }
+  *c = CounterInfo();
+  c->name = std::string(name);
+  c->id = static_cast<uint64_t>(f[0]);
+  c->shards = static_cast<uint32_t>(f[1]);
+  c->policy = static_cast<ShardPolicy>(f[2]);
+  c->created_at_ms = f[3];
+  c->flags = static_cast<uint32_t>(f[4]);
+  c->dedupe_window_ms = f[5];
+  c->bucket = static_cast<BucketWidth>(f[6]);
+  c->retention_ms = f[7];
+  c->outbox = Flag(f[8]);
+  c->keyed = Flag(f[9]);
+  c->bounds = CounterBounds{Flag(f[10]), f[11], Flag(f[12]), f[13]};
+  c->sliding = Flag(f[14]);
+  return Status::OK();
+}
+
+std::string EncodeMarker(const MarkerInfo& m) {
+  std::string s(kMarkerVersion);
+  for (const int64_t v :
+       {int64_t{m.shard}, m.delta, m.created_at_ms, m.expires_at_ms,
+        int64_t{m.pinned}, int64_t{m.strict}, int64_t{m.refused}, m.asked,
+        m.value, m.window_ends_ms, m.remaining, int64_t{m.reset},
+        int64_t{m.remaining_kept}}) {
+    Put(&s, v);
+  }
+  return s;
+}
+
+Status DecodeMarker(std::string_view what, std::string_view record,
+                    MarkerInfo* m) {
+  std::vector<int64_t> f;
+  const bool ok = Fields(record, kMarkerVersion, kMarkerFields, &f) &&
+                  f[0] >= 0 && f[0] < int64_t{kMaxShards} && IsFlag(f[4]) &&
+                  IsFlag(f[5]) && IsFlag(f[6]) && IsFlag(f[11]) &&
+                  IsFlag(f[12]);
+  if (!ok) {
+    return Status::Corruption("marker " + core::Quote(what) +
+                              " is malformed: " + core::Quote(record));
+  }
+  m->shard = static_cast<uint32_t>(f[0]);
+  m->delta = f[1];
+  m->created_at_ms = f[2];
+  m->expires_at_ms = f[3];
+  m->pinned = Flag(f[4]);
+  m->strict = Flag(f[5]);
+  m->refused = Flag(f[6]);
+  m->asked = f[7];
+  m->value = f[8];
+  m->window_ends_ms = f[9];
+  m->remaining = f[10];
+  m->reset = Flag(f[11]);
+  m->remaining_kept = Flag(f[12]);
+  return Status::OK();
+}
+
+core::FoundMarker FoundOf(const MarkerInfo& m) {
+  core::FoundMarker f;
+  f.found = true;
+  f.delta = m.delta;
+  f.shard = m.shard;
+  f.strict = m.strict;
+  f.refused = m.refused;
+  f.asked = m.asked;
+  f.value = m.value;
+  f.window_ends = m.window_ends_ms;
+  f.remaining = m.remaining;
+  f.reset = m.reset;
+  f.remaining_kept = m.remaining_kept;
+  return f;
+}
+
+}  // namespace tally::cluster

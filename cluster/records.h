@@ -1,0 +1,41 @@
+// The cluster backend's stored values: a counter's catalog record and an
+// event's marker record, as text of decimal fields separated by single
+// spaces, versioned by their first field (docs/format.md, "Redis Cluster
+// keys"). Text, not FlatBuffers: an operator reading a key with redis-cli
+// sees what it holds, and a record is a few dozen bytes.
+//
+// Thread safety: pure functions.
+
+#ifndef TALLY_CLUSTER_RECORDS_H_
+#define TALLY_CLUSTER_RECORDS_H_
+
+#include <string>
+#include <string_view>
+
+#include "core/write_op.h"
+#include "tally/status.h"
+#include "tally/types.h"
+
+namespace tally::cluster {
+
+// "c1 ID SHARDS POLICY CREATED FLAGS WINDOW BUCKET RETENTION OUTBOX KEYED
+// HAS_MIN MIN HAS_MAX MAX SLIDING"; the name is the catalog hash's field.
+std::string EncodeCounter(const CounterInfo& c);
+// Corruption naming the counter when `record` is not one.
+Status DecodeCounter(std::string_view name, std::string_view record,
+                     CounterInfo* c);
+
+// "m1 SHARD DELTA CREATED EXPIRES PINNED STRICT REFUSED ASKED VALUE
+// WINDOW_ENDS REMAINING RESET REMAINING_KEPT".
+// (event_id and key are the marker key's, not stored in the record.)
+std::string EncodeMarker(const MarkerInfo& m);
+// Corruption naming `what` (the marker's key) when `record` is not one.
+// Sets every field of `m` but event_id and key.
+Status DecodeMarker(std::string_view what, std::string_view record,
+                    MarkerInfo* m);
+// What the rules need of a stored marker (core::Decide).
+core::FoundMarker FoundOf(const MarkerInfo& m);
+
+}  // namespace tally::cluster
+
+#endif  // TALLY_CLUSTER_RECORDS_H_

@@ -1,0 +1,227 @@
+// RedisDb: class Db on a Redis Cluster (docs/cluster.md). The counting
+// rules are core/'s, decided here in the client; each write is committed
+// by one call of the function tally_write (cluster/functions/tally.lua) on
+// the master holding its hash tag, which checks the event's marker and
+// writes marker and increment atomically there. The catalog is a hash of
+// its own; a counter's shards (a keyed counter's: shard and key group)
+// carry their own hash tags, so a counter spreads over slots and masters
+// (cluster/keys.h).
+//
+// What differs from the local engine, by construction (docs/cluster.md has
+// the table): a batch is atomic per hash tag, not whole; a read gathers
+// the shards with one pipelined request per node and is not one snapshot;
+// a shard's value is bounded by int64 (an increment past it is refused
+// with OutOfRange; the engine keeps exact sums beyond); calls that need
+// local files (checkpoints, backups, compaction, the WAL) answer
+// NotSupported naming why.
+//
+// Ownership: Db::Open hands the RedisDb to the caller; it owns its
+// ClusterClient. Thread safety: as Db, every method from many threads at
+// once (the catalog cache is under a mutex; the client is thread-safe).
+
+#ifndef TALLY_CLUSTER_REDIS_DB_H_
+#define TALLY_CLUSTER_REDIS_DB_H_
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cluster/client/cluster_client.h"
+#include "cluster/keys.h"
+#include "cluster/target.h"
+#include "core/write_op.h"
+#include "tally/backend.h"
+#include "tally/db.h"
+#include "util/mutex.h"
+#include "util/thread_annotations.h"
+
+namespace tally::cluster {
+
+// Opens a Db on the Redis Cluster `target` names (cluster/target.h):
+// connects as its user, checks that every master holds the tally function
+// library of this build's version (NotSupported naming the node and what
+// it holds otherwise: deploy it with scripts/redis_cluster load-functions).
+Status OpenCluster(const Options& options, const std::string& target,
+                   std::unique_ptr<Db>* db);
+
+class RedisDb final : public Db, private BackendOps {
+ public:
+  RedisDb(const Options& options, std::string path, Target target,
+          std::unique_ptr<ClusterClient> client);
+  ~RedisDb() override;
+
+  // Checks the function library on every master.
+  Status CheckFunctions();
+
+  // ---- counters (redis_catalog.cc) ----
+  Status CreateCounter(std::string_view name, const CounterSpec& spec) override;
+  Result<CounterInfo> DescribeCounter(std::string_view name) override;
+  Result<std::vector<CounterInfo>> ListCounters() override;
+  Status DeleteCounter(std::string_view name) override;
+
+  // ---- writes (redis_writes.cc) ----
+  Result<IncrementResult> Increment(CounterRef counter, int64_t delta,
+                                    const IncrementOptions& options) override;
+  void IncrementAsync(CounterRef counter, int64_t delta,
+                      IncrementCallback done,
+                      const IncrementOptions& options) override;
+  Result<IncrementResult> IncrementOnce(CounterRef counter,
+                                        std::string_view event_id,
+                                        int64_t delta,
+                                        const OnceOptions& options) override;
+  void IncrementOnceAsync(CounterRef counter, std::string_view event_id,
+                          int64_t delta, IncrementCallback done,
+                          const OnceOptions& options) override;
+  Status Apply(const Batch& batch,
+               std::vector<IncrementResult>* results) override;
+  Result<IncrementResult> Reset(CounterRef counter, std::string_view reset_id,
+                                int64_t value,
+                                const ResetOptions& options) override;
+
+  // ---- not built on a cluster yet (redis_unsupported.cc) ----
+  Result<ReservationResult> Reserve(CounterRef counter,
+                                    std::string_view reservation_id,
+                                    int64_t units,
+                                    int64_t hold_for_ms) override;
+  Result<ReservationResult> CommitReservation(
+      CounterRef counter, std::string_view reservation_id) override;
+  Result<ReservationResult> ReleaseReservation(
+      CounterRef counter, std::string_view reservation_id) override;
+  Result<ReservationInfo> GetReservation(
+      CounterRef counter, std::string_view reservation_id) override;
+  Result<HeldValue> ReadHeld(CounterRef counter,
+                             const ReadOptions& options) override;
+  Result<ClaimResult> Claim(std::string_view key, std::string_view holder,
+                            int64_t lease_ms) override;
+  Result<ClaimResult> CompleteClaim(std::string_view key, uint64_t token,
+                                    std::string_view result,
+                                    const Batch& counts) override;
+  Result<ClaimResult> ReleaseClaim(std::string_view key,
+                                   uint64_t token) override;
+  Result<ClaimInfo> GetClaim(std::string_view key) override;
+  Result<std::vector<ClaimInfo>> ListClaims(
+      const ListClaimsOptions& options) override;
+  Result<int64_t> ReadRange(CounterRef counter, int64_t from_ms, int64_t to_ms,
+                            const ReadOptions& options) override;
+  Result<QuotaState> ReadQuota(CounterRef counter,
+                               const ReadOptions& options) override;
+  Result<TopKeysResult> TopKeys(std::string_view counter, size_t n,
+                                const TopKeysOptions& options) override;
+  Result<CachedValue> ReadCached(std::string_view counter) override;
+  Status RollupNow(std::string_view counter) override;
+
+  // ---- reads (redis_reads.cc) ----
+  Result<int64_t> ReadExact(CounterRef counter,
+                            const ReadOptions& options) override;
+  Result<std::vector<int64_t>> ShardCounts(
+      CounterRef counter, const ReadOptions& options) override;
+  Result<std::vector<int64_t>> ReadKeys(
+      std::string_view counter, const std::vector<std::string_view>& keys,
+      const ReadOptions& options) override;
+  Result<std::vector<KeyValue>> ListKeys(
+      std::string_view counter, const ListKeysOptions& options) override;
+  Status DeleteKey(std::string_view counter, std::string_view key) override;
+  Result<uint64_t> CountMarkers(CounterRef counter) override;
+  Result<std::vector<MarkerInfo>> ListMarkers(
+      CounterRef counter, const ListMarkersOptions& options) override;
+  Result<MarkerInfo> GetMarker(CounterRef counter,
+                               std::string_view event_id) override;
+
+  Status Refresh() override { return Status::OK(); }
+  const std::string& path() const override { return path_; }
+
+ private:
+  BackendOps& backend_ops() override { return *this; }
+
+  // ---- BackendOps (redis_unsupported.cc) ----
+  Status Verify(VerifyReport* report, const ProgressFn& progress) override;
+  Status Compact(const ProgressFn& progress) override;
+  EngineStats GetStats() const override;
+  Result<DbStats> GetDbStats() override;
+  Result<uint64_t> PendingOperands(std::string_view counter) override;
+  Status Checkpoint(const std::string& dir) override;
+  Result<BackupInfo> CreateBackup(const std::string& backup_dir,
+                                  const ProgressFn& progress) override;
+  Status ImportCounter(const CounterImport& counter) override;
+  Status ImportOutbox(const std::vector<OutboxEntry>& entries) override;
+  Result<std::vector<OutboxEntry>> ReadOutbox(uint64_t after_seq,
+                                              size_t limit) override;
+  Status AckOutbox(uint64_t through_seq) override;
+  Result<OutboxStatus> GetOutboxStatus() override;
+  Result<std::string> DatabaseId() override;
+
+  // ---- the catalog (redis_catalog.cc) ----
+  // The counter named `name`: from the cache, else read from the catalog
+  // (and cached). NotFound (core::CounterNotFound) when it has none.
+  Status FindCounter(std::string_view name, CounterInfo* c);
+  // As FindCounter, then the key against the counter (keyed or not; with
+  // `whole_ok` a keyed counter may be named without a key).
+  Status FindRef(CounterRef ref, bool whole_ok, CounterInfo* c);
+  // Records durably that counter `c` had a plain increment (CounterInfo::
+  // flags), once per counter and process.
+  Status RecordPlain(const CounterInfo& c);
+  // Drops a cached counter: a write found its tag's live key gone.
+  void Forget(std::string_view name, uint64_t id);
+  // Drops the cached counter `name`, whatever its id.
+  void Uncache(std::string_view name);
+  // What a feature not built on this backend yet answers.
+  Status NotBuilt(std::string_view call) const;
+  // NotFound for a missing counter (InvalidArgument for a named one when
+  // `keyed_only`), else NotBuilt(call): a missing counter is named first,
+  // as every backend names it.
+  Status NotBuiltFor(std::string_view counter, bool keyed_only,
+                     std::string_view call);
+  // What a call that needs local files answers.
+  Status NeedsFiles(std::string_view call, std::string_view why) const;
+  // The cluster refused the counter's spec (a feature not built yet).
+  Status CheckSpecBuilt(const CounterSpec& spec) const;
+
+  // ---- reads (redis_reads.cc) ----
+  // Every key of keyed counter `c`, sorted, from its key indexes.
+  Status AllKeys(const CounterInfo& c, std::vector<std::string>* keys);
+  // (tag, marker name) of each unexpired marker of `c` (of one key of a
+  // keyed counter when `key` is given).
+  Status MarkerNames(const CounterInfo& c, std::string_view key,
+                     std::vector<std::pair<std::string, std::string>>* names);
+
+  // ---- writes (redis_writes.cc) ----
+  struct PlannedOp;
+  struct WriteCall;
+  struct TagCall;
+  // Plans, decides and commits `ops` (one call's, or a batch's).
+  Status Execute(const std::vector<core::WriteOp>& ops, bool batch,
+                 std::vector<IncrementResult>* results);
+  Status Plan(const std::vector<core::WriteOp>& ops, WriteCall* call);
+  Status DecideAll(int64_t now, WriteCall* call, bool* need_lookup);
+  Status LookUpMarkers(WriteCall* call);
+  Status Commit(int64_t now, WriteCall* call);
+  Status TakeReply(const TagCall& t, const Reply& r, WriteCall* call);
+  Result<IncrementResult> WriteOne(const core::WriteOp& op);
+
+  // Runs `commands`, with the target's WAIT when `writes`.
+  Status Run(const std::vector<Command>& commands, std::vector<Reply>* replies,
+             bool writes);
+
+  const Options options_;
+  const Clock* const clock_;
+  const std::string path_;
+  const Target target_;
+  const KeySpace keys_;
+  std::unique_ptr<ClusterClient> client_;
+
+  mutable Mutex mu_;
+  std::map<std::string, CounterInfo, std::less<>> cache_ TALLY_GUARDED_BY(mu_);
+
+  std::atomic<uint64_t> applied_{0};
+  std::atomic<uint64_t> duplicates_{0};
+  std::atomic<uint64_t> conflicts_{0};
+  std::atomic<uint64_t> outside_window_{0};
+  std::atomic<uint64_t> rejected_{0};
+};
+
+}  // namespace tally::cluster
+
+#endif  // TALLY_CLUSTER_REDIS_DB_H_

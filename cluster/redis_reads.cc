@@ -1,0 +1,386 @@
+// RedisDb's reads: values (ReadExact, ShardCounts, ReadKeys), a keyed
+// counter's keys (ListKeys, DeleteKey) and markers (CountMarkers,
+// GetMarker, ListMarkers).
+//
+// A read gathers its keys with one pipelined request per node (the client
+// sends each node's commands together): a counter's shards live on several
+// masters, so a read is not one snapshot of the counter. Each shard's
+// value is read whole (a shard is one key), and an increment is counted
+// in exactly one shard, so a sum is always some interleaving of whole
+// increments, never a part of one (docs/cluster.md, "Reads").
+
+#include <algorithm>
+#include <charconv>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cluster/records.h"
+#include "cluster/redis_db.h"
+#include "core/decide.h"
+#include "core/validate.h"
+#include "tally/limits.h"
+
+namespace tally::cluster {
+namespace {
+
+Command Read(std::vector<std::string> args, const std::string& tag) {
+  Command c;
+  c.args = std::move(args);
+  c.slot = ClusterClient::SlotOf(tag);
+  c.read_only = true;
+  c.idempotent = true;
+  return c;
+}
+
+// A value key's reply as an int64 (nil: 0).
+Status ValueOf(const CounterInfo& c, const Reply& r, int64_t* out) {
+  *out = 0;
+  if (r.kind == Reply::Kind::kNil) return Status::OK();
+  if (r.kind != Reply::Kind::kString) {
+    return Status::IOError("read counter " + core::Quote(c.name) + ": " +
+                           r.str);
+  }
+  const char* last = r.str.data() + r.str.size();
+  auto [ptr, ec] = std::from_chars(r.str.data(), last, *out);
+  if (r.str.empty() || ec != std::errc() || ptr != last) {
+    return Status::Corruption("value of counter " + core::Quote(c.name) +
+                              " is not an integer: " + core::Quote(r.str));
+  }
+  return Status::OK();
+}
+
+Status SumBeyond(const CounterInfo& c) {
+  return Status::OutOfRange("counter " + core::Quote(c.name) +
+                            ": the sum of its shards is beyond int64");
+}
+
+Status NotKeyed(const CounterInfo& c, std::string_view call) {
+  return Status::InvalidArgument(std::string(call) + ": counter " +
+                                 core::Quote(c.name) + " is not keyed");
+}
+
+}  // namespace
+
+Result<std::vector<int64_t>> RedisDb::ShardCounts(CounterRef counter,
+                                                  const ReadOptions&) {
+  CounterInfo c;
+  Status s = FindRef(counter, false, &c);
+  if (!s.ok()) return s;
+  std::vector<Command> cmds;
+  for (uint32_t shard = 0; shard < c.shards; ++shard) {
+    const std::string tag = keys_.Tag(c, shard, counter.key);
+    cmds.push_back(Read({"GET", KeySpace::Value(tag, counter.key)}, tag));
+  }
+  std::vector<Reply> replies;
+  s = Run(cmds, &replies, false);
+  if (!s.ok()) return s;
+  std::vector<int64_t> out(c.shards);
+  for (uint32_t shard = 0; shard < c.shards; ++shard) {
+    s = ValueOf(c, replies[shard], &out[shard]);
+    if (!s.ok()) return s;
+  }
+  return out;
+}
+
+Result<int64_t> RedisDb::ReadExact(CounterRef counter,
+                                   const ReadOptions& options) {
+  Result<std::vector<int64_t>> shards = ShardCounts(counter, options);
+  if (!shards.ok()) return shards.status();
+  __int128 sum = 0;
+  for (const int64_t v : shards.value()) sum += v;
+  if (sum < kMinDelta || sum > kMaxDelta) {
+    CounterInfo c;
+    c.name = std::string(counter.counter);
+    return SumBeyond(c);
+  }
+  return static_cast<int64_t>(sum);
+}
+
+Result<std::vector<int64_t>> RedisDb::ReadKeys(
+    std::string_view counter, const std::vector<std::string_view>& keys,
+    const ReadOptions&) {
+  Status s = core::ValidateReadKeys(keys);
+  if (!s.ok()) return s;
+  CounterInfo c;
+  s = FindCounter(counter, &c);
+  if (!s.ok()) return s;
+  if (!c.keyed) return NotKeyed(c, "ReadKeys");
+  std::vector<Command> cmds;
+  for (const std::string_view key : keys) {
+    for (uint32_t shard = 0; shard < c.shards; ++shard) {
+      const std::string tag = keys_.Tag(c, shard, key);
+      cmds.push_back(Read({"GET", KeySpace::Value(tag, key)}, tag));
+    }
+  }
+  std::vector<Reply> replies;
+  s = Run(cmds, &replies, false);
+  if (!s.ok()) return s;
+  std::vector<int64_t> out(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    __int128 sum = 0;
+    for (uint32_t shard = 0; shard < c.shards; ++shard) {
+      int64_t v = 0;
+      s = ValueOf(c, replies[i * c.shards + shard], &v);
+      if (!s.ok()) return s;
+      sum += v;
+    }
+    if (sum < kMinDelta || sum > kMaxDelta) {
+      return SumBeyond(c).WithContext("key " + core::Quote(keys[i]));
+    }
+    out[i] = static_cast<int64_t>(sum);
+  }
+  return out;
+}
+
+Status RedisDb::AllKeys(const CounterInfo& c, std::vector<std::string>* keys) {
+  std::vector<Command> cmds;
+  for (uint32_t shard = 0; shard < c.shards; ++shard) {
+    for (uint32_t g = 0; g < kKeyGroups; ++g) {
+      const std::string tag = keys_.GroupTag(c.id, shard, g);
+      cmds.push_back(Read({"ZRANGE", KeySpace::KeyIndex(tag), "0", "-1"}, tag));
+    }
+  }
+  std::vector<Reply> replies;
+  Status s = Run(cmds, &replies, false);
+  if (!s.ok()) return s;
+  keys->clear();
+  for (const Reply& r : replies) {
+    if (r.kind != Reply::Kind::kArray) {
+      return Status::IOError("list keys of counter " + core::Quote(c.name) +
+                             ": " + r.str);
+    }
+    for (const Reply& k : r.elements) keys->push_back(k.str);
+  }
+  std::sort(keys->begin(), keys->end());
+  keys->erase(std::unique(keys->begin(), keys->end()), keys->end());
+  return Status::OK();
+}
+
+Result<std::vector<KeyValue>> RedisDb::ListKeys(
+    std::string_view counter, const ListKeysOptions& options) {
+  Status s = core::ValidateListKeys(options);
+  if (!s.ok()) return s;
+  CounterInfo c;
+  s = FindCounter(counter, &c);
+  if (!s.ok()) return s;
+  if (!c.keyed) return NotKeyed(c, "ListKeys");
+  std::vector<std::string> all;
+  s = AllKeys(c, &all);
+  if (!s.ok()) return s;
+  std::vector<std::string_view> page;
+  for (const std::string& k : all) {
+    if (page.size() == options.limit) break;
+    if (k.compare(0, options.prefix.size(), options.prefix) != 0) continue;
+    if (!options.start_after.empty() && k <= options.start_after) continue;
+    page.push_back(k);
+  }
+  std::vector<KeyValue> out;
+  if (page.empty()) return out;
+  Result<std::vector<int64_t>> values = ReadKeys(counter, page, ReadOptions());
+  if (!values.ok()) return values.status();
+  for (size_t i = 0; i < page.size(); ++i) {
+    out.push_back(KeyValue{std::string(page[i]), values.value()[i]});
+  }
+  return out;
+}
+
+Status RedisDb::DeleteKey(std::string_view counter, std::string_view key) {
+  CounterInfo c;
+  Status s = FindRef(CounterRef(counter, key), false, &c);
+  if (!s.ok()) return s;
+  if (!c.keyed) return NotKeyed(c, "DeleteKey");
+  // The key's value, markers and index entries in each shard's tag of its
+  // group; one DEL per tag, so each tag's part goes at once.
+  const std::string prefix = KeySpace::MarkerName(key, "");
+  std::vector<Command> cmds;
+  for (uint32_t shard = 0; shard < c.shards; ++shard) {
+    const std::string tag = keys_.Tag(c, shard, key);
+    cmds.push_back(Read({"ZRANGEBYLEX", KeySpace::MarkerIndex(tag),
+                         "[" + prefix, "(" + prefix + "\xff"},
+                        tag));
+  }
+  std::vector<Reply> replies;
+  s = Run(cmds, &replies, false);
+  if (!s.ok()) return s;
+  std::vector<Command> drop;
+  for (uint32_t shard = 0; shard < c.shards; ++shard) {
+    const std::string tag = keys_.Tag(c, shard, key);
+    Command del;
+    del.slot = ClusterClient::SlotOf(tag);
+    del.args = {"DEL", KeySpace::Value(tag, key)};
+    Command unindex = del;
+    unindex.args = {"ZREM", KeySpace::MarkerIndex(tag), "-"};
+    for (const Reply& m : replies[shard].elements) {
+      del.args.push_back(KeySpace::Marker(tag, m.str));
+      unindex.args.push_back(m.str);
+    }
+    Command unkey = del;
+    unkey.args = {"ZREM", KeySpace::KeyIndex(tag), std::string(key)};
+    drop.push_back(std::move(del));
+    drop.push_back(std::move(unindex));
+    drop.push_back(std::move(unkey));
+  }
+  s = Run(drop, &replies, true);
+  if (!s.ok()) return s;
+  for (const Reply& r : replies) {
+    if (!r.ok()) {
+      return Status::IOError("delete key " + core::Quote(key) + ": " + r.str);
+    }
+  }
+  return Status::OK();
+}
+
+// The marker names of `c` (of one key when given) in each tag, with the
+// tags: what CountMarkers and ListMarkers read.
+Status RedisDb::MarkerNames(const CounterInfo& c, std::string_view key,
+                            std::vector<std::pair<std::string, std::string>>*
+                                names) {
+  std::vector<std::string> tags;
+  for (uint32_t shard = 0; shard < c.shards; ++shard) {
+    if (!c.keyed || !key.empty()) {
+      tags.push_back(keys_.Tag(c, shard, key));
+      continue;
+    }
+    for (uint32_t g = 0; g < kKeyGroups; ++g) {
+      tags.push_back(keys_.GroupTag(c.id, shard, g));
+    }
+  }
+  std::vector<Command> cmds;
+  const int64_t now = clock_->NowMillis();
+  for (const std::string& tag : tags) {
+    // Not expired by the engine's clock: kept forever (0) or expiring at
+    // or after now.
+    cmds.push_back(Read({"ZRANGE", KeySpace::MarkerIndex(tag), "0", "-1",
+                         "WITHSCORES"},
+                        tag));
+  }
+  std::vector<Reply> replies;
+  Status s = Run(cmds, &replies, false);
+  if (!s.ok()) return s;
+  const std::string prefix =
+      key.empty() ? std::string() : KeySpace::MarkerName(key, "");
+  names->clear();
+  for (size_t t = 0; t < tags.size(); ++t) {
+    const Reply& r = replies[t];
+    if (r.kind != Reply::Kind::kArray) {
+      return Status::IOError("list markers of counter " + core::Quote(c.name) +
+                             ": " + r.str);
+    }
+    for (size_t i = 0; i + 1 < r.elements.size(); i += 2) {
+      const std::string& name = r.elements[i].str;
+      int64_t expires = 0;
+      const std::string& score = r.elements[i + 1].str;
+      std::from_chars(score.data(), score.data() + score.size(), expires);
+      if (core::MarkerExpired(expires, now)) continue;
+      if (name.compare(0, prefix.size(), prefix) != 0) continue;
+      names->emplace_back(tags[t], name);
+    }
+  }
+  return Status::OK();
+}
+
+Result<uint64_t> RedisDb::CountMarkers(CounterRef counter) {
+  CounterInfo c;
+  Status s = FindRef(counter, true, &c);
+  if (!s.ok()) return s;
+  std::vector<std::pair<std::string, std::string>> names;
+  s = MarkerNames(c, counter.key, &names);
+  if (!s.ok()) return s;
+  return static_cast<uint64_t>(names.size());
+}
+
+Result<MarkerInfo> RedisDb::GetMarker(CounterRef counter,
+                                      std::string_view event_id) {
+  Status s = core::ValidateEventId(event_id);
+  if (!s.ok()) return s;
+  CounterInfo c;
+  s = FindRef(counter, false, &c);
+  if (!s.ok()) return s;
+  // Where the event went: its affinity key is not known here, so every
+  // shard's tag is asked (a pinned marker may be in any).
+  std::vector<Command> cmds;
+  std::vector<std::string> tags;
+  const std::string name = KeySpace::MarkerName(counter.key, event_id);
+  for (uint32_t shard = 0; shard < c.shards; ++shard) {
+    tags.push_back(keys_.Tag(c, shard, counter.key));
+    cmds.push_back(Read({"GET", KeySpace::Marker(tags.back(), name)},
+                        tags.back()));
+  }
+  std::vector<Reply> replies;
+  s = Run(cmds, &replies, false);
+  if (!s.ok()) return s;
+  for (uint32_t shard = 0; shard < c.shards; ++shard) {
+    const Reply& r = replies[shard];
+    if (r.kind != Reply::Kind::kString) continue;
+    MarkerInfo info;
+    s = DecodeMarker(KeySpace::Marker(tags[shard], name), r.str, &info);
+    if (!s.ok()) return s;
+    info.event_id = std::string(event_id);
+    info.key = std::string(counter.key);
+    if (core::MarkerExpired(info.expires_at_ms, clock_->NowMillis())) {
+      return Status::NotFound("event " + core::Quote(event_id) +
+                              "'s marker in counter " + core::Quote(c.name) +
+                              " expired at " +
+                              std::to_string(info.expires_at_ms) + " ms");
+    }
+    return info;
+  }
+  return Status::NotFound("event " + core::Quote(event_id) +
+                          " was never counted in counter " +
+                          core::Quote(c.name));
+}
+
+Result<std::vector<MarkerInfo>> RedisDb::ListMarkers(
+    CounterRef counter, const ListMarkersOptions& options) {
+  Status s = core::ValidateListMarkers(options);
+  if (!s.ok()) return s;
+  CounterInfo c;
+  s = FindRef(counter, false, &c);
+  if (!s.ok()) return s;
+  std::vector<std::pair<std::string, std::string>> names;
+  s = MarkerNames(c, counter.key, &names);
+  if (!s.ok()) return s;
+  const size_t skip = KeySpace::MarkerName(counter.key, "").size();
+  // In event-id byte order, after start_after.
+  std::sort(names.begin(), names.end(),
+            [](const auto& a, const auto& b) { return a.second < b.second; });
+  std::vector<MarkerInfo> out;
+  const int64_t now = clock_->NowMillis();
+  size_t at = 0;
+  while (at < names.size() && out.size() < options.limit) {
+    std::vector<Command> cmds;
+    std::vector<size_t> which;
+    for (; at < names.size() && cmds.size() < options.limit - out.size();
+         ++at) {
+      const std::string event = names[at].second.substr(skip);
+      if (!options.start_after.empty() && event <= options.start_after) {
+        continue;
+      }
+      cmds.push_back(Read(
+          {"GET", KeySpace::Marker(names[at].first, names[at].second)},
+          names[at].first));
+      which.push_back(at);
+    }
+    std::vector<Reply> replies;
+    s = Run(cmds, &replies, false);
+    if (!s.ok()) return s;
+    for (size_t j = 0; j < which.size(); ++j) {
+      if (replies[j].kind != Reply::Kind::kString) continue;  // dropped
+      const auto& [tag, name] = names[which[j]];
+      MarkerInfo info;
+      s = DecodeMarker(KeySpace::Marker(tag, name), replies[j].str, &info);
+      if (!s.ok()) return s;
+      if (info.created_at_ms < options.since_ms ||
+          core::MarkerExpired(info.expires_at_ms, now)) {
+        continue;
+      }
+      info.event_id = name.substr(skip);
+      info.key = std::string(counter.key);
+      out.push_back(std::move(info));
+    }
+  }
+  return out;
+}
+
+}  // namespace tally::cluster

@@ -1,0 +1,129 @@
+// What RedisDb does not offer, and why (docs/cluster.md has the table):
+// calls that need the database's local files answer NotSupported by
+// construction; features not built on the cluster yet answer NotSupported
+// naming themselves. Also the engine statistics a cluster client keeps.
+
+#include "cluster/redis_db.h"
+#include "core/validate.h"
+
+namespace tally::cluster {
+namespace {
+
+constexpr std::string_view kNoFiles =
+    "a cluster's data lives in its nodes, not in local files; back it up with "
+    "its nodes' own persistence (AOF or RDB files, docs/cluster.md)";
+
+}  // namespace
+
+Status RedisDb::NotBuiltFor(std::string_view counter, bool keyed_only,
+                            std::string_view call) {
+  CounterInfo c;
+  Status s = FindCounter(counter, &c);
+  if (!s.ok()) return s;
+  if (keyed_only && !c.keyed) {
+    return Status::InvalidArgument(std::string(call) + ": counter " +
+                                   core::Quote(c.name) + " is not keyed");
+  }
+  return NotBuilt(call);
+}
+
+Result<ReservationResult> RedisDb::Reserve(CounterRef, std::string_view,
+                                           int64_t, int64_t) {
+  return NotBuilt("Reserve");
+}
+Result<ReservationResult> RedisDb::CommitReservation(CounterRef,
+                                                     std::string_view) {
+  return NotBuilt("CommitReservation");
+}
+Result<ReservationResult> RedisDb::ReleaseReservation(CounterRef,
+                                                      std::string_view) {
+  return NotBuilt("ReleaseReservation");
+}
+Result<ReservationInfo> RedisDb::GetReservation(CounterRef, std::string_view) {
+  return NotBuilt("GetReservation");
+}
+Result<HeldValue> RedisDb::ReadHeld(CounterRef, const ReadOptions&) {
+  return NotBuilt("ReadHeld");
+}
+Result<ClaimResult> RedisDb::Claim(std::string_view, std::string_view,
+                                   int64_t) {
+  return NotBuilt("Claim");
+}
+Result<ClaimResult> RedisDb::CompleteClaim(std::string_view, uint64_t,
+                                           std::string_view, const Batch&) {
+  return NotBuilt("CompleteClaim");
+}
+Result<ClaimResult> RedisDb::ReleaseClaim(std::string_view, uint64_t) {
+  return NotBuilt("ReleaseClaim");
+}
+Result<ClaimInfo> RedisDb::GetClaim(std::string_view) {
+  return NotBuilt("GetClaim");
+}
+Result<std::vector<ClaimInfo>> RedisDb::ListClaims(const ListClaimsOptions&) {
+  return NotBuilt("ListClaims");
+}
+Result<int64_t> RedisDb::ReadRange(CounterRef, int64_t, int64_t,
+                                   const ReadOptions&) {
+  return NotBuilt("ReadRange");
+}
+Result<QuotaState> RedisDb::ReadQuota(CounterRef, const ReadOptions&) {
+  return NotBuilt("ReadQuota");
+}
+Result<TopKeysResult> RedisDb::TopKeys(std::string_view counter, size_t,
+                                       const TopKeysOptions&) {
+  return NotBuiltFor(counter, true, "TopKeys");
+}
+Result<CachedValue> RedisDb::ReadCached(std::string_view counter) {
+  return NotBuiltFor(counter, false, "ReadCached");
+}
+Status RedisDb::RollupNow(std::string_view counter) {
+  if (counter.empty()) return NotBuilt("RollupNow");
+  return NotBuiltFor(counter, false, "RollupNow");
+}
+
+Status RedisDb::Verify(VerifyReport*, const ProgressFn&) {
+  return NotBuilt("Verify");
+}
+Status RedisDb::Compact(const ProgressFn&) {
+  return NeedsFiles("Compact",
+                    "there are no local files to compact; Redis frees a "
+                    "deleted or expired key itself");
+}
+EngineStats RedisDb::GetStats() const {
+  EngineStats s;
+  s.applied = applied_.load(std::memory_order_relaxed);
+  s.duplicates = duplicates_.load(std::memory_order_relaxed);
+  s.conflicts = conflicts_.load(std::memory_order_relaxed);
+  s.outside_window = outside_window_.load(std::memory_order_relaxed);
+  s.rejected = rejected_.load(std::memory_order_relaxed);
+  return s;
+}
+Result<DbStats> RedisDb::GetDbStats() { return NotBuilt("GetDbStats"); }
+Result<uint64_t> RedisDb::PendingOperands(std::string_view) {
+  return NeedsFiles("PendingOperands",
+                    "a cluster's shard is one INCRBY'd integer, with no "
+                    "merge operands");
+}
+Status RedisDb::Checkpoint(const std::string&) {
+  return NeedsFiles("Checkpoint", kNoFiles);
+}
+Result<BackupInfo> RedisDb::CreateBackup(const std::string&,
+                                         const ProgressFn&) {
+  return NeedsFiles("CreateBackup", kNoFiles);
+}
+Status RedisDb::ImportCounter(const CounterImport&) {
+  return NotBuilt("ImportCounter");
+}
+Status RedisDb::ImportOutbox(const std::vector<OutboxEntry>&) {
+  return NotBuilt("ImportOutbox");
+}
+Result<std::vector<OutboxEntry>> RedisDb::ReadOutbox(uint64_t, size_t) {
+  return NotBuilt("ReadOutbox");
+}
+Status RedisDb::AckOutbox(uint64_t) { return NotBuilt("AckOutbox"); }
+Result<OutboxStatus> RedisDb::GetOutboxStatus() {
+  return NotBuilt("GetOutboxStatus");
+}
+Result<std::string> RedisDb::DatabaseId() { return NotBuilt("DatabaseId"); }
+
+}  // namespace tally::cluster
