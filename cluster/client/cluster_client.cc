@@ -54,10 +54,10 @@ Reply ErrorReply(std::string text) {
 struct Job {
   size_t index = 0;  // into the caller's commands and replies
   const Command* command = nullptr;
-  bool pinned = false;      // RunOnMasters: always `target`, no redirection
-  bool has_target = false;  // go to `target`, not the map's owner
-  Endpoint target;          // pinned node, or the one MOVED/ASK named
-  bool asking = false;      // precede with ASKING (ASK redirection)
+  bool pinned = false;       // RunOnMasters: always `target`, no redirection
+  bool has_target = false;   // go to `target`, not the map's owner
+  Endpoint target;           // pinned node, or the one MOVED/ASK named
+  bool asking = false;       // precede with ASKING (ASK redirection)
   bool master_only = false;  // a replica read failed: the master from now on
   int redirects = 0;
   std::string last_error;  // the last transient error, for the final reply
@@ -74,14 +74,14 @@ enum class Next {
 // One node's share of a round.
 struct Batch {
   Endpoint node;
-  bool replica_reads = false;  // some job reads from this replica
+  bool replica_reads = false;              // some job reads from this replica
   std::unique_ptr<Connection> connection;  // null: could not connect
-  std::vector<size_t> jobs;           // indices into Round::jobs, in order
-  std::vector<bool> routed_replica;   // parallel to jobs
-  std::vector<size_t> end_offsets;    // buffered bytes after each job
-  Status lost;              // non-OK: the replies from first_lost on are lost
+  std::vector<size_t> jobs;                // indices into Round::jobs, in order
+  std::vector<bool> routed_replica;        // parallel to jobs
+  std::vector<size_t> end_offsets;         // buffered bytes after each job
+  Status lost;  // non-OK: the replies from first_lost on are lost
   size_t first_lost = 0;
-  int replicas_acked = 0;   // WAIT's answer
+  int replicas_acked = 0;  // WAIT's answer
 };
 
 // One round of a Run.
@@ -173,8 +173,7 @@ class ClusterClientImpl final : public ClusterClient {
       unknown_{0}, replica_fallbacks_{0}, refreshes_{0};
 };
 
-Status ClusterClientImpl::Refresh(const SlotMap* seen,
-                                  const Endpoint* first) {
+Status ClusterClientImpl::Refresh(const SlotMap* seen, const Endpoint* first) {
   MutexLock refresh_lock(&refresh_mu_);
   std::shared_ptr<const SlotMap> current = CurrentMap();
   if (seen != nullptr && current.get() != seen) return Status::OK();
@@ -206,8 +205,8 @@ Status ClusterClientImpl::Refresh(const SlotMap* seen,
     if (c != nullptr) pool_.GiveBack(std::move(c));
     if (s.ok() && reply.kind == Reply::Kind::kError) {
       if (reply.str.find("cluster support disabled") != std::string::npos) {
-        return Status::NotSupported(address + " is not a cluster node: " +
-                                    reply.str);
+        return Status::NotSupported(address +
+                                    " is not a cluster node: " + reply.str);
       }
       s = Status::IOError(address + ": CLUSTER SLOTS: " + reply.str);
     }
@@ -246,12 +245,12 @@ Status ClusterClientImpl::Run(const std::vector<Command>& commands,
   if (options.wait_replicas < 0) {
     return Status::InvalidArgument("wait_replicas is negative");
   }
-  if (options.wait_replicas > 0 && (options.wait_timeout_ms <= 0 ||
-                                    options.wait_timeout_ms > kMaxWaitMs)) {
-    return Status::InvalidArgument(
-        "wait_timeout_ms must be in 1.." + std::to_string(kMaxWaitMs) +
-        " (0 would make WAIT block forever), not " +
-        std::to_string(options.wait_timeout_ms));
+  if (options.wait_replicas > 0 &&
+      (options.wait_timeout_ms <= 0 || options.wait_timeout_ms > kMaxWaitMs)) {
+    return Status::InvalidArgument("wait_timeout_ms must be in 1.." +
+                                   std::to_string(kMaxWaitMs) +
+                                   " (0 would make WAIT block forever), not " +
+                                   std::to_string(options.wait_timeout_ms));
   }
   replies->assign(commands.size(), Reply());
   std::vector<Job> jobs(commands.size());
@@ -287,8 +286,8 @@ Status ClusterClientImpl::RunOnMasters(const Command& command,
 }
 
 Next ClusterClientImpl::OnReply(const Reply& reply, const Endpoint& node,
-                                bool from_replica, Job* job,
-                                Reply* final_reply, Round* round) {
+                                bool from_replica, Job* job, Reply* final_reply,
+                                Round* round) {
   if (reply.kind != Reply::Kind::kError) {
     *final_reply = reply;
     return Next::kDone;
@@ -306,8 +305,7 @@ Next ClusterClientImpl::OnReply(const Reply& reply, const Endpoint& node,
     *final_reply = reply;
     return Next::kDone;
   }
-  if (error == ErrorClass::kRetry ||
-      error == ErrorClass::kRetryAfterRefresh) {
+  if (error == ErrorClass::kRetry || error == ErrorClass::kRetryAfterRefresh) {
     job->last_error = reply.str + " (from " + AddressOf(node) + ")";
     if (error == ErrorClass::kRetryAfterRefresh) round->refresh = true;
     return Next::kRetry;
@@ -319,10 +317,9 @@ Next ClusterClientImpl::OnReply(const Reply& reply, const Endpoint& node,
     return Next::kDone;
   }
   if (++job->redirects > options_.max_redirects) {
-    *final_reply = ErrorReply(reply.str + " (from " + AddressOf(node) +
-                              "; gave up after " +
-                              std::to_string(options_.max_redirects) +
-                              " redirections)");
+    *final_reply = ErrorReply(
+        reply.str + " (from " + AddressOf(node) + "; gave up after " +
+        std::to_string(options_.max_redirects) + " redirections)");
     return Next::kDone;
   }
   // MOVED: to the new owner now, and the whole map is stale. ASK: this one
@@ -373,8 +370,7 @@ Next ClusterClientImpl::OnLost(const Status& why, bool from_replica, Job* job,
   }
   Count(&unknown_);
   final_reply->kind = Reply::Kind::kUnknown;
-  final_reply->str = "reply lost after the command was sent (" +
-                     why.message() +
+  final_reply->str = "reply lost after the command was sent (" + why.message() +
                      "): it may or may not have run; not resent, as it is "
                      "not idempotent";
   return Next::kDone;
@@ -434,9 +430,8 @@ void ClusterClientImpl::Send(const RunOptions& options, Round* round,
     if (!s.ok()) {
       for (size_t k = 0; k < batch.jobs.size(); ++k) {
         Job& job = round->jobs[batch.jobs[k]];
-        round->next[batch.jobs[k]] =
-            OnNotSent(s, batch.routed_replica[k], &job,
-                      &(*replies)[job.index], round);
+        round->next[batch.jobs[k]] = OnNotSent(s, batch.routed_replica[k], &job,
+                                               &(*replies)[job.index], round);
       }
       if (batch.connection != nullptr) {
         pool_.GiveBack(std::move(batch.connection));
@@ -472,9 +467,8 @@ void ClusterClientImpl::Send(const RunOptions& options, Round* round,
       if (batch.end_offsets[k] <= written) {
         batch.first_lost = std::min(batch.first_lost, k);
       } else {
-        round->next[batch.jobs[k]] =
-            OnNotSent(s, batch.routed_replica[k], &job,
-                      &(*replies)[job.index], round);
+        round->next[batch.jobs[k]] = OnNotSent(s, batch.routed_replica[k], &job,
+                                               &(*replies)[job.index], round);
       }
     }
     batch.lost = std::move(s);
@@ -498,8 +492,8 @@ void ClusterClientImpl::ReadBatch(const RunOptions& options, Batch* batch,
         break;
       }
       if (job.asking && asking.kind == Reply::Kind::kError) {
-        (*replies)[job.index] = ErrorReply("ASKING refused by " + c.address() +
-                                           ": " + asking.str);
+        (*replies)[job.index] =
+            ErrorReply("ASKING refused by " + c.address() + ": " + asking.str);
         round->next[j] = Next::kDone;
         continue;
       }
@@ -529,8 +523,7 @@ void ClusterClientImpl::ReadBatch(const RunOptions& options, Batch* batch,
   if (options.wait_replicas > 0) {
     for (size_t j : batch->jobs) {
       if (round->next[j] == Next::kDone) {
-        (*replies)[round->jobs[j].index].replicas_acked =
-            batch->replicas_acked;
+        (*replies)[round->jobs[j].index].replicas_acked = batch->replicas_acked;
       }
     }
   }
@@ -601,7 +594,8 @@ void ClusterClientImpl::Execute(std::vector<Job> pending,
           still.push_back(std::move(pending[j]));
           continue;
         }
-        (*replies)[pending[j].index] = ErrorReply(pending[j].last_error + spent);
+        (*replies)[pending[j].index] =
+            ErrorReply(pending[j].last_error + spent);
       }
       pending = std::move(still);
       continue;

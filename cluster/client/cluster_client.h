@@ -16,18 +16,25 @@
 //   MOVED slot host:port  the map is refreshed and the command resent to
 //                         the new owner (at most max_redirects times);
 //   ASK slot host:port    ASKING then the command, once, on the target;
-//   TRYAGAIN, CLUSTERDOWN, LOADING, MASTERDOWN, a refused connection:
-//                         resent after a backoff (5 ms doubling to 200 ms)
-//                         until retry_budget_ms has passed, then the last
-//                         error is the command's reply.
+//   TRYAGAIN, CLUSTERDOWN, LOADING, MASTERDOWN, READONLY, a refused
+//   connection:           resent after a backoff (5 ms doubling to 200 ms)
+//                         until retry_budget_ms has passed since the Run
+//                         began, then a kError reply: the last error, the
+//                         node and the budget. CLUSTERDOWN, MASTERDOWN,
+//                         READONLY and connection failures refresh the map
+//                         first (a failover may be why).
+// The MOVED target goes first in the refresh: it knows it owns the slot,
+// while another master may not have heard yet.
 // A command whose reply is lost after it was written (a timeout, a
 // connection dropped mid-pipeline) may or may not have run. An
 // `idempotent` command is then resent like the above, after a refresh of
-// the map (a failover may be why) (the caller made it safe to run twice: a
-// once-increment under its event id, a read); any other gets the reply kind
-// kUnknown and is never resent. A command never written (the connection
-// could not be opened, or the write failed before its bytes) did not run
-// and is resent like a TRYAGAIN, whatever its flags.
+// the map (the caller made it safe to run twice: a once-increment under
+// its event id, a read); any other gets the reply kind kUnknown and is
+// never resent. A command never written (the connection could not be
+// opened, or the write failed before its bytes) did not run and is resent
+// like a TRYAGAIN, whatever its flags. Timeouts of several silent nodes
+// add up: each node's replies are read in turn, each read waiting up to
+// command_timeout_ms.
 //
 // Connections: a pool per node. A Run takes one connection per node it
 // needs (opening one when none is idle), writes every node's pipeline
@@ -49,6 +56,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tally/status.h"
@@ -59,7 +67,15 @@ inline constexpr int kSlots = 16384;
 
 // One reply, copied out of hiredis.
 struct Reply {
-  enum class Kind { kNil, kString, kInteger, kArray, kStatus, kError, kUnknown };
+  enum class Kind {
+    kNil,
+    kString,
+    kInteger,
+    kArray,
+    kStatus,
+    kError,
+    kUnknown
+  };
   Kind kind = Kind::kNil;
   int64_t integer = 0;          // kInteger
   std::string str;              // kString, kStatus, kError (the error text,
@@ -91,13 +107,16 @@ struct Endpoint {
 
 struct ClientOptions {
   std::vector<Endpoint> seeds;  // any nodes of the cluster (one is enough)
-  std::string user;             // AUTH user password; empty: no AUTH
-  std::string password;         // (never logged, never in a Status)
+  // AUTH user password; with user empty, AUTH password (the default
+  // user); both empty: no AUTH. The password is never logged nor put in a
+  // Status or a reply.
+  std::string user;
+  std::string password;
   int connect_timeout_ms = 1000;
   int command_timeout_ms = 2000;
-  int retry_budget_ms = 10000;  // how long transient errors are retried
-  int max_redirects = 16;       // MOVED/ASK hops per command
-  bool read_from_replicas = false;  // read_only commands go to a replica
+  int retry_budget_ms = 10000;        // how long transient errors are retried
+  int max_redirects = 16;             // MOVED/ASK hops per command
+  bool read_from_replicas = false;    // read_only commands go to a replica
   std::string client_name = "tally";  // CLIENT SETNAME; empty: not sent
   // Idle connections kept per node; more are opened when Runs need them at
   // once and closed when given back beyond this.
@@ -117,31 +136,35 @@ struct RunOptions {
 // What the client did since Connect, for tests and metrics. Counts only
 // grow.
 struct ClientStats {
-  uint64_t moved = 0;          // MOVED replies followed
-  uint64_t asked = 0;          // ASK replies followed (ASKING sent)
-  uint64_t retried = 0;        // commands resent after a transient error
-  uint64_t resent_lost = 0;    // idempotent commands resent, reply lost
-  uint64_t unknown = 0;        // kUnknown replies given
+  uint64_t moved = 0;              // MOVED replies followed
+  uint64_t asked = 0;              // ASK replies followed (ASKING sent)
+  uint64_t retried = 0;            // commands resent after a transient error
+  uint64_t resent_lost = 0;        // idempotent commands resent, reply lost
+  uint64_t unknown = 0;            // kUnknown replies given
   uint64_t replica_fallbacks = 0;  // replica reads resent to the master
-  uint64_t refreshes = 0;      // slot maps read (CLUSTER SLOTS)
+  uint64_t refreshes = 0;          // slot maps read (CLUSTER SLOTS)
   uint64_t connections_opened = 0;
-  uint64_t connections_dropped = 0;  // closed after an I/O error or timeout
+  // Closed after an I/O error or a timeout, or found closed by the node
+  // when taken from the pool.
+  uint64_t connections_dropped = 0;
 };
 
 struct NodeInfo {
   Endpoint endpoint;
-  std::string id;                 // CLUSTER SLOTS' node id
+  std::string id;  // CLUSTER SLOTS' node id
   bool master = true;
-  std::string master_id;          // replicas: their master's id
+  std::string master_id;                         // replicas: their master's id
   std::vector<std::pair<int, int>> slot_ranges;  // masters: inclusive ranges
 };
 
 class ClusterClient {
  public:
   // Connects to the first seed that answers, AUTHs, reads the slot map.
-  // IOError naming the seeds when none answers; NotSupported when the
-  // server is not a cluster (CLUSTER SLOTS refused); InvalidArgument naming
-  // the user (never the password) with Redis's text when AUTH is refused.
+  // IOError naming each seed and why when none answers; NotSupported when
+  // the server is not a cluster (CLUSTER SLOTS refused); InvalidArgument
+  // naming the user (never the password) with Redis's text when AUTH is
+  // refused, and for options out of bounds (no seed, a timeout <= 0, a
+  // negative budget, redirect count or idle count).
   static Status Connect(const ClientOptions& options,
                         std::unique_ptr<ClusterClient>* client);
 

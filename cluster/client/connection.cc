@@ -57,6 +57,13 @@ void CopyReply(const redisReply* from, Reply* to) {
   }
 }
 
+// Whether an error reply to AUTH or CLIENT SETNAME is about who the
+// client is (a retry cannot help) rather than the node's state.
+bool IsCredentialError(const std::string& error) {
+  return error.rfind("WRONGPASS", 0) == 0 || error.rfind("NOPERM", 0) == 0 ||
+         error.find("AUTH") != std::string::npos;
+}
+
 }  // namespace
 
 std::string AddressOf(const Endpoint& endpoint) {
@@ -80,9 +87,9 @@ Status Connection::Open(const Endpoint& endpoint,
   assert(connection != nullptr);
   assert(options.connect_timeout_ms > 0 && options.command_timeout_ms > 0);
   const std::string address = AddressOf(endpoint);
-  redisContext* context = redisConnectWithTimeout(
-      endpoint.host.c_str(), endpoint.port,
-      TimevalOfMs(options.connect_timeout_ms));
+  redisContext* context =
+      redisConnectWithTimeout(endpoint.host.c_str(), endpoint.port,
+                              TimevalOfMs(options.connect_timeout_ms));
   if (context == nullptr) {
     return Status::IOError("connect to " + address + ": out of memory");
   }
@@ -115,26 +122,32 @@ Status Connection::Open(const Endpoint& endpoint,
     size_t unsent = 0;
     Status s = c->Flush(&unsent);
     if (!s.ok()) return s;
-    const std::string who =
-        options.user.empty() ? "the default user" : "user '" + options.user + "'";
+    const std::string who = options.user.empty()
+                                ? "the default user"
+                                : "user '" + options.user + "'";
     Reply reply;
     if (auth) {
       s = c->ReadReply(&reply);
       if (!s.ok()) return s;
       // Redis's refusal ("WRONGPASS invalid username-password pair ...")
       // does not repeat the password; this message names the user only.
+      // Another error ("ERR max number of clients reached", sent before
+      // the node read anything) is the node's state, not the credentials'.
       if (reply.kind == Reply::Kind::kError) {
-        return Status::InvalidArgument("AUTH as " + who + " refused by " +
-                                       address + ": " + reply.str);
+        const std::string text =
+            "AUTH as " + who + " refused by " + address + ": " + reply.str;
+        return IsCredentialError(reply.str) ? Status::InvalidArgument(text)
+                                            : Status::IOError(text);
       }
     }
     if (name) {
       s = c->ReadReply(&reply);
       if (!s.ok()) return s;
       if (reply.kind == Reply::Kind::kError) {
-        return Status::InvalidArgument("CLIENT SETNAME as " + who +
-                                       " refused by " + address + ": " +
-                                       reply.str);
+        const std::string text = "CLIENT SETNAME as " + who + " refused by " +
+                                 address + ": " + reply.str;
+        return IsCredentialError(reply.str) ? Status::InvalidArgument(text)
+                                            : Status::IOError(text);
       }
     }
   }
@@ -211,7 +224,8 @@ Status Connection::ReadReply(Reply* reply, int timeout_ms) {
   const int rc = redisGetReply(context_, &raw);
   const int err = errno;
   if (rc != REDIS_OK) {
-    if (context_->err == REDIS_ERR_IO) return IOFailure("read", err, timeout_ms);
+    if (context_->err == REDIS_ERR_IO)
+      return IOFailure("read", err, timeout_ms);
     broken_ = true;
     // EOF ("Server closed the connection"), a protocol error, OOM.
     return Status::IOError(address_ + ": read: " + context_->errstr);

@@ -32,8 +32,8 @@ namespace tally::cluster {
 struct ConnectionOptions {
   int connect_timeout_ms = 1000;  // TCP connect
   int command_timeout_ms = 2000;  // each blocking read or write
-  std::string user;        // AUTH user password; empty: AUTH password
-  std::string password;    // empty with user empty: no AUTH; never logged
+  std::string user;               // AUTH user password; empty: AUTH password
+  std::string password;     // empty with user empty: no AUTH; never logged
   std::string client_name;  // CLIENT SETNAME; empty: not set
 };
 
@@ -43,11 +43,11 @@ std::string AddressOf(const Endpoint& endpoint);
 class Connection {
  public:
   // Connects, AUTHs and names the connection. IOError when the node cannot
-  // be reached or answers nothing within the timeouts; InvalidArgument
-  // naming the user (never the password), with Redis's text, when AUTH or
-  // CLIENT SETNAME is refused.
-  static Status Open(const Endpoint& endpoint,
-                     const ConnectionOptions& options,
+  // be reached, answers nothing within the timeouts, or refuses for a
+  // reason of its own (too many clients); InvalidArgument naming the user
+  // (never the password), with Redis's text, when the credentials are
+  // refused (WRONGPASS, NOPERM).
+  static Status Open(const Endpoint& endpoint, const ConnectionOptions& options,
                      std::unique_ptr<Connection>* connection);
 
   ~Connection();

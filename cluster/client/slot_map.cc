@@ -143,8 +143,7 @@ Status SlotMap::Parse(const Reply& reply, const Endpoint& answered_by,
     }
     for (int slot = range.start; slot <= range.end; ++slot) {
       if (m->shard_of_slot_[slot] != -1) {
-        return malformed("slot " + std::to_string(slot) +
-                         " is in two ranges");
+        return malformed("slot " + std::to_string(slot) + " is in two ranges");
       }
       m->shard_of_slot_[slot] = static_cast<int16_t>(it->second);
     }

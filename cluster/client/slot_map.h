@@ -30,7 +30,7 @@ class SlotMap {
     Endpoint master;
     std::string master_id;
     std::vector<Endpoint> replicas;
-    std::vector<std::string> replica_ids;  // parallel to `replicas`
+    std::vector<std::string> replica_ids;          // parallel to `replicas`
     std::vector<std::pair<int, int>> slot_ranges;  // inclusive, ascending
   };
 

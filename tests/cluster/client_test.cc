@@ -19,8 +19,8 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -36,6 +36,7 @@
 #include "cluster/client/crc16.h"
 #include "cluster/client/redirect.h"
 #include "cluster/client/slot_map.h"
+#include "fake_node.h"
 #include "tally/status.h"
 
 namespace tally::cluster {
@@ -43,28 +44,33 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-#define ASSERT_OK(expr)                                   \
-  do {                                                    \
-    const ::tally::Status _s = (expr);                    \
+#define ASSERT_OK(expr)                                     \
+  do {                                                      \
+    const ::tally::Status _s = (expr);                      \
     ASSERT_TRUE(_s.ok()) << #expr << ": " << _s.ToString(); \
   } while (0)
 
 long long MsSince(Clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() -
-                                                               t)
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t)
       .count();
 }
 
 std::string Describe(const Reply& r) {
   switch (r.kind) {
-    case Reply::Kind::kNil: return "nil";
-    case Reply::Kind::kString: return "string \"" + r.str + "\"";
-    case Reply::Kind::kInteger: return "integer " + std::to_string(r.integer);
+    case Reply::Kind::kNil:
+      return "nil";
+    case Reply::Kind::kString:
+      return "string \"" + r.str + "\"";
+    case Reply::Kind::kInteger:
+      return "integer " + std::to_string(r.integer);
     case Reply::Kind::kArray:
       return "array of " + std::to_string(r.elements.size());
-    case Reply::Kind::kStatus: return "status " + r.str;
-    case Reply::Kind::kError: return "error " + r.str;
-    case Reply::Kind::kUnknown: return "unknown: " + r.str;
+    case Reply::Kind::kStatus:
+      return "status " + r.str;
+    case Reply::Kind::kError:
+      return "error " + r.str;
+    case Reply::Kind::kUnknown:
+      return "unknown: " + r.str;
   }
   return "?";
 }
@@ -172,10 +178,24 @@ class ClusterClientTest : public ::testing::Test {
     std::string why;
     ASSERT_TRUE(LoadEnv(path, &env_, &why)) << why;
     ASSERT_OK(ClusterClient::Connect(Options(), &client_));
+    // A slot left migrating (an interrupted run of the migration tests)
+    // would fail tests far from the cause: say so here.
+    for (const NodeInfo& m : Masters()) {
+      const Reply nodes = AdminCall(m.endpoint, {"CLUSTER", "NODES"});
+      std::stringstream lines(nodes.str);
+      std::string line;
+      while (std::getline(lines, line)) {
+        ASSERT_FALSE(line.find("myself") != std::string::npos &&
+                     line.find('[') != std::string::npos)
+            << "a slot is migrating or importing on " << AddressOf(m.endpoint)
+            << " (left by an interrupted test?); CLUSTER SETSLOT <slot> "
+               "STABLE there, or restart the cluster: "
+            << line;
+      }
+    }
     prefix_ = "tally:t" + std::to_string(getpid()) + "." +
-              std::to_string(std::chrono::system_clock::now()
-                                 .time_since_epoch()
-                                 .count()) +
+              std::to_string(
+                  std::chrono::system_clock::now().time_since_epoch().count()) +
               ":";
   }
 
@@ -259,9 +279,9 @@ class ClusterClientTest : public ::testing::Test {
   // MIGRATE `keys` from `from` to `to` (as the admin).
   void Migrate(const NodeInfo& from, const NodeInfo& to,
                const std::vector<std::string>& keys) {
-    std::vector<std::string> migrate = {"MIGRATE", to.endpoint.host,
-                                        std::to_string(to.endpoint.port), "",
-                                        "0", "5000"};
+    std::vector<std::string> migrate = {
+        "MIGRATE", to.endpoint.host, std::to_string(to.endpoint.port), "", "0",
+        "5000"};
     if (!env_.admin_password.empty()) {
       migrate.insert(migrate.end(),
                      {"AUTH2", env_.admin_user, env_.admin_password});
@@ -282,16 +302,17 @@ class ClusterClientTest : public ::testing::Test {
     AdminCall(from.endpoint, {"CLUSTER", "SETSLOT", s, "MIGRATING", to.id});
     if (!keys.empty()) Migrate(from, to, keys);
     if (during) during();
-    // The slot's other keys (earlier runs' keys share it), or the source
-    // refuses SETSLOT NODE while it holds some.
-    for (;;) {
+    // Whatever `during` did, the migration is finished, so that no slot is
+    // left migrating for the next tests. The slot's other keys (earlier
+    // runs' keys share it) move too: the source refuses SETSLOT NODE while
+    // it holds some.
+    for (int round = 0; round < 1000; ++round) {
       const Reply rest =
           AdminCall(from.endpoint, {"CLUSTER", "GETKEYSINSLOT", s, "100"});
       if (rest.elements.empty()) break;
       std::vector<std::string> more;
       for (const Reply& k : rest.elements) more.push_back(k.str);
       Migrate(from, to, more);
-      if (::testing::Test::HasFailure()) return;
     }
     // The target first (it bumps its epoch), then the source, then the
     // other masters, so that every master's CLUSTER SLOTS agrees.
@@ -322,8 +343,10 @@ TEST(SlotOfTest, KnownVectors) {
             ClusterClient::SlotOf("user1000"));
   // The cluster specification's examples of hash tags.
   EXPECT_EQ(ClusterClient::SlotOf("foo{}{bar}"), Crc16("foo{}{bar}") & 16383);
-  EXPECT_EQ(ClusterClient::SlotOf("foo{{bar}}zap"), ClusterClient::SlotOf("{bar"));
-  EXPECT_EQ(ClusterClient::SlotOf("foo{bar}{zap}"), ClusterClient::SlotOf("bar"));
+  EXPECT_EQ(ClusterClient::SlotOf("foo{{bar}}zap"),
+            ClusterClient::SlotOf("{bar"));
+  EXPECT_EQ(ClusterClient::SlotOf("foo{bar}{zap}"),
+            ClusterClient::SlotOf("bar"));
   EXPECT_EQ(ClusterClient::SlotOf("{}x"), Crc16("{}x") & 16383);
   EXPECT_EQ(ClusterClient::SlotOf("{a{b}c}"), ClusterClient::SlotOf("a{b"));
   EXPECT_EQ(ClusterClient::SlotOf(""), 0);
@@ -410,7 +433,7 @@ TEST(SlotMapTest, ParsesClusterSlots) {
   const SlotMap::Shard& a = map->shards()[0];
   EXPECT_EQ(a.master.host, "10.0.0.1");  // "": the node that answered
   EXPECT_EQ(a.master_id, "a");
-  EXPECT_TRUE(a.replicas.empty());  // "?": no known endpoint
+  EXPECT_TRUE(a.replicas.empty());      // "?": no known endpoint
   ASSERT_EQ(a.slot_ranges.size(), 1u);  // 0-49 and 50-99 merged
   EXPECT_EQ(a.slot_ranges[0], std::make_pair(0, 99));
   EXPECT_EQ(map->ShardOf(99), &a);
@@ -447,13 +470,180 @@ TEST(SlotMapTest, ParsesClusterSlots) {
   }
 }
 
+// The error paths against a scripted node (tests/cluster/fake_node.h):
+// deterministic, and no cluster needed.
+using test::FakeNode;
+
+ClientOptions FakeOptions(const FakeNode& seed) {
+  ClientOptions o;
+  o.seeds = {{"127.0.0.1", seed.port()}};
+  o.user = "tally";
+  o.password = "sekrit-password-1234";  // must appear in no message
+  return o;
+}
+
+// A node that refuses connections: each Run round fails to connect, backs
+// off, re-reads the map, and once retry_budget_ms has passed the reply is
+// a kError naming the node, the error and the budget.
+TEST(FakeNodeTest, RefusedNodeRetriedUntilTheBudgetEnds) {
+  const int dead = FakeNode::DeadPort();
+  FakeNode seed([&](const std::vector<std::string>& args) -> std::string {
+    if (args[0] == "CLUSTER") return FakeNode::AllSlotsOn(dead);
+    return "-ERR unexpected\r\n";
+  });
+  ClientOptions options = FakeOptions(seed);
+  options.retry_budget_ms = 300;
+  std::unique_ptr<ClusterClient> client;
+  ASSERT_OK(ClusterClient::Connect(options, &client));
+  std::vector<Reply> replies;
+  const Clock::time_point start = Clock::now();
+  ASSERT_OK(client->Run({Command{{"INCR", "k"}, 0}}, &replies));
+  const long long ms = MsSince(start);
+  ASSERT_EQ(replies[0].kind, Reply::Kind::kError) << Describe(replies[0]);
+  const std::string& why = replies[0].str;
+  EXPECT_NE(why.find("127.0.0.1:" + std::to_string(dead)), std::string::npos)
+      << why;
+  EXPECT_NE(why.find("Connection refused"), std::string::npos) << why;
+  EXPECT_NE(why.find("retry_budget_ms is 300"), std::string::npos) << why;
+  EXPECT_EQ(why.find(options.password), std::string::npos);
+  EXPECT_GE(ms, 300);
+  EXPECT_LT(ms, 3000);
+  // Backoff 5, 10, 20, 40, 80, 160 ms: about six rounds in 300 ms.
+  EXPECT_GE(client->Stats().retried, 4u);
+  EXPECT_LE(client->Stats().retried, 10u);
+  EXPECT_GE(client->Stats().refreshes, 3u);  // the map is re-read each time
+}
+
+// A node that answers MOVED to itself forever: max_redirects ends it.
+TEST(FakeNodeTest, MovedLoopEndsAfterMaxRedirects) {
+  std::atomic<int> self{0};
+  FakeNode node([&](const std::vector<std::string>& args) -> std::string {
+    if (args[0] == "CLUSTER") return FakeNode::AllSlotsOn(self);
+    return "-MOVED 0 127.0.0.1:" + std::to_string(self) + "\r\n";
+  });
+  self = node.port();
+  ClientOptions options = FakeOptions(node);
+  options.max_redirects = 3;
+  std::unique_ptr<ClusterClient> client;
+  ASSERT_OK(ClusterClient::Connect(options, &client));
+  std::vector<Reply> replies;
+  ASSERT_OK(client->Run({Command{{"GET", "k"}, 0}}, &replies));
+  ASSERT_EQ(replies[0].kind, Reply::Kind::kError) << Describe(replies[0]);
+  EXPECT_EQ(replies[0].str.rfind("MOVED", 0), 0u) << replies[0].str;
+  EXPECT_NE(replies[0].str.find("gave up after 3 redirections"),
+            std::string::npos)
+      << replies[0].str;
+  EXPECT_EQ(client->Stats().moved, 3u);
+}
+
+// The connection closes after the first reply of a pipeline: the command
+// answered keeps its reply, the non-idempotent one whose reply was lost is
+// kUnknown, the idempotent one is resent on a new connection and answered.
+TEST(FakeNodeTest, ConnectionClosedMidPipeline) {
+  std::atomic<int> self{0};
+  std::atomic<int> gets{0};
+  FakeNode node([&](const std::vector<std::string>& args) -> std::string {
+    if (args[0] == "CLUSTER") return FakeNode::AllSlotsOn(self);
+    if (args[0] == "INCR" && args[1] == "a") return FakeNode::Int(1);
+    if (args[0] == "INCR" && args[1] == "b") return FakeNode::kClose;
+    if (args[0] == "GET") {
+      ++gets;
+      return FakeNode::Bulk("c");
+    }
+    return "-ERR unexpected\r\n";
+  });
+  self = node.port();
+  std::unique_ptr<ClusterClient> client;
+  ASSERT_OK(ClusterClient::Connect(FakeOptions(node), &client));
+  Command get{{"GET", "c"}, 0};
+  get.idempotent = true;
+  std::vector<Reply> replies;
+  ASSERT_OK(client->Run(
+      {Command{{"INCR", "a"}, 0}, Command{{"INCR", "b"}, 0}, get}, &replies));
+  EXPECT_EQ(replies[0].kind, Reply::Kind::kInteger) << Describe(replies[0]);
+  EXPECT_EQ(replies[0].integer, 1);
+  EXPECT_EQ(replies[1].kind, Reply::Kind::kUnknown) << Describe(replies[1]);
+  EXPECT_EQ(replies[1].str.find("sekrit"), std::string::npos);
+  EXPECT_EQ(replies[2].kind, Reply::Kind::kString) << Describe(replies[2]);
+  EXPECT_EQ(replies[2].str, "c");
+  EXPECT_EQ(gets.load(), 1);  // the first GET was never read by the node
+  const ClientStats stats = client->Stats();
+  EXPECT_EQ(stats.unknown, 1u);
+  EXPECT_EQ(stats.resent_lost, 1u);
+  EXPECT_GE(stats.connections_dropped, 1u);
+}
+
+// No answer within command_timeout_ms: kUnknown saying so.
+TEST(FakeNodeTest, SilentNodeTimesOut) {
+  std::atomic<int> self{0};
+  FakeNode node([&](const std::vector<std::string>& args) -> std::string {
+    if (args[0] == "CLUSTER") return FakeNode::AllSlotsOn(self);
+    return "";  // never answers
+  });
+  self = node.port();
+  ClientOptions options = FakeOptions(node);
+  options.command_timeout_ms = 100;
+  std::unique_ptr<ClusterClient> client;
+  ASSERT_OK(ClusterClient::Connect(options, &client));
+  std::vector<Reply> replies;
+  const Clock::time_point start = Clock::now();
+  ASSERT_OK(client->Run({Command{{"INCR", "k"}, 0}}, &replies));
+  EXPECT_GE(MsSince(start), 100);
+  ASSERT_EQ(replies[0].kind, Reply::Kind::kUnknown) << Describe(replies[0]);
+  EXPECT_NE(replies[0].str.find("timed out after 100 ms"), std::string::npos)
+      << replies[0].str;
+}
+
+// TRYAGAIN twice, then the answer: retried after a backoff, without a map
+// refresh; CLUSTERDOWN once: retried after a refresh.
+TEST(FakeNodeTest, TransientErrorsAreRetried) {
+  std::atomic<int> self{0};
+  std::atomic<int> sets{0};
+  std::atomic<int> gets{0};
+  FakeNode node([&](const std::vector<std::string>& args) -> std::string {
+    if (args[0] == "CLUSTER") return FakeNode::AllSlotsOn(self);
+    if (args[0] == "SET") {
+      return ++sets <= 2 ? "-TRYAGAIN Multiple keys request during rehashing "
+                           "of slot\r\n"
+                         : "+OK\r\n";
+    }
+    if (args[0] == "GET") {
+      return ++gets == 1 ? "-CLUSTERDOWN The cluster is down\r\n"
+                         : FakeNode::Bulk("v");
+    }
+    return "-ERR unexpected\r\n";
+  });
+  self = node.port();
+  std::unique_ptr<ClusterClient> client;
+  ASSERT_OK(ClusterClient::Connect(FakeOptions(node), &client));
+  std::vector<Reply> replies;
+  ASSERT_OK(client->Run({Command{{"SET", "k", "v"}, 0}}, &replies));
+  EXPECT_EQ(replies[0].kind, Reply::Kind::kStatus) << Describe(replies[0]);
+  EXPECT_EQ(client->Stats().retried, 2u);
+  EXPECT_EQ(client->Stats().refreshes, 1u);  // Connect's only
+  ASSERT_OK(client->Run({Command{{"GET", "k"}, 0}}, &replies));
+  EXPECT_EQ(replies[0].str, "v") << Describe(replies[0]);
+  EXPECT_EQ(client->Stats().retried, 3u);
+  EXPECT_EQ(client->Stats().refreshes, 2u);
+}
+
 TEST_F(ClusterClientTest, SlotOfMatchesClusterKeyslot) {
   std::mt19937 rng(42);
-  std::vector<std::string> keys = {"",       "{}",      "{}x",     "x{}",
-                                   "{a{b}c}", "{{}}",    "}{",      "{",
-                                   "}",      "a{b",     "{user1000}.following",
-                                   "foo{}{bar}", "foo{{bar}}zap",
-                                   "foo{bar}{zap}", std::string("\0{\0}", 4),
+  std::vector<std::string> keys = {"",
+                                   "{}",
+                                   "{}x",
+                                   "x{}",
+                                   "{a{b}c}",
+                                   "{{}}",
+                                   "}{",
+                                   "{",
+                                   "}",
+                                   "a{b",
+                                   "{user1000}.following",
+                                   "foo{}{bar}",
+                                   "foo{{bar}}zap",
+                                   "foo{bar}{zap}",
+                                   std::string("\0{\0}", 4),
                                    std::string("{\xff\x00}z", 5)};
   const std::string alphabet = std::string("ab{}\0\xff\x80 :", 10);
   while (keys.size() < 220) {
@@ -467,7 +657,8 @@ TEST_F(ClusterClientTest, SlotOfMatchesClusterKeyslot) {
   }
   Connection* admin = Admin(env_.seeds[0]);
   ASSERT_NE(admin, nullptr);
-  for (const std::string& key : keys) admin->Append({"CLUSTER", "KEYSLOT", key});
+  for (const std::string& key : keys)
+    admin->Append({"CLUSTER", "KEYSLOT", key});
   size_t unsent = 0;
   ASSERT_OK(admin->Flush(&unsent));
   for (const std::string& key : keys) {
@@ -537,8 +728,8 @@ TEST_F(ClusterClientTest, ManyCommandsOneRun) {
     for (const std::string& key : keys) {
       Reply r;
       ASSERT_OK(admin->ReadReply(&r));
-      EXPECT_EQ(r.kind, Reply::Kind::kInteger) << key << " on " << address
-                                               << ": " << Describe(r);
+      EXPECT_EQ(r.kind, Reply::Kind::kInteger)
+          << key << " on " << address << ": " << Describe(r);
       EXPECT_EQ(r.integer, 1) << key << " on " << address;
     }
   }
@@ -574,8 +765,8 @@ TEST_F(ClusterClientTest, AskDuringMigrationThenMoved) {
   });
   if (HasFatalFailure()) return;
 
-  ASSERT_OK(client_->Run({Cmd({"SET", key, "v2"}), Cmd({"GET", key})},
-                         &replies));
+  ASSERT_OK(
+      client_->Run({Cmd({"SET", key, "v2"}), Cmd({"GET", key})}, &replies));
   ASSERT_EQ(replies[1].kind, Reply::Kind::kString) << Describe(replies[1]);
   EXPECT_EQ(replies[1].str, "v2");
   EXPECT_GT(client_->Stats().moved, before.moved);
@@ -599,8 +790,8 @@ TEST_F(ClusterClientTest, TryAgainRetriedWithinBudget) {
   const int slot = ClusterClient::SlotOf(k1);
   ASSERT_EQ(slot, ClusterClient::SlotOf(k2));
   std::vector<Reply> replies;
-  ASSERT_OK(client_->Run({Cmd({"SET", k1, "a"}), Cmd({"SET", k2, "b"})},
-                         &replies));
+  ASSERT_OK(
+      client_->Run({Cmd({"SET", k1, "a"}), Cmd({"SET", k2, "b"})}, &replies));
   const NodeInfo source = OwnerOf(slot);
   NodeInfo target;
   for (const NodeInfo& m : Masters()) {
@@ -672,7 +863,8 @@ TEST_F(ClusterClientTest, DeadPooledConnectionsAreReplaced) {
     std::stringstream lines(list.str);
     std::string line;
     while (std::getline(lines, line)) {
-      if (line.find(" name=" + options.client_name + " ") == std::string::npos) {
+      if (line.find(" name=" + options.client_name + " ") ==
+          std::string::npos) {
         continue;
       }
       const std::string id = line.substr(3, line.find(' ') - 3);
@@ -743,8 +935,8 @@ TEST_F(ClusterClientTest, FollowsFailover) {
           info.str.find("master_link_status:up") != std::string::npos) {
         break;
       }
-      ASSERT_LT(Clock::now(), deadline) << "failover to "
-                                        << AddressOf(to.endpoint);
+      ASSERT_LT(Clock::now(), deadline)
+          << "failover to " << AddressOf(to.endpoint);
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   };
@@ -781,8 +973,8 @@ TEST_F(ClusterClientTest, LostReplyUnknownOrResent) {
   std::unique_ptr<ClusterClient> client;
   ASSERT_OK(ClusterClient::Connect(options, &client));
   std::vector<Reply> replies;
-  ASSERT_OK(client->Run({Cmd({"SET", counter, "0"}), Cmd({"DEL", flag})},
-                        &replies));
+  ASSERT_OK(
+      client->Run({Cmd({"SET", counter, "0"}), Cmd({"DEL", flag})}, &replies));
   ASSERT_TRUE(replies[0].ok() && replies[1].ok());
   const NodeInfo owner = OwnerOf(ClusterClient::SlotOf(counter));
 
@@ -826,8 +1018,8 @@ TEST_F(ClusterClientTest, ConcurrentRunsNeverMixReplies) {
   constexpr int kCommands = 200;
   constexpr int kKeysPerThread = 37;
   std::atomic<int> bad{0};
-  std::vector<std::vector<int64_t>> totals(kThreads,
-                                           std::vector<int64_t>(kKeysPerThread));
+  std::vector<std::vector<int64_t>> totals(
+      kThreads, std::vector<int64_t>(kKeysPerThread));
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
@@ -840,11 +1032,10 @@ TEST_F(ClusterClientTest, ConcurrentRunsNeverMixReplies) {
           const int64_t by = (t + 1) * 1000 + c;
           total[k] += by;
           expect.push_back(total[k]);
-          commands.push_back(
-              Cmd({"INCRBY",
-                   prefix_ + "conc:" + std::to_string(t) + ":" +
-                       std::to_string(k),
-                   std::to_string(by)}));
+          commands.push_back(Cmd(
+              {"INCRBY",
+               prefix_ + "conc:" + std::to_string(t) + ":" + std::to_string(k),
+               std::to_string(by)}));
         }
         std::vector<Reply> replies;
         if (!client_->Run(commands, &replies).ok()) {
@@ -885,9 +1076,9 @@ TEST_F(ClusterClientTest, ConcurrentRunsNeverMixReplies) {
 TEST_F(ClusterClientTest, ErrorReplyIsAReply) {
   const std::string key = prefix_ + "text";
   std::vector<Reply> replies;
-  ASSERT_OK(client_->Run({Cmd({"SET", key, "abc"}), Cmd({"INCRBY", key, "1"}),
-                          Cmd({"GET", key})},
-                         &replies));
+  ASSERT_OK(client_->Run(
+      {Cmd({"SET", key, "abc"}), Cmd({"INCRBY", key, "1"}), Cmd({"GET", key})},
+      &replies));
   EXPECT_EQ(replies[1].kind, Reply::Kind::kError);
   EXPECT_EQ(replies[1].str.rfind("ERR", 0), 0u) << replies[1].str;
   EXPECT_EQ(replies[2].str, "abc");
@@ -928,7 +1119,8 @@ TEST_F(ClusterClientTest, WrongPasswordNamesUserNotPassword) {
 TEST_F(ClusterClientTest, WaitCountsReplicas) {
   std::vector<Command> commands;
   for (int i = 0; i < 100; ++i) {
-    commands.push_back(Cmd({"SET", prefix_ + "wait:" + std::to_string(i), "x"}));
+    commands.push_back(
+        Cmd({"SET", prefix_ + "wait:" + std::to_string(i), "x"}));
   }
   RunOptions run;
   run.wait_replicas = 1;
@@ -971,7 +1163,8 @@ TEST_F(ClusterClientTest, ReadsFromReplicas) {
     if (!n.master) replicas.push_back(n.endpoint);
   }
   if (replicas.empty()) GTEST_SKIP() << "the cluster has no replica";
-  for (const Endpoint& r : replicas) readonly_before += CommandCalls(r, "readonly");
+  for (const Endpoint& r : replicas)
+    readonly_before += CommandCalls(r, "readonly");
 
   std::vector<Command> writes, reads;
   for (int i = 0; i < 50; ++i) {
@@ -991,7 +1184,8 @@ TEST_F(ClusterClientTest, ReadsFromReplicas) {
   }
   EXPECT_EQ(client->Stats().replica_fallbacks, 0u);
   int64_t readonly_after = 0;
-  for (const Endpoint& r : replicas) readonly_after += CommandCalls(r, "readonly");
+  for (const Endpoint& r : replicas)
+    readonly_after += CommandCalls(r, "readonly");
   EXPECT_GT(readonly_after, readonly_before);
 }
 
@@ -1011,12 +1205,24 @@ TEST_F(ClusterClientTest, ReplicaReadsFallBackToTheMaster) {
     reads.push_back(Cmd({"GET", key}, false, /*read_only=*/true));
   }
   std::vector<Reply> replies;
-  ASSERT_OK(client->Run(writes, &replies));
   std::vector<Endpoint> replicas;
   for (const NodeInfo& n : client->Nodes()) {
     if (!n.master) replicas.push_back(n.endpoint);
   }
   if (replicas.empty()) GTEST_SKIP() << "the cluster has no replica";
+  // Reads first while the replicas answer: the pool then holds a READONLY
+  // connection to each, so the paused replicas' replies are lost (written,
+  // no answer), not refused at connect.
+  RunOptions wait;
+  wait.wait_replicas = 1;
+  wait.wait_timeout_ms = 1000;
+  ASSERT_OK(client->Run(writes, &replies, wait));
+  ASSERT_OK(client->Run(reads, &replies));
+  for (int i = 0; i < 30; ++i) {
+    ASSERT_EQ(replies[i].str, std::to_string(i)) << Describe(replies[i]);
+  }
+  ASSERT_EQ(client->Stats().replica_fallbacks, 0u);
+  const uint64_t dropped = client->Stats().connections_dropped;
   // Each paused replica costs one command_timeout_ms (they are read one
   // after the other): 3 x 100 ms, well within the pause.
   constexpr int kPauseMs = 1000;
@@ -1031,6 +1237,7 @@ TEST_F(ClusterClientTest, ReplicaReadsFallBackToTheMaster) {
   }
   EXPECT_LT(ms, kPauseMs - 200);
   EXPECT_GE(client->Stats().replica_fallbacks, 30u);
+  EXPECT_GE(client->Stats().connections_dropped, dropped + 1);
 }
 
 // Caller errors are a Status; an unreachable seed is an IOError naming it.

@@ -1,0 +1,190 @@
+// Exactly-once on a real cluster under concurrent copies: the same events
+// delivered at once by several threads of one Db, and by several processes
+// each with its own Db (its own connections), every copy racing the others
+// to the function that checks and writes the marker. Each event must count
+// exactly once: one kApplied among all its copies, the others kDuplicate,
+// the counter's value the sum of the distinct events.
+//
+// Public API only. The cluster comes from the env file named by
+// TALLY_REDIS_ENV (scripts/redis_cluster); without it the tests skip.
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tally/tally.h"
+
+namespace tally {
+namespace {
+
+constexpr int kEvents = 3000;
+constexpr int kCopies = 4;  // threads, then processes
+constexpr int64_t kDelta = 3;
+
+// The cluster's target with a namespace of this test's own, or "" when no
+// cluster was started.
+std::string Target(const std::string& ns) {
+  const char* file = std::getenv("TALLY_REDIS_ENV");
+  if (file == nullptr || *file == '\0') return "";
+  std::ifstream in(file);
+  std::map<std::string, std::string> env;
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    std::string v = line.substr(eq + 1);
+    if (v.size() >= 2 && v.front() == '\'' && v.back() == '\'') {
+      v = v.substr(1, v.size() - 2);
+    }
+    env[line.substr(0, eq)] = v;
+  }
+  if (env.count("TALLY_REDIS_TARGET") == 0) return "";
+  setenv("TALLY_REDIS_PASSWORD_FILE", env["TALLY_REDIS_PASSWORD_FILE"].c_str(),
+         1);
+  return env["TALLY_REDIS_TARGET"] + "/" + ns + std::to_string(getpid());
+}
+
+std::vector<int> Shuffled(uint32_t seed) {
+  std::vector<int> order(kEvents);
+  for (int i = 0; i < kEvents; ++i) order[i] = i;
+  std::mt19937 rng(seed);
+  std::shuffle(order.begin(), order.end(), rng);
+  return order;
+}
+
+// Delivers every event once, in a shuffled order; how many were applied.
+// -1 on any error (the test fails on it).
+int Deliver(Db* db, uint32_t seed, bool batches) {
+  const std::vector<int> order = Shuffled(seed);
+  int applied = 0;
+  if (!batches) {
+    for (const int e : order) {
+      Result<IncrementResult> r =
+          db->IncrementOnce("c", "evt-" + std::to_string(e), kDelta);
+      if (!r.ok()) return -1;
+      if (r.value().outcome == Outcome::kApplied) ++applied;
+      if (r.value().outcome != Outcome::kApplied &&
+          r.value().outcome != Outcome::kDuplicate) {
+        return -1;
+      }
+    }
+    return applied;
+  }
+  for (size_t at = 0; at < order.size(); at += 50) {
+    Batch b;
+    for (size_t i = at; i < std::min(order.size(), at + 50); ++i) {
+      b.AddOnce("c", "evt-" + std::to_string(order[i]), kDelta);
+    }
+    std::vector<IncrementResult> results;
+    if (!db->Apply(b, &results).ok()) return -1;
+    for (const IncrementResult& r : results) {
+      if (r.outcome == Outcome::kApplied) ++applied;
+      if (r.outcome != Outcome::kApplied && r.outcome != Outcome::kDuplicate) {
+        return -1;
+      }
+    }
+  }
+  return applied;
+}
+
+void ExpectCountedOnce(const std::string& target, int applied) {
+  std::unique_ptr<Db> db;
+  ASSERT_TRUE(Db::Open(Options(), target, &db).ok());
+  EXPECT_EQ(applied, kEvents) << "applied outcomes over every copy";
+  Result<int64_t> v = db->ReadExact("c");
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ(v.value(), kEvents * kDelta);
+  Result<uint64_t> markers = db->CountMarkers("c");
+  ASSERT_TRUE(markers.ok()) << markers.status().ToString();
+  EXPECT_EQ(markers.value(), static_cast<uint64_t>(kEvents));
+  EXPECT_TRUE(db->DeleteCounter("c").ok());
+}
+
+class ExactlyOnce : public ::testing::TestWithParam<bool> {};
+
+TEST_P(ExactlyOnce, CopiesFromThreadsOfOneDbCountOnce) {
+  const std::string target = Target(GetParam() ? "tb" : "ts");
+  if (target.empty()) GTEST_SKIP() << "no cluster: TALLY_REDIS_ENV is unset";
+  std::unique_ptr<Db> db;
+  ASSERT_TRUE(Db::Open(Options(), target, &db).ok());
+  ASSERT_TRUE(db->CreateCounter("c", CounterSpec{8}).ok());
+  std::vector<int> applied(kCopies, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kCopies; ++t) {
+    threads.emplace_back([&, t] {
+      applied[t] = Deliver(db.get(), 1000 + t, GetParam());
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  int total = 0;
+  for (const int a : applied) {
+    ASSERT_GE(a, 0) << "a delivery failed";
+    total += a;
+  }
+  ExpectCountedOnce(target, total);
+}
+
+TEST_P(ExactlyOnce, CopiesFromSeveralProcessesCountOnce) {
+  const std::string target = Target(GetParam() ? "pb" : "ps");
+  if (target.empty()) GTEST_SKIP() << "no cluster: TALLY_REDIS_ENV is unset";
+  {
+    std::unique_ptr<Db> db;
+    ASSERT_TRUE(Db::Open(Options(), target, &db).ok());
+    ASSERT_TRUE(db->CreateCounter("c", CounterSpec{8}).ok());
+  }
+  // Each child opens its own Db and reports its applied count on a pipe.
+  std::vector<pid_t> children;
+  std::vector<int> reads;
+  for (int p = 0; p < kCopies; ++p) {
+    int fds[2];
+    ASSERT_EQ(pipe(fds), 0);
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      close(fds[0]);
+      std::unique_ptr<Db> db;
+      int applied = -1;
+      if (Db::Open(Options(), target, &db).ok()) {
+        applied = Deliver(db.get(), 2000 + p, GetParam());
+      }
+      const ssize_t n = write(fds[1], &applied, sizeof applied);
+      _exit(n == static_cast<ssize_t>(sizeof applied) ? 0 : 1);
+    }
+    close(fds[1]);
+    children.push_back(pid);
+    reads.push_back(fds[0]);
+  }
+  int total = 0;
+  for (size_t p = 0; p < children.size(); ++p) {
+    int applied = -1;
+    EXPECT_EQ(read(reads[p], &applied, sizeof applied),
+              static_cast<ssize_t>(sizeof applied));
+    close(reads[p]);
+    int status = 0;
+    ASSERT_EQ(waitpid(children[p], &status, 0), children[p]);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ASSERT_GE(applied, 0) << "child " << p << " failed a delivery";
+    total += applied;
+  }
+  ExpectCountedOnce(target, total);
+}
+
+INSTANTIATE_TEST_SUITE_P(SingleCallsAndBatches, ExactlyOnce,
+                         ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Batches" : "SingleCalls";
+                         });
+
+}  // namespace
+}  // namespace tally
