@@ -180,6 +180,17 @@ class RedisDb final : public Db, private BackendOps {
   Status CheckSpecBuilt(const CounterSpec& spec) const;
 
   // ---- reads (redis_reads.cc) ----
+  // The values of `keys` (one empty key: a named counter's) in each shard
+  // of counter `c`, key by key, and whether a tag read had no live key.
+  Status ReadValues(const CounterInfo& c,
+                    const std::vector<std::string_view>& keys,
+                    std::vector<int64_t>* values, bool* gone);
+  // Finds the counter `ref` names (`keyed_read`: a keyed counter by name
+  // alone, for ReadKeys) and reads `keys` of it, once more when it turns
+  // out deleted since it was cached.
+  Status ReadCounter(CounterRef ref, bool keyed_read,
+                     const std::vector<std::string_view>& keys,
+                     CounterInfo* c, std::vector<int64_t>* values);
   // Every key of keyed counter `c`, sorted, from its key indexes.
   Status AllKeys(const CounterInfo& c, std::vector<std::string>* keys);
   // (tag, marker name) of each unexpired marker of `c` (of one key of a
@@ -191,9 +202,11 @@ class RedisDb final : public Db, private BackendOps {
   struct PlannedOp;
   struct WriteCall;
   struct TagCall;
-  // Plans, decides and commits `ops` (one call's, or a batch's).
+  // Plans, decides and commits `ops` (one call's, or a batch's). `gone`:
+  // a tag refused the write because its counter was deleted since this
+  // client cached it (that tag wrote nothing).
   Status Execute(const std::vector<core::WriteOp>& ops, bool batch,
-                 std::vector<IncrementResult>* results);
+                 std::vector<IncrementResult>* results, bool* gone);
   Status Plan(const std::vector<core::WriteOp>& ops, WriteCall* call);
   Status DecideAll(int64_t now, WriteCall* call, bool* need_lookup);
   Status LookUpMarkers(WriteCall* call);

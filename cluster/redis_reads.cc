@@ -62,24 +62,58 @@ Status NotKeyed(const CounterInfo& c, std::string_view call) {
 
 }  // namespace
 
+Status RedisDb::ReadValues(const CounterInfo& c,
+                           const std::vector<std::string_view>& keys,
+                           std::vector<int64_t>* values, bool* gone) {
+  std::vector<Command> cmds;
+  for (const std::string_view key : keys) {
+    for (uint32_t shard = 0; shard < c.shards; ++shard) {
+      const std::string tag = keys_.Tag(c, shard, key);
+      cmds.push_back(Read({"GET", KeySpace::Value(tag, key)}, tag));
+      // In the same node's pipeline, after the value: a counter deleted
+      // since this client cached it has no live key (its values are gone).
+      cmds.push_back(Read({"EXISTS", KeySpace::Live(tag)}, tag));
+    }
+  }
+  std::vector<Reply> replies;
+  Status s = Run(cmds, &replies, false);
+  if (!s.ok()) return s;
+  values->assign(keys.size() * c.shards, 0);
+  *gone = false;
+  for (size_t i = 0; i < values->size(); ++i) {
+    s = ValueOf(c, replies[2 * i], &(*values)[i]);
+    if (!s.ok()) return s;
+    if (replies[2 * i + 1].kind == Reply::Kind::kInteger &&
+        replies[2 * i + 1].integer == 0) {
+      *gone = true;
+    }
+  }
+  return Status::OK();
+}
+
+Status RedisDb::ReadCounter(CounterRef ref, bool keyed_read,
+                            const std::vector<std::string_view>& keys,
+                            CounterInfo* c, std::vector<int64_t>* values) {
+  for (int attempt = 0;; ++attempt) {
+    Status s = keyed_read ? FindCounter(ref.counter, c) : FindRef(ref, false, c);
+    if (!s.ok()) return s;
+    if (keyed_read && !c->keyed) return NotKeyed(*c, "ReadKeys");
+    bool gone = false;
+    s = ReadValues(*c, keys, values, &gone);
+    if (!s.ok() || !gone) return s;
+    // Deleted (and maybe created again) by another client since this one
+    // cached it: once more by the catalog as it is now.
+    Forget(c->name, c->id);
+    if (attempt == 1) return core::CounterNotFound(ref.counter);
+  }
+}
+
 Result<std::vector<int64_t>> RedisDb::ShardCounts(CounterRef counter,
                                                   const ReadOptions&) {
   CounterInfo c;
-  Status s = FindRef(counter, false, &c);
+  std::vector<int64_t> out;
+  Status s = ReadCounter(counter, false, {counter.key}, &c, &out);
   if (!s.ok()) return s;
-  std::vector<Command> cmds;
-  for (uint32_t shard = 0; shard < c.shards; ++shard) {
-    const std::string tag = keys_.Tag(c, shard, counter.key);
-    cmds.push_back(Read({"GET", KeySpace::Value(tag, counter.key)}, tag));
-  }
-  std::vector<Reply> replies;
-  s = Run(cmds, &replies, false);
-  if (!s.ok()) return s;
-  std::vector<int64_t> out(c.shards);
-  for (uint32_t shard = 0; shard < c.shards; ++shard) {
-    s = ValueOf(c, replies[shard], &out[shard]);
-    if (!s.ok()) return s;
-  }
   return out;
 }
 
@@ -103,27 +137,14 @@ Result<std::vector<int64_t>> RedisDb::ReadKeys(
   Status s = core::ValidateReadKeys(keys);
   if (!s.ok()) return s;
   CounterInfo c;
-  s = FindCounter(counter, &c);
-  if (!s.ok()) return s;
-  if (!c.keyed) return NotKeyed(c, "ReadKeys");
-  std::vector<Command> cmds;
-  for (const std::string_view key : keys) {
-    for (uint32_t shard = 0; shard < c.shards; ++shard) {
-      const std::string tag = keys_.Tag(c, shard, key);
-      cmds.push_back(Read({"GET", KeySpace::Value(tag, key)}, tag));
-    }
-  }
-  std::vector<Reply> replies;
-  s = Run(cmds, &replies, false);
+  std::vector<int64_t> values;
+  s = ReadCounter(counter, true, keys, &c, &values);
   if (!s.ok()) return s;
   std::vector<int64_t> out(keys.size());
   for (size_t i = 0; i < keys.size(); ++i) {
     __int128 sum = 0;
     for (uint32_t shard = 0; shard < c.shards; ++shard) {
-      int64_t v = 0;
-      s = ValueOf(c, replies[i * c.shards + shard], &v);
-      if (!s.ok()) return s;
-      sum += v;
+      sum += values[i * c.shards + shard];
     }
     if (sum < kMinDelta || sum > kMaxDelta) {
       return SumBeyond(c).WithContext("key " + core::Quote(keys[i]));

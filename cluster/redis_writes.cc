@@ -90,6 +90,7 @@ struct RedisDb::WriteCall {
     MarkerInfo info;
   };
   std::vector<Marker> markers;
+  bool gone = false;  // a tag answered TALLYGONE: a cached counter is stale
 };
 
 Status RedisDb::Plan(const std::vector<core::WriteOp>& ops, WriteCall* call) {
@@ -347,6 +348,7 @@ Status RedisDb::TakeReply(const TagCall& t, const Reply& r,
     if (StartsWith(r.str, kGone)) {
       const CounterInfo& c = call->counters[call->ops[first].counter];
       Forget(c.name, c.id);
+      call->gone = true;
       return core::CounterNotFound(c.name);
     }
     if (StartsWith(r.str, kOverflow)) {
@@ -380,7 +382,7 @@ Status RedisDb::TakeReply(const TagCall& t, const Reply& r,
 }
 
 Status RedisDb::Execute(const std::vector<core::WriteOp>& ops, bool batch,
-                        std::vector<IncrementResult>* results) {
+                        std::vector<IncrementResult>* results, bool* gone) {
   WriteCall call;
   call.batch = batch;
   Status s = Plan(ops, &call);
@@ -393,6 +395,7 @@ Status RedisDb::Execute(const std::vector<core::WriteOp>& ops, bool batch,
     if (s.ok()) s = DecideAll(now, &call, &need_lookup);
   }
   if (s.ok()) s = Commit(now, &call);
+  *gone = call.gone;
   if (!s.ok()) return s;
   for (const CounterInfo& c : call.counters) {
     if ((c.flags & kCounterFlagPlainIncrements) != 0) continue;
@@ -438,7 +441,12 @@ Status RedisDb::Execute(const std::vector<core::WriteOp>& ops, bool batch,
 
 Result<IncrementResult> RedisDb::WriteOne(const core::WriteOp& op) {
   std::vector<IncrementResult> results;
-  Status s = Execute({op}, false, &results);
+  bool gone = false;
+  Status s = Execute({op}, false, &results, &gone);
+  // Its counter was deleted (and maybe created again) by another client
+  // since this one cached it: the call wrote nothing, and runs once more
+  // by the catalog as it is now (NotFound when the name is gone).
+  if (gone) s = Execute({op}, false, &results, &gone);
   if (!s.ok()) {
     if (core::IsRefusal(s)) rejected_.fetch_add(1, std::memory_order_relaxed);
     return s;
@@ -485,7 +493,8 @@ Status RedisDb::Apply(const Batch& batch,
   ops.reserve(batch.size());
   for (const Batch::Op& op : batch.ops()) ops.push_back(core::WriteOp::Of(op));
   std::vector<IncrementResult> planned;
-  s = Execute(ops, true, &planned);
+  bool gone = false;  // NotFound: a batch is not run again (docs/cluster.md)
+  s = Execute(ops, true, &planned, &gone);
   if (!s.ok()) {
     if (core::IsRefusal(s)) rejected_.fetch_add(1, std::memory_order_relaxed);
     return s;

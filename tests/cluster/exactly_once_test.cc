@@ -15,14 +15,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
-#include <fstream>
-#include <map>
 #include <memory>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "cluster/cluster_target.h"
 #include "tally/tally.h"
 
 namespace tally {
@@ -31,29 +30,6 @@ namespace {
 constexpr int kEvents = 3000;
 constexpr int kCopies = 4;  // threads, then processes
 constexpr int64_t kDelta = 3;
-
-// The cluster's target with a namespace of this test's own, or "" when no
-// cluster was started.
-std::string Target(const std::string& ns) {
-  const char* file = std::getenv("TALLY_REDIS_ENV");
-  if (file == nullptr || *file == '\0') return "";
-  std::ifstream in(file);
-  std::map<std::string, std::string> env;
-  std::string line;
-  while (std::getline(in, line)) {
-    const size_t eq = line.find('=');
-    if (eq == std::string::npos) continue;
-    std::string v = line.substr(eq + 1);
-    if (v.size() >= 2 && v.front() == '\'' && v.back() == '\'') {
-      v = v.substr(1, v.size() - 2);
-    }
-    env[line.substr(0, eq)] = v;
-  }
-  if (env.count("TALLY_REDIS_TARGET") == 0) return "";
-  setenv("TALLY_REDIS_PASSWORD_FILE", env["TALLY_REDIS_PASSWORD_FILE"].c_str(),
-         1);
-  return env["TALLY_REDIS_TARGET"] + "/" + ns + std::to_string(getpid());
-}
 
 std::vector<int> Shuffled(uint32_t seed) {
   std::vector<int> order(kEvents);
@@ -114,7 +90,7 @@ void ExpectCountedOnce(const std::string& target, int applied) {
 class ExactlyOnce : public ::testing::TestWithParam<bool> {};
 
 TEST_P(ExactlyOnce, CopiesFromThreadsOfOneDbCountOnce) {
-  const std::string target = Target(GetParam() ? "tb" : "ts");
+  const std::string target = test::ClusterTarget(GetParam() ? "tb" : "ts");
   if (target.empty()) GTEST_SKIP() << "no cluster: TALLY_REDIS_ENV is unset";
   std::unique_ptr<Db> db;
   ASSERT_TRUE(Db::Open(Options(), target, &db).ok());
@@ -136,7 +112,7 @@ TEST_P(ExactlyOnce, CopiesFromThreadsOfOneDbCountOnce) {
 }
 
 TEST_P(ExactlyOnce, CopiesFromSeveralProcessesCountOnce) {
-  const std::string target = Target(GetParam() ? "pb" : "ps");
+  const std::string target = test::ClusterTarget(GetParam() ? "pb" : "ps");
   if (target.empty()) GTEST_SKIP() << "no cluster: TALLY_REDIS_ENV is unset";
   {
     std::unique_ptr<Db> db;
