@@ -367,6 +367,20 @@ Status RedisDb::TakeReply(const TagCall& t, const Reply& r,
     return Status::IOError("write to " + core::Quote(t.tag) +
                            ": unexpected answer from tally_write");
   }
+  // With replicas=N an acknowledgement means N replicas hold the write
+  // (WAIT on the same connection); fewer in wait_ms and the call is not
+  // acknowledged, though the master holds it (docs/cluster.md,
+  // "Durability").
+  if (target_.wait_replicas > 0 && r.replicas_acked < target_.wait_replicas) {
+    return Status::IOError(
+        "the write to " + core::Quote(t.tag) + " is on its master but " +
+        std::to_string(std::max(r.replicas_acked, 0)) + " of the " +
+        std::to_string(target_.wait_replicas) +
+        " replicas the target asks for (replicas=) confirmed it within " +
+        std::to_string(target_.wait_ms) +
+        " ms: not acknowledged; a failover now could lose it (a "
+        "once-increment is safe to retry under its event id)");
+  }
   for (size_t k = 0; k < t.ops.size(); ++k) {
     const Reply& e = r.elements[k];
     if (e.kind == Reply::Kind::kInteger) continue;  // applied

@@ -1,0 +1,58 @@
+// What an acknowledgement means with the target's replicas=N (WAIT N on
+// the write's connection): a write N replicas did not confirm in wait_ms
+// is not acknowledged (IOError saying so), though its master holds it; one
+// they confirmed is. The test cluster has one replica per master, so
+// replicas=1 is met and replicas=2 never is.
+//
+// Public API only; without a cluster (TALLY_REDIS_ENV) the tests skip.
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "cluster/cluster_target.h"
+#include "tally/tally.h"
+
+namespace tally {
+namespace {
+
+TEST(Durability, AWriteItsReplicaConfirmedIsAcknowledged) {
+  const std::string target = test::ClusterTarget("dura");
+  if (target.empty()) GTEST_SKIP() << "no cluster: TALLY_REDIS_ENV is unset";
+  std::unique_ptr<Db> db;
+  ASSERT_TRUE(Db::Open(Options(), target + "?replicas=1&wait_ms=2000", &db)
+                  .ok());
+  ASSERT_TRUE(db->CreateCounter("c", CounterSpec{4}).ok());
+  for (int i = 0; i < 20; ++i) {
+    Result<IncrementResult> r =
+        db->IncrementOnce("c", "e" + std::to_string(i), 1);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  }
+  EXPECT_EQ(db->ReadExact("c").value(), 20);
+}
+
+TEST(Durability, AWriteTooFewReplicasConfirmedIsNotAcknowledged) {
+  const std::string target = test::ClusterTarget("durb");
+  if (target.empty()) GTEST_SKIP() << "no cluster: TALLY_REDIS_ENV is unset";
+  std::unique_ptr<Db> plain;
+  ASSERT_TRUE(Db::Open(Options(), target, &plain).ok());
+  ASSERT_TRUE(plain->CreateCounter("c", CounterSpec{1}).ok());
+  std::unique_ptr<Db> db;
+  ASSERT_TRUE(
+      Db::Open(Options(), target + "?replicas=2&wait_ms=50", &db).ok());
+  Result<IncrementResult> r = db->IncrementOnce("c", "e1", 5);
+  ASSERT_TRUE(r.status().IsIOError()) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("1 of the 2 replicas"),
+            std::string::npos)
+      << r.status().ToString();
+  // The master holds it: a retry under the event id answers what it
+  // counted, and never counts it twice.
+  Result<IncrementResult> again = plain->IncrementOnce("c", "e1", 5);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again.value().outcome, Outcome::kDuplicate);
+  EXPECT_EQ(plain->ReadExact("c").value(), 5);
+}
+
+}  // namespace
+}  // namespace tally
