@@ -24,8 +24,9 @@
 namespace tally::cluster {
 namespace {
 
-// The version of cluster/functions/tally.lua this build speaks.
-constexpr std::string_view kFunctionsVersion = "1";
+// The version of cluster/functions/tally.lua this build speaks (its
+// `local VERSION`, cluster/CMakeLists.txt reads it).
+constexpr std::string_view kFunctionsVersion = TALLY_FUNCTIONS_VERSION;
 
 // Commands per pipelined Run when a counter's keys are created or dropped:
 // bounds one Run's memory on a counter of kMaxShards x kKeyGroups tags.

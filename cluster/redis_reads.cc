@@ -212,37 +212,21 @@ Status RedisDb::DeleteKey(std::string_view counter, std::string_view key) {
   if (!s.ok()) return s;
   if (!c.keyed) return NotKeyed(c, "DeleteKey");
   // The key's value, markers and index entries in each shard's tag of its
-  // group; one DEL per tag, so each tag's part goes at once.
+  // group, each tag's part at once (tally_drop_key).
   const std::string prefix = KeySpace::MarkerName(key, "");
   std::vector<Command> cmds;
   for (uint32_t shard = 0; shard < c.shards; ++shard) {
     const std::string tag = keys_.Tag(c, shard, key);
-    cmds.push_back(Read({"ZRANGEBYLEX", KeySpace::MarkerIndex(tag),
-                         "[" + prefix, "(" + prefix + "\xff"},
-                        tag));
+    Command drop;
+    drop.slot = ClusterClient::SlotOf(tag);
+    drop.idempotent = true;  // dropping twice leaves the same
+    drop.args = {"FCALL", "tally_drop_key", "3", KeySpace::MarkerIndex(tag),
+                 KeySpace::KeyIndex(tag), KeySpace::Value(tag, key), prefix,
+                 std::string(key), tag};
+    cmds.push_back(std::move(drop));
   }
   std::vector<Reply> replies;
-  s = Run(cmds, &replies, false);
-  if (!s.ok()) return s;
-  std::vector<Command> drop;
-  for (uint32_t shard = 0; shard < c.shards; ++shard) {
-    const std::string tag = keys_.Tag(c, shard, key);
-    Command del;
-    del.slot = ClusterClient::SlotOf(tag);
-    del.args = {"DEL", KeySpace::Value(tag, key)};
-    Command unindex = del;
-    unindex.args = {"ZREM", KeySpace::MarkerIndex(tag), "-"};
-    for (const Reply& m : replies[shard].elements) {
-      del.args.push_back(KeySpace::Marker(tag, m.str));
-      unindex.args.push_back(m.str);
-    }
-    Command unkey = del;
-    unkey.args = {"ZREM", KeySpace::KeyIndex(tag), std::string(key)};
-    drop.push_back(std::move(del));
-    drop.push_back(std::move(unindex));
-    drop.push_back(std::move(unkey));
-  }
-  s = Run(drop, &replies, true);
+  s = Run(cmds, &replies, true);
   if (!s.ok()) return s;
   for (const Reply& r : replies) {
     if (!r.ok()) {

@@ -17,7 +17,7 @@
 -- markers are opaque strings. Only the op count, key indexes and times
 -- (ms, below 2^53) become numbers.
 
-local VERSION = '1'
+local VERSION = '2'
 
 -- The error a write gets when its counter was deleted (its tag's live key
 -- is gone): the client reloads the counter and answers NotFound.
@@ -96,6 +96,35 @@ local function write(keys, args)
   return out
 end
 
+-- tally_drop_key: one key of a keyed counter in one tag (Db::DeleteKey),
+-- atomically, so that no write lands between the listing of its markers
+-- and their removal (a count deleted while its marker stays would never
+-- count again). KEYS[1] the tag's marker index, KEYS[2] its key index,
+-- KEYS[3] the key's value; ARGV[1] the marker-name prefix of the key,
+-- ARGV[2] the key, ARGV[3] the tag. O(markers of the tag).
+-- Returns how many markers went.
+local ZREM_CHUNK = 1000  -- unpack() has a bound on its arguments
+
+local function drop_key(keys, args)
+  local prefix = args[1]
+  local names = redis.call('ZRANGE', keys[1], 0, -1)
+  local gone = {}
+  for _, name in ipairs(names) do
+    if string.sub(name, 1, #prefix) == prefix then
+      redis.call('DEL', args[3] .. ':m:' .. name)
+      gone[#gone + 1] = name
+    end
+  end
+  for at = 1, #gone, ZREM_CHUNK do
+    redis.call('ZREM', keys[1],
+               unpack(gone, at, math.min(#gone, at + ZREM_CHUNK - 1)))
+  end
+  redis.call('DEL', keys[3])
+  redis.call('ZREM', keys[2], args[2])
+  return #gone
+end
+
 redis.register_function{function_name = 'tally_version',
   callback = function() return VERSION end, flags = {'no-writes'}}
 redis.register_function{function_name = 'tally_write', callback = write}
+redis.register_function{function_name = 'tally_drop_key', callback = drop_key}
