@@ -307,6 +307,11 @@ Next ClusterClientImpl::OnReply(const Reply& reply, const Endpoint& node,
   }
   if (error == ErrorClass::kRetry || error == ErrorClass::kRetryAfterRefresh) {
     job->last_error = reply.str + " (from " + AddressOf(node) + ")";
+    // The redirections so far reached a node that asks to wait (TRYAGAIN
+    // while a slot migrates: a call whose keys are split between source
+    // and target, for as long as the move takes): the time budget bounds
+    // the waiting, and max_redirects counts hops without such an answer.
+    job->redirects = 0;
     if (error == ErrorClass::kRetryAfterRefresh) round->refresh = true;
     return Next::kRetry;
   }

@@ -37,6 +37,8 @@
 #include "cluster/client/redirect.h"
 #include "cluster/client/slot_map.h"
 #include "fake_node.h"
+#include "tally/batch.h"
+#include "tally/db.h"
 #include "tally/status.h"
 
 namespace tally::cluster {
@@ -1268,6 +1270,107 @@ TEST_F(ClusterClientTest, RunOnMastersAnswersPerMaster) {
   for (size_t i = 0; i < masters.size(); ++i) {
     EXPECT_EQ(replies[i].str, masters[i].id) << Describe(replies[i]);
   }
+}
+
+}  // namespace
+}  // namespace tally::cluster
+
+namespace tally::cluster {
+namespace {
+
+// The backend over a slot migration under load: once-increments racing
+// the migration of their shard's slot, as redis-cli --cluster reshard
+// moves it (IMPORTING/MIGRATING, keys moved while the writer runs,
+// SETSLOT NODE), there and back. While the tag's live, value and index
+// keys have moved and its older markers have not, every new event's call
+// is redirected by ASK; the rest of the keys then move under load. Every
+// event must count exactly once: applied once, the value the number of
+// events, one marker each, and a redelivery of every event after the
+// moves is a duplicate.
+TEST_F(ClusterClientTest, OnceIncrementsDuringASlotMigrationCountOnce) {
+  const std::string ns = "mig" + std::to_string(getpid());
+  std::string target = "redis://";
+  if (!env_.user.empty()) target += env_.user + "@";
+  target += env_.seeds[0].host + ":" + std::to_string(env_.seeds[0].port) +
+            "/" + ns;
+  setenv("TALLY_REDIS_PASSWORD", env_.password.c_str(), 1);
+  unsetenv("TALLY_REDIS_PASSWORD_FILE");
+  std::unique_ptr<Db> db;
+  ASSERT_OK(Db::Open(tally::Options(), target, &db));
+  ASSERT_OK(db->CreateCounter("c", CounterSpec{1}));
+  const uint64_t id = db->DescribeCounter("c").value().id;
+  const std::string tag =
+      "tally:" + ns + ":{" + std::to_string(id) + ".0}";
+  const int slot = ClusterClient::SlotOf(tag);
+  const NodeInfo from = OwnerOf(slot);
+  NodeInfo to;
+  for (const NodeInfo& m : Masters()) {
+    if (m.id != from.id) to = m;
+  }
+  ASSERT_FALSE(to.id.empty());
+  const int64_t asking_before = CommandCalls(to.endpoint, "asking");
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> events{0};
+  std::atomic<int> applied{0};
+  std::atomic<int> errors{0};
+  std::string first_error;
+  std::thread writer([&] {
+    for (int i = 0; !stop.load(); ++i) {
+      Result<IncrementResult> r =
+          db->IncrementOnce("c", "e" + std::to_string(i), 1);
+      if (!r.ok()) {
+        if (errors.fetch_add(1) == 0) first_error = r.status().ToString();
+      } else if (r.value().outcome == Outcome::kApplied) {
+        applied.fetch_add(1);
+      }
+      events.store(i + 1);
+    }
+  });
+  auto wait_for = [&](int n) {
+    const auto deadline = Clock::now() + std::chrono::seconds(30);
+    while (events.load() < n && Clock::now() < deadline) {
+      std::this_thread::yield();
+    }
+    EXPECT_GE(events.load(), n) << "the writer stalled";
+  };
+  wait_for(300);
+  // While the slot is split, a new event's call is sent to the target by
+  // ASK and answered TRYAGAIN there (its new marker and the key index are
+  // on neither node: Redis refuses a multi-key call with keys missing on
+  // an importing slot), so the writer waits, within its retry budget,
+  // until the move ends.
+  MoveSlot(slot, from, to, {tag + ":live", tag + ":v", tag + ":mi"}, [&] {
+    const auto deadline = Clock::now() + std::chrono::seconds(30);
+    while (CommandCalls(to.endpoint, "asking") < asking_before + 5 &&
+           Clock::now() < deadline) {
+      std::this_thread::yield();
+    }
+  });
+  wait_for(events.load() + 300);
+  MoveSlot(slot, to, from, {});
+  wait_for(events.load() + 300);
+  stop.store(true);
+  writer.join();
+
+  EXPECT_EQ(errors.load(), 0) << first_error;
+  EXPECT_GE(CommandCalls(to.endpoint, "asking"), asking_before + 5)
+      << "new events were not redirected by ASK during the move";
+  const int distinct = events.load();
+  EXPECT_EQ(applied.load(), distinct);
+  EXPECT_EQ(db->ReadExact("c").value(), distinct);
+  EXPECT_EQ(db->CountMarkers("c").value(), static_cast<uint64_t>(distinct));
+  Batch again;
+  for (int i = 0; i < distinct; ++i) {
+    again.AddOnce("c", "e" + std::to_string(i), 1);
+  }
+  std::vector<IncrementResult> results;
+  ASSERT_OK(db->Apply(again, &results));
+  for (const IncrementResult& r : results) {
+    ASSERT_EQ(r.outcome, Outcome::kDuplicate);
+  }
+  EXPECT_EQ(db->ReadExact("c").value(), distinct);
+  ASSERT_OK(db->DeleteCounter("c"));
 }
 
 }  // namespace
