@@ -77,6 +77,7 @@ Status OpenCluster(const Options& options, const std::string& target,
   ClientOptions co;
   co.seeds = t.seeds;
   co.user = t.user;
+  co.read_from_replicas = t.read_from_replicas;
   s = ReadPassword(&co.password);
   if (!s.ok()) return s;
   std::unique_ptr<ClusterClient> client;

@@ -70,9 +70,15 @@ Status ParseQuery(std::string_view query, Target* out) {
         return Bad("wait_ms=" + core::Quote(v) + " is not 1.." +
                    std::to_string(kMaxWaitMs));
       }
+    } else if (k == "read_from") {
+      if (v != "master" && v != "replicas") {
+        return Bad("read_from=" + core::Quote(v) +
+                   " is not master or replicas");
+      }
+      out->read_from_replicas = v == "replicas";
     } else {
       return Bad("unknown parameter " + core::Quote(k) +
-                 " (known: replicas, wait_ms)");
+                 " (known: replicas, wait_ms, read_from)");
     }
     start = end + 1;
   }

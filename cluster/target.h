@@ -1,9 +1,12 @@
 // A Redis Cluster target as Db::Open takes it:
-//   redis://[USER@]HOST:PORT[,HOST:PORT...][/NAMESPACE][?replicas=N&wait_ms=T]
+//   redis://[USER@]HOST:PORT[,HOST:PORT...][/NAMESPACE][?PARAMS]
+// PARAMS: replicas=N, wait_ms=T, read_from=master|replicas.
 // HOST:PORT are any nodes of the cluster (seeds); NAMESPACE names the
 // database (its keys' prefix, default "default"); replicas/wait_ms ask
 // every write to wait for N replicas (WAIT N T, docs/cluster.md,
-// "Durability"). The password is never part of the target: it comes from
+// "Durability"); read_from=replicas sends reads of values, keys and
+// markers to a replica of each slot (docs/cluster.md, "Reads": what that
+// can miss). The password is never part of the target: it comes from
 // the file named by TALLY_REDIS_PASSWORD_FILE, else from
 // TALLY_REDIS_PASSWORD (docs/cluster.md, "Least privilege").
 //
@@ -34,6 +37,7 @@ struct Target {
   std::string ns = "default";
   int wait_replicas = 0;
   int wait_ms = 100;
+  bool read_from_replicas = false;
 };
 
 // InvalidArgument naming the bad part (never a password: a target holding

@@ -56,7 +56,8 @@ class TALLY_EXPORT Db {
   // names; the target chooses the backend. A directory path (anything
   // without a "scheme://" prefix) is a database of the local engine, in
   // that directory. "redis://[USER@]HOST:PORT[,HOST:PORT...][/NAMESPACE]
-  // [?replicas=N&wait_ms=T]" names a database on a Redis Cluster
+  // [?replicas=N&wait_ms=T&read_from=replicas]" names a database on a
+  // Redis Cluster
   // (docs/cluster.md: what it offers, what it answers NotSupported, and
   // where the password comes from: never the target); "rediss://" (TLS) is
   // NotSupported. Any other "scheme://" is InvalidArgument naming the

@@ -54,5 +54,29 @@ TEST(Durability, AWriteTooFewReplicasConfirmedIsNotAcknowledged) {
   EXPECT_EQ(plain->ReadExact("c").value(), 5);
 }
 
+// read_from=replicas: reads go to each slot's replica; what a replica
+// confirmed before the write was acknowledged (replicas=1) is there.
+TEST(Durability, ReplicaReadsSeeWhatTheReplicasConfirmed) {
+  const std::string target = test::ClusterTarget("durc");
+  if (target.empty()) GTEST_SKIP() << "no cluster: TALLY_REDIS_ENV is unset";
+  std::unique_ptr<Db> writer;
+  ASSERT_TRUE(
+      Db::Open(Options(), target + "?replicas=1&wait_ms=2000", &writer).ok());
+  std::unique_ptr<Db> reader;
+  ASSERT_TRUE(
+      Db::Open(Options(), target + "?read_from=replicas", &reader).ok());
+  ASSERT_TRUE(writer->CreateCounter("c", CounterSpec{8}).ok());
+  for (int i = 0; i < 40; ++i) {
+    ASSERT_TRUE(writer->IncrementOnce("c", "e" + std::to_string(i), 2).ok());
+  }
+  Result<int64_t> v = reader->ReadExact("c");
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ(v.value(), 80);
+  EXPECT_EQ(reader->CountMarkers("c").value(), 40u);
+  std::unique_ptr<Db> bad;
+  EXPECT_TRUE(Db::Open(Options(), target + "?read_from=nearest", &bad)
+                  .IsInvalidArgument());
+}
+
 }  // namespace
 }  // namespace tally
