@@ -50,8 +50,8 @@ Status ValueOf(const CounterInfo& c, const Reply& r, int64_t* out) {
   return Status::OK();
 }
 
-Status SumBeyond(const CounterInfo& c) {
-  return Status::OutOfRange("counter " + core::Quote(c.name) +
+Status SumBeyond(std::string_view counter) {
+  return Status::OutOfRange("counter " + core::Quote(counter) +
                             ": the sum of its shards is beyond int64");
 }
 
@@ -123,11 +123,7 @@ Result<int64_t> RedisDb::ReadExact(CounterRef counter,
   if (!shards.ok()) return shards.status();
   __int128 sum = 0;
   for (const int64_t v : shards.value()) sum += v;
-  if (sum < kMinDelta || sum > kMaxDelta) {
-    CounterInfo c;
-    c.name = std::string(counter.counter);
-    return SumBeyond(c);
-  }
+  if (sum < kMinDelta || sum > kMaxDelta) return SumBeyond(counter.counter);
   return static_cast<int64_t>(sum);
 }
 
@@ -147,7 +143,7 @@ Result<std::vector<int64_t>> RedisDb::ReadKeys(
       sum += values[i * c.shards + shard];
     }
     if (sum < kMinDelta || sum > kMaxDelta) {
-      return SumBeyond(c).WithContext("key " + core::Quote(keys[i]));
+      return SumBeyond(c.name).WithContext("key " + core::Quote(keys[i]));
     }
     out[i] = static_cast<int64_t>(sum);
   }

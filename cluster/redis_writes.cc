@@ -132,9 +132,9 @@ Status RedisDb::Plan(const std::vector<core::WriteOp>& ops, WriteCall* call) {
     WriteCall::Marker m;
     m.tag = keys_.Tag(c, p.d.shard, p.op.key);
     m.name = KeySpace::MarkerName(p.op.key, p.op.event_id);
-    auto [at, added] =
-        marker_of.try_emplace(std::to_string(c.id) + "/" + m.tag + "/" + m.name,
-                              call->markers.size());
+    // The marker's key names its event in its counter and key.
+    auto [at, added] = marker_of.try_emplace(KeySpace::Marker(m.tag, m.name),
+                                             call->markers.size());
     if (added) call->markers.push_back(std::move(m));
     p.marker = at->second;
   }

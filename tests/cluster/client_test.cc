@@ -37,6 +37,7 @@
 #include "cluster/client/redirect.h"
 #include "cluster/client/slot_map.h"
 #include "fake_node.h"
+#include "testutil/redis_env.h"
 #include "tally/batch.h"
 #include "tally/db.h"
 #include "tally/status.h"
@@ -101,23 +102,10 @@ bool ReadFileTrimmed(const std::string& path, std::string* out) {
 
 // Parses the env file; false with `why` when it is unusable.
 bool LoadEnv(const std::string& path, ClusterEnv* env, std::string* why) {
-  std::ifstream in(path);
-  if (!in) {
+  std::map<std::string, std::string> vars = tally::test::ReadRedisEnv();
+  if (vars.empty()) {
     *why = "cannot read TALLY_REDIS_ENV file " + path;
     return false;
-  }
-  std::map<std::string, std::string> vars;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("export ", 0) == 0) line = line.substr(7);
-    const size_t eq = line.find('=');
-    if (line.empty() || line[0] == '#' || eq == std::string::npos) continue;
-    std::string value = line.substr(eq + 1);
-    if (value.size() >= 2 && (value[0] == '"' || value[0] == '\'') &&
-        value.back() == value[0]) {
-      value = value.substr(1, value.size() - 2);
-    }
-    vars[line.substr(0, eq)] = value;
   }
   std::string target = vars["TALLY_REDIS_TARGET"];
   const std::string scheme = "redis://";

@@ -9,29 +9,17 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <string>
+
+#include "testutil/redis_env.h"
 
 namespace tally::test {
 
 // "redis://...:PORT/NS<pid>", or "" when no cluster was started (the
 // caller skips).
 inline std::string ClusterTarget(const std::string& ns) {
-  const char* file = std::getenv("TALLY_REDIS_ENV");
-  if (file == nullptr || *file == '\0') return "";
-  std::ifstream in(file);
-  std::map<std::string, std::string> env;
-  std::string line;
-  while (std::getline(in, line)) {
-    const size_t eq = line.find('=');
-    if (eq == std::string::npos) continue;
-    std::string v = line.substr(eq + 1);
-    if (v.size() >= 2 && v.front() == '\'' && v.back() == '\'') {
-      v = v.substr(1, v.size() - 2);
-    }
-    env[line.substr(0, eq)] = v;
-  }
+  std::map<std::string, std::string> env = ReadRedisEnv();
   if (env.count("TALLY_REDIS_TARGET") == 0) return "";
   setenv("TALLY_REDIS_PASSWORD_FILE", env["TALLY_REDIS_PASSWORD_FILE"].c_str(),
          1);

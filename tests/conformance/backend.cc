@@ -5,34 +5,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <string>
 
+#include "testutil/redis_env.h"
+
 namespace tally::conformance {
 namespace {
-
-// The cluster scripts/redis_cluster started for this test run: the
-// KEY=VALUE lines of the env file named by TALLY_REDIS_ENV (empty when it
-// is unset: the Redis backend is not run).
-std::map<std::string, std::string> RedisEnv() {
-  std::map<std::string, std::string> env;
-  const char* file = std::getenv("TALLY_REDIS_ENV");
-  if (file == nullptr || *file == '\0') return env;
-  std::ifstream in(file);
-  std::string line;
-  while (std::getline(in, line)) {
-    const size_t eq = line.find('=');
-    if (eq == std::string::npos) continue;
-    std::string value = line.substr(eq + 1);
-    if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
-        value.back() == value.front()) {
-      value = value.substr(1, value.size() - 2);
-    }
-    env[line.substr(0, eq)] = value;
-  }
-  return env;
-}
 
 // The Redis Cluster backend: a namespace per scratch directory (the same
 // directory names the same database on a reopen), on the cluster of
@@ -77,7 +56,7 @@ const std::vector<BackendFactory>& Factories() {
   // started for the run (tests/cluster/CMakeLists.txt).
   static const std::vector<BackendFactory> factories = [] {
     std::vector<BackendFactory> all = {EngineFactory()};
-    const std::map<std::string, std::string> env = RedisEnv();
+    const std::map<std::string, std::string> env = test::ReadRedisEnv();
     if (env.count("TALLY_REDIS_TARGET") != 0 &&
         env.count("TALLY_REDIS_PASSWORD_FILE") != 0) {
       all.push_back(RedisFactory(env));
