@@ -71,7 +71,7 @@ Status PinnedOnce() {
 // One op of a call, as planned and decided.
 struct RedisDb::PlannedOp {
   core::WriteOp op;
-  size_t counter = 0;  // index into Call::counters
+  size_t counter = 0;  // index into WriteCall::counters
   core::Decision d;
   Status status;             // what Decide answered
   size_t marker = SIZE_MAX;  // once-ops: index into WriteCall::markers
@@ -401,7 +401,7 @@ Status RedisDb::Execute(const std::vector<core::WriteOp>& ops, bool batch,
   call.batch = batch;
   Status s = Plan(ops, &call);
   if (!s.ok()) return s;
-  int64_t now = clock_->NowMillis();
+  const int64_t now = clock_->NowMillis();
   bool need_lookup = false;
   s = DecideAll(now, &call, &need_lookup);
   if (s.ok() && need_lookup) {
@@ -411,15 +411,17 @@ Status RedisDb::Execute(const std::vector<core::WriteOp>& ops, bool batch,
   if (s.ok()) s = Commit(now, &call);
   *gone = call.gone;
   if (!s.ok()) return s;
-  for (const CounterInfo& c : call.counters) {
-    if ((c.flags & kCounterFlagPlainIncrements) != 0) continue;
-    const bool plain = std::any_of(
-        call.ops.begin(), call.ops.end(), [&](const PlannedOp& p) {
-          return !p.op.once && p.d.outcome == Outcome::kApplied &&
-                 &call.counters[p.counter] == &c;
-        });
-    if (plain) s = RecordPlain(c);
-    if (!s.ok()) return s;
+  // The counters this call gave their first plain increment.
+  std::vector<bool> plain(call.counters.size(), false);
+  for (const PlannedOp& p : call.ops) {
+    if (!p.op.once && p.d.outcome == Outcome::kApplied) plain[p.counter] = true;
+  }
+  for (size_t k = 0; k < call.counters.size(); ++k) {
+    const CounterInfo& c = call.counters[k];
+    if (plain[k] && (c.flags & kCounterFlagPlainIncrements) == 0) {
+      s = RecordPlain(c);
+      if (!s.ok()) return s;
+    }
   }
   // Events the function found counted before: decided again by their
   // stored markers (with their later copies), nothing written for them.
@@ -431,25 +433,15 @@ Status RedisDb::Execute(const std::vector<core::WriteOp>& ops, bool batch,
   }
   results->clear();
   results->reserve(call.ops.size());
+  core::OutcomeCounts counted;
   for (const PlannedOp& p : call.ops) {
     results->push_back(p.d.Result());
-    switch (p.d.outcome) {
-      case Outcome::kApplied:
-        applied_.fetch_add(1, std::memory_order_relaxed);
-        break;
-      case Outcome::kDuplicate:
-        duplicates_.fetch_add(1, std::memory_order_relaxed);
-        break;
-      case Outcome::kConflict:
-        conflicts_.fetch_add(1, std::memory_order_relaxed);
-        break;
-      case Outcome::kOutsideWindow:
-        outside_window_.fetch_add(1, std::memory_order_relaxed);
-        break;
-      default:
-        break;
-    }
+    counted.Add(p.d.outcome);
   }
+  applied_.fetch_add(counted.applied, std::memory_order_relaxed);
+  duplicates_.fetch_add(counted.duplicates, std::memory_order_relaxed);
+  conflicts_.fetch_add(counted.conflicts, std::memory_order_relaxed);
+  outside_window_.fetch_add(counted.outside_window, std::memory_order_relaxed);
   return Status::OK();
 }
 
