@@ -10,8 +10,10 @@
 //   tally:NS:{ID.S}:...              a named counter's shard S
 //   tally:NS:{ID.S.G}:...            a keyed counter's shard S, key group G
 // and under each tag: ":live" (exists while the counter does), ":v" (the
-// shard's value; ":v:KEY" a key's), ":m:NAME" (an event's marker), ":mi"
-// (the marker index), ":ki" (a keyed counter's key index).
+// shard's value; ":v:KEY" a key's), ":m:NAME" (an event's marker, or in
+// the tag of the event id's own shard a forward to the shard that holds
+// it), ":mi" (the marker index), ":fi" (the forward index), ":ki" (a keyed
+// counter's key index).
 //
 // Thread safety: immutable after construction.
 
@@ -55,6 +57,10 @@ class KeySpace {
   static std::string Live(const std::string& tag) { return tag + ":live"; }
   static std::string MarkerIndex(const std::string& tag) {
     return tag + ":mi";
+  }
+  // The forwards' names by expiry (cluster/records.h, EncodeForward).
+  static std::string ForwardIndex(const std::string& tag) {
+    return tag + ":fi";
   }
   static std::string KeyIndex(const std::string& tag) { return tag + ":ki"; }
   // The value of a named counter's shard (key empty) or of one key's.

@@ -12,8 +12,10 @@ namespace {
 
 constexpr std::string_view kCounterVersion = "c1";
 constexpr std::string_view kMarkerVersion = "m1";
+constexpr std::string_view kForwardVersion = "f1";
 constexpr size_t kCounterFields = 16;
 constexpr size_t kMarkerFields = 14;
+constexpr size_t kForwardFields = 2;
 
 // Splits `record` at single spaces into exactly `n` fields, the first
 // `version`, each of the others a decimal int64; false otherwise.
@@ -148,6 +150,30 @@ core::FoundMarker FoundOf(const MarkerInfo& m) {
   f.reset = m.reset;
   f.remaining_kept = m.remaining_kept;
   return f;
+}
+
+std::string EncodeForward(uint32_t shard) {
+  std::string s(kForwardVersion);
+  Put(&s, int64_t{shard});
+  return s;
+}
+
+bool IsForward(std::string_view record) {
+  return record.substr(0, kForwardVersion.size()) == kForwardVersion &&
+         (record.size() == kForwardVersion.size() ||
+          record[kForwardVersion.size()] == ' ');
+}
+
+Status DecodeForward(std::string_view what, std::string_view record,
+                     uint32_t shards, uint32_t* shard) {
+  std::vector<int64_t> f;
+  if (!Fields(record, kForwardVersion, kForwardFields, &f) || f[0] < 0 ||
+      f[0] >= int64_t{shards}) {
+    return Status::Corruption("forward " + core::Quote(what) +
+                              " is malformed: " + core::Quote(record));
+  }
+  *shard = static_cast<uint32_t>(f[0]);
+  return Status::OK();
 }
 
 }  // namespace tally::cluster

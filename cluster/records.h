@@ -36,6 +36,16 @@ Status DecodeMarker(std::string_view what, std::string_view record,
 // What the rules need of a stored marker (core::Decide).
 core::FoundMarker FoundOf(const MarkerInfo& m);
 
+// "f1 SHARD": a forward, kept at a marker's key in the tag of the event
+// id's own shard when the event was sent to another shard (a once-op with
+// an affinity key): a copy looking there learns where its marker is.
+std::string EncodeForward(uint32_t shard);
+bool IsForward(std::string_view record);
+// Corruption naming `what` (the key) unless `record` is a forward to a
+// shard below `shards`.
+Status DecodeForward(std::string_view what, std::string_view record,
+                     uint32_t shards, uint32_t* shard);
+
 }  // namespace tally::cluster
 
 #endif  // TALLY_CLUSTER_RECORDS_H_

@@ -65,12 +65,6 @@ Status OpenCluster(const Options& options, const std::string& target,
   db->reset();
   Status s = core::ValidateOptions(options);
   if (!s.ok()) return s;
-  if (options.read_only) {
-    return Status::NotSupported(
-        "Options::read_only on a Redis Cluster target: a read-only instance "
-        "beside a writer is a local engine's (docs/cluster.md); open it "
-        "writable, or as a user whose ACL allows reads only");
-  }
   Target t;
   s = ParseTarget(target, &t);
   if (!s.ok()) return s;
@@ -159,7 +153,16 @@ Status RedisDb::CheckSpecBuilt(const CounterSpec& spec) const {
   return Status::OK();
 }
 
+Status RedisDb::CheckWritable() const {
+  if (!options_.read_only) return Status::OK();
+  return Status::NotSupported("database " + path_ +
+                              " was opened read-only (Options::read_only); "
+                              "writes are refused");
+}
+
 Status RedisDb::CreateCounter(std::string_view name, const CounterSpec& spec) {
+  Status writable = CheckWritable();
+  if (!writable.ok()) return writable;
   Status s = core::ValidateCounterName(name);
   if (s.ok()) s = core::ValidateSpec(spec);
   if (s.ok()) s = CheckSpecBuilt(spec);
@@ -346,6 +349,8 @@ Result<std::vector<CounterInfo>> RedisDb::ListCounters() {
 }
 
 Status RedisDb::DeleteCounter(std::string_view name) {
+  Status writable = CheckWritable();
+  if (!writable.ok()) return writable;
   Uncache(name);
   CounterInfo c;
   Status s = FindCounter(name, &c);
@@ -371,19 +376,25 @@ Status RedisDb::DeleteCounter(std::string_view name) {
                          slot));
       cmds.push_back(Cmd({"ZRANGE", KeySpace::KeyIndex(tags[i]), "0", "-1"},
                          slot));
+      cmds.push_back(
+          Cmd({"ZRANGE", KeySpace::ForwardIndex(tags[i]), "0", "-1"}, slot));
     }
     s = Run(cmds, &r, true);
     if (!s.ok()) return s;
     std::vector<Command> drop;
     for (size_t i = at, j = 0; i < std::min(tags.size(), at + kChunk);
-         ++i, j += 3) {
+         ++i, j += 4) {
       const std::string& tag = tags[i];
       const int slot = ClusterClient::SlotOf(tag);
       std::vector<std::string> del = {"DEL", KeySpace::MarkerIndex(tag),
-                                      KeySpace::KeyIndex(tag)};
+                                      KeySpace::KeyIndex(tag),
+                                      KeySpace::ForwardIndex(tag)};
       if (!c.keyed) del.push_back(KeySpace::Value(tag, {}));
-      for (const Reply& m : r[j + 1].elements) {
-        del.push_back(KeySpace::Marker(tag, m.str));
+      // Markers and forwards are kept at the same keys (TAG:m:NAME).
+      for (const size_t index : {j + 1, j + 3}) {
+        for (const Reply& m : r[index].elements) {
+          del.push_back(KeySpace::Marker(tag, m.str));
+        }
       }
       for (const Reply& k : r[j + 2].elements) {
         del.push_back(KeySpace::Value(tag, k.str));

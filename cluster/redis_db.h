@@ -167,6 +167,9 @@ class RedisDb final : public Db, private BackendOps {
   void Forget(std::string_view name, uint64_t id);
   // Drops the cached counter `name`, whatever its id.
   void Uncache(std::string_view name);
+  // NotSupported when the Db was opened with Options::read_only (its
+  // writes are refused; its reads are live, as any client's).
+  Status CheckWritable() const;
   // What a feature not built on this backend yet answers.
   Status NotBuilt(std::string_view call) const;
   // NotFound for a missing counter (InvalidArgument for a named one when
@@ -210,8 +213,15 @@ class RedisDb final : public Db, private BackendOps {
   Status Plan(const std::vector<core::WriteOp>& ops, WriteCall* call);
   Status DecideAll(int64_t now, WriteCall* call, bool* need_lookup);
   Status LookUpMarkers(WriteCall* call);
+  Status TakeStored(WriteCall* call, size_t marker, const std::string& key,
+                    const std::string& record, bool* follow);
   Status Commit(int64_t now, WriteCall* call);
-  Status TakeReply(const TagCall& t, const Reply& r, WriteCall* call);
+  Status CommitForwards(int64_t now, WriteCall* call, bool* moved);
+  Status CommitWrites(int64_t now, WriteCall* call, bool* moved);
+  Status CheckReply(const std::string& tag, const Reply& r, size_t n,
+                    size_t counter, WriteCall* call);
+  Status TakeReply(const TagCall& t, const Reply& r, WriteCall* call,
+                   bool* moved);
   Result<IncrementResult> WriteOne(const core::WriteOp& op);
 
   // Runs `commands`, with the target's WAIT when `writes`.

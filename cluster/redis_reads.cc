@@ -203,12 +203,14 @@ Result<std::vector<KeyValue>> RedisDb::ListKeys(
 }
 
 Status RedisDb::DeleteKey(std::string_view counter, std::string_view key) {
+  Status s = CheckWritable();
+  if (!s.ok()) return s;
   CounterInfo c;
-  Status s = FindRef(CounterRef(counter, key), false, &c);
+  s = FindRef(CounterRef(counter, key), false, &c);
   if (!s.ok()) return s;
   if (!c.keyed) return NotKeyed(c, "DeleteKey");
-  // The key's value, markers and index entries in each shard's tag of its
-  // group, each tag's part at once (tally_drop_key).
+  // The key's value, markers, forwards and index entries in each shard's
+  // tag of its group, each tag's part at once (tally_drop_key).
   const std::string prefix = KeySpace::MarkerName(key, "");
   std::vector<Command> cmds;
   for (uint32_t shard = 0; shard < c.shards; ++shard) {
@@ -216,9 +218,16 @@ Status RedisDb::DeleteKey(std::string_view counter, std::string_view key) {
     Command drop;
     drop.slot = ClusterClient::SlotOf(tag);
     drop.idempotent = true;  // dropping twice leaves the same
-    drop.args = {"FCALL", "tally_drop_key", "3", KeySpace::MarkerIndex(tag),
-                 KeySpace::KeyIndex(tag), KeySpace::Value(tag, key), prefix,
-                 std::string(key), tag};
+    drop.args = {"FCALL",
+                 "tally_drop_key",
+                 "4",
+                 KeySpace::MarkerIndex(tag),
+                 KeySpace::KeyIndex(tag),
+                 KeySpace::Value(tag, key),
+                 KeySpace::ForwardIndex(tag),
+                 prefix,
+                 std::string(key),
+                 tag};
     cmds.push_back(std::move(drop));
   }
   std::vector<Reply> replies;
@@ -313,7 +322,9 @@ Result<MarkerInfo> RedisDb::GetMarker(CounterRef counter,
   if (!s.ok()) return s;
   for (uint32_t shard = 0; shard < c.shards; ++shard) {
     const Reply& r = replies[shard];
-    if (r.kind != Reply::Kind::kString) continue;
+    // A forward (in the event id's own shard) names where the marker is,
+    // and that shard is asked too.
+    if (r.kind != Reply::Kind::kString || IsForward(r.str)) continue;
     MarkerInfo info;
     s = DecodeMarker(KeySpace::Marker(tags[shard], name), r.str, &info);
     if (!s.ok()) return s;

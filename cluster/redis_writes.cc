@@ -13,6 +13,19 @@
 // its marker first (GET): a stored marker answers it whatever the time.
 // One round trip per call in the common case; two for those.
 //
+// A once-op with an affinity key (a pinned op) goes to the shard its key
+// picks, but every copy of its event looks for the marker in the tag of
+// the event id's own shard (its home), as an unpinned copy would place it.
+// So a pinned op placed away from its home takes two steps: tally_forward
+// leaves a forward at the marker's key in its home tag, naming the shard
+// it goes to (or answers the marker or forward already there), then
+// tally_write counts it in that shard's tag with its marker. A copy that
+// finds a forward (at home, from either function) is sent where it
+// points, so all copies meet at one marker. A crash between the steps
+// leaves a forward without its count: a retry under the event id follows
+// the forward and counts it there (docs/cluster.md, "Pinned
+// once-increments").
+//
 // Atomicity (docs/cluster.md, "Batches"): each tag's ops are one function
 // call, all or nothing on their node. A batch over several tags is several
 // calls; if one fails (a lost node, an overflow), the others may have
@@ -32,6 +45,7 @@
 #include "cluster/records.h"
 #include "cluster/redis_db.h"
 #include "core/decide.h"
+#include "core/shard_picker.h"
 #include "core/validate.h"
 #include "tally/limits.h"
 
@@ -54,16 +68,11 @@ Status BatchOpError(bool batch, size_t index, const Status& s) {
   return batch ? s.WithContext("batch op " + std::to_string(index)) : s;
 }
 
-// A once-op's marker shares its increment's hash tag (one function call
-// writes both). With an affinity key the shard, and so the tag, comes from
-// the key, and a copy delivered without it (or with another) would look
-// for the marker in another tag and count again: refused until markers
-// are found by event id alone (docs/cluster.md, "Not built yet").
-Status PinnedOnce() {
-  return Status::NotSupported(
-      "a once-increment with an affinity key on a Redis Cluster target: its "
-      "marker must share a slot with its shard, and a copy without the key "
-      "could not find it (docs/cluster.md)");
+// A marker's (and its forward's) TTL: Redis drops it when its window has passed by the
+// node's clock; the rules judge by the engine's (docs/cluster.md, "Time").
+std::string TtlOf(const core::Decision& d, int64_t now) {
+  return std::to_string(
+      d.expires_at == 0 ? 0 : std::max<int64_t>(1, d.expires_at - now));
 }
 
 }  // namespace
@@ -75,22 +84,37 @@ struct RedisDb::PlannedOp {
   core::Decision d;
   Status status;             // what Decide answered
   size_t marker = SIZE_MAX;  // once-ops: index into WriteCall::markers
+  bool sent = false;         // its tally_write was sent
 };
 
-// One call's ops, the counters they name and their distinct markers.
+// One call's ops, the counters they name and their distinct events.
 struct RedisDb::WriteCall {
   bool batch = false;
   std::vector<CounterInfo> counters;
   std::vector<PlannedOp> ops;
+  // An event of a counter (and key): where its marker is looked for.
   struct Marker {
-    std::string tag;
+    size_t counter = 0;
+    std::string key;
     std::string name;  // in its tag (KeySpace::MarkerName)
+    uint32_t home = 0;  // the event id's shard: every copy looks there first
+    std::string home_tag;
+    // The event goes to shard `at`, away from home: a forward at home says
+    // so (found, or written by this call).
+    bool forwarded = false;
+    uint32_t at = 0;
     bool looked_up = false;
-    bool stored = false;
+    bool stored = false;  // `info` is its stored marker
     MarkerInfo info;
   };
   std::vector<Marker> markers;
   bool gone = false;  // a tag answered TALLYGONE: a cached counter is stale
+
+  // The tag of marker `m` in `shard`.
+  std::string TagOf(const KeySpace& keys, const Marker& m,
+                    uint32_t shard) const {
+    return keys.Tag(counters[m.counter], shard, m.key);
+  }
 };
 
 Status RedisDb::Plan(const std::vector<core::WriteOp>& ops, WriteCall* call) {
@@ -120,7 +144,6 @@ Status RedisDb::Plan(const std::vector<core::WriteOp>& ops, WriteCall* call) {
       if (s.ok()) p.counter = at->second;
     }
     if (s.ok()) s = core::PlaceOp(call->counters[p.counter], p.op, &p.d);
-    if (s.ok() && p.op.once && !p.op.affinity_key.empty()) s = PinnedOnce();
     if (!s.ok()) return BatchOpError(call->batch, i, s);
     const CounterInfo& c = call->counters[p.counter];
     if (!p.op.once) {
@@ -130,11 +153,14 @@ Status RedisDb::Plan(const std::vector<core::WriteOp>& ops, WriteCall* call) {
       continue;
     }
     WriteCall::Marker m;
-    m.tag = keys_.Tag(c, p.d.shard, p.op.key);
+    m.counter = p.counter;
+    m.key = std::string(p.op.key);
     m.name = KeySpace::MarkerName(p.op.key, p.op.event_id);
-    // The marker's key names its event in its counter and key.
-    auto [at, added] = marker_of.try_emplace(KeySpace::Marker(m.tag, m.name),
-                                             call->markers.size());
+    m.home = core::ShardOfHash(p.d.event_hash, c.shards);
+    m.home_tag = keys_.Tag(c, m.home, p.op.key);
+    // The marker's key at home names its event in its counter and key.
+    auto [at, added] = marker_of.try_emplace(
+        KeySpace::Marker(m.home_tag, m.name), call->markers.size());
     if (added) call->markers.push_back(std::move(m));
     p.marker = at->second;
   }
@@ -153,7 +179,10 @@ Status RedisDb::DecideAll(int64_t now, WriteCall* call, bool* need_lookup) {
   for (size_t i = 0; i < call->ops.size(); ++i) {
     PlannedOp& p = call->ops[i];
     const CounterInfo& c = call->counters[p.counter];
-    const uint32_t placed = p.d.shard;
+    // A forward moves every copy of its event to the shard it names.
+    const uint32_t placed = p.op.once && call->markers[p.marker].forwarded
+                                ? call->markers[p.marker].at
+                                : p.d.shard;
     const uint64_t hash = p.d.event_hash;
     p.d = core::Decision();
     p.d.shard = placed;
@@ -176,10 +205,10 @@ Status RedisDb::DecideAll(int64_t now, WriteCall* call, bool* need_lookup) {
   return Status::OK();
 }
 
-// GETs the markers of the ops whose answer depends on them.
+// GETs the markers of the ops whose answer depends on them: at home, then,
+// for an event found forwarded, in the shard the forward names.
 Status RedisDb::LookUpMarkers(WriteCall* call) {
   std::vector<size_t> which;
-  std::vector<Command> cmds;
   for (PlannedOp& p : call->ops) {
     if (!p.op.once) continue;
     WriteCall::Marker& m = call->markers[p.marker];
@@ -188,28 +217,66 @@ Status RedisDb::LookUpMarkers(WriteCall* call) {
     if (!depends) continue;
     m.looked_up = true;
     which.push_back(p.marker);
-    Command c;
-    c.args = {"GET", KeySpace::Marker(m.tag, m.name)};
-    c.slot = ClusterClient::SlotOf(m.tag);
-    c.read_only = false;  // the marker must be the master's
-    c.idempotent = true;
-    cmds.push_back(std::move(c));
   }
-  std::vector<Reply> replies;
-  Status s = Run(cmds, &replies, false);
-  if (!s.ok()) return s;
-  for (size_t j = 0; j < which.size(); ++j) {
-    WriteCall::Marker& m = call->markers[which[j]];
-    const Reply& r = replies[j];
-    if (r.kind == Reply::Kind::kNil) continue;
-    if (r.kind != Reply::Kind::kString) {
-      return Status::IOError("read marker " + core::Quote(m.name) + ": " +
-                             r.str);
+  // Two rounds at most: a forward is only ever found at home.
+  while (!which.empty()) {
+    std::vector<Command> cmds;
+    std::vector<std::string> keys;
+    for (const size_t at : which) {
+      const WriteCall::Marker& m = call->markers[at];
+      keys.push_back(KeySpace::Marker(
+          m.forwarded ? call->TagOf(keys_, m, m.at) : m.home_tag, m.name));
+      Command c;
+      c.args = {"GET", keys.back()};
+      c.slot = ClusterClient::SlotOf(keys.back());
+      c.read_only = false;  // the marker must be the master's
+      c.idempotent = true;
+      cmds.push_back(std::move(c));
     }
-    s = DecodeMarker(KeySpace::Marker(m.tag, m.name), r.str, &m.info);
+    std::vector<Reply> replies;
+    Status s = Run(cmds, &replies, false);
     if (!s.ok()) return s;
-    m.stored = true;
+    std::vector<size_t> next;
+    for (size_t j = 0; j < which.size(); ++j) {
+      const Reply& r = replies[j];
+      if (r.kind == Reply::Kind::kNil) continue;
+      if (r.kind != Reply::Kind::kString) {
+        return Status::IOError("read marker " + core::Quote(keys[j]) + ": " +
+                               r.str);
+      }
+      bool follow = false;
+      s = TakeStored(call, which[j], keys[j], r.str, &follow);
+      if (!s.ok()) return s;
+      if (follow) next.push_back(which[j]);
+    }
+    which.swap(next);
   }
+  return Status::OK();
+}
+
+// What a marker key held (`key` names it): a marker (stored), or at home a
+// forward, which moves the event to its shard (`follow`).
+Status RedisDb::TakeStored(WriteCall* call, size_t marker,
+                           const std::string& key, const std::string& record,
+                           bool* follow) {
+  *follow = false;
+  WriteCall::Marker* m = &call->markers[marker];
+  if (IsForward(record)) {
+    if (m->forwarded) {
+      return Status::Corruption("forward " + core::Quote(key) +
+                                " found away from its event's own shard");
+    }
+    Status s = DecodeForward(key, record, call->counters[m->counter].shards,
+                             &m->at);
+    if (!s.ok()) return s;
+    m->forwarded = true;
+    *follow = true;
+    return Status::OK();
+  }
+  Status s = DecodeMarker(key, record, &m->info);
+  if (!s.ok()) return s;
+  m->stored = true;
+  m->looked_up = true;
   return Status::OK();
 }
 
@@ -244,12 +311,97 @@ struct RedisDb::TagCall {
 };
 
 Status RedisDb::Commit(int64_t now, WriteCall* call) {
+  // Each round sends what is decided and unsent; a forward found at home
+  // moves its event once (a forward is only ever at home), so the second
+  // round is the last that can find one.
+  for (int round = 0;; ++round) {
+    assert(round < 3);
+    bool moved = false;
+    bool looked_up_before = false;  // every op that depends on it was
+    Status s = CommitForwards(now, call, &moved);
+    if (s.ok() && moved) s = DecideAll(now, call, &looked_up_before);
+    if (s.ok()) s = CommitWrites(now, call, &moved);
+    if (!s.ok() || !moved) return s;
+    s = DecideAll(now, call, &looked_up_before);
+    if (!s.ok()) return s;
+  }
+}
+
+// The first step of each applied once-op placed away from its event's
+// home: one tally_forward call per home tag. `moved`: an event turned out
+// counted, or forwarded elsewhere.
+Status RedisDb::CommitForwards(int64_t now, WriteCall* call, bool* moved) {
+  *moved = false;
+  struct HomeCall {
+    std::vector<std::string> keys;  // KEYS[3..]
+    std::vector<std::string> args;  // 5 per op
+    std::vector<size_t> markers;
+  };
+  std::map<std::string, HomeCall> homes;
+  for (PlannedOp& p : call->ops) {
+    if (!p.op.once || p.sent || p.d.outcome != Outcome::kApplied) continue;
+    WriteCall::Marker& m = call->markers[p.marker];
+    if (m.forwarded || p.d.shard == m.home) continue;
+    HomeCall& h = homes[m.home_tag];
+    h.keys.push_back(KeySpace::Marker(m.home_tag, m.name));
+    h.args.insert(h.args.end(),
+                  {std::to_string(h.keys.size() + 2), EncodeForward(p.d.shard),
+                   TtlOf(p.d, now), m.name, std::to_string(p.d.expires_at)});
+    h.markers.push_back(p.marker);
+    // This call's forward, unless the function answers another.
+    m.forwarded = true;
+    m.at = p.d.shard;
+  }
+  if (homes.empty()) return Status::OK();
+  std::vector<Command> cmds;
+  std::vector<std::pair<const std::string*, const HomeCall*>> order;
+  for (const auto& [tag, h] : homes) {
+    Command c;
+    c.args = {"FCALL", "tally_forward", std::to_string(h.keys.size() + 2),
+              KeySpace::Live(tag), KeySpace::ForwardIndex(tag)};
+    c.args.insert(c.args.end(), h.keys.begin(), h.keys.end());
+    c.args.push_back(std::to_string(now));
+    c.args.push_back(std::to_string(h.markers.size()));
+    c.args.insert(c.args.end(), h.args.begin(), h.args.end());
+    c.slot = ClusterClient::SlotOf(tag);
+    c.idempotent = true;  // a second run answers the forward the first wrote
+    cmds.push_back(std::move(c));
+    order.emplace_back(&tag, &h);
+  }
+  std::vector<Reply> replies;
+  Status s = Run(cmds, &replies, true);
+  if (!s.ok()) return s;
+  for (size_t j = 0; j < replies.size(); ++j) {
+    const HomeCall& h = *order[j].second;
+    const Reply& r = replies[j];
+    s = CheckReply(*order[j].first, r, h.markers.size(),
+                   call->markers[h.markers[0]].counter, call);
+    if (!s.ok()) return s;
+    for (size_t k = 0; k < h.markers.size(); ++k) {
+      if (r.elements[k].kind == Reply::Kind::kInteger) continue;  // written
+      WriteCall::Marker& m = call->markers[h.markers[k]];
+      m.forwarded = false;
+      bool follow = false;
+      s = TakeStored(call, h.markers[k], h.keys[k], r.elements[k].str,
+                     &follow);
+      if (!s.ok()) return s;
+      *moved = true;
+    }
+  }
+  return Status::OK();
+}
+
+// One tally_write per tag of the applied ops not sent yet. `moved`: an op
+// found a forward at home and must be sent where it points.
+Status RedisDb::CommitWrites(int64_t now, WriteCall* call, bool* moved) {
+  *moved = false;
   std::map<std::string, TagCall> tags;
   for (size_t i = 0; i < call->ops.size(); ++i) {
-    const PlannedOp& p = call->ops[i];
+    PlannedOp& p = call->ops[i];
     // Copies of an event applied earlier in the call were decided as its
     // duplicates or conflicts: only the first applied copy is written.
-    if (p.d.outcome != Outcome::kApplied) continue;
+    if (p.sent || p.d.outcome != Outcome::kApplied) continue;
+    p.sent = true;
     const CounterInfo& c = call->counters[p.counter];
     const std::string tag = keys_.Tag(c, p.d.shard, p.op.key);
     TagCall& t = tags[tag];
@@ -275,13 +427,9 @@ Status RedisDb::Commit(int64_t now, WriteCall* call) {
     info.delta = p.d.applied;
     info.created_at_ms = now;
     info.expires_at_ms = p.d.expires_at;
-    info.pinned = !p.op.affinity_key.empty();
-    // Redis drops the marker when its window has passed by the node's
-    // clock; the rules judge by the engine's (docs/cluster.md, "Time").
-    const int64_t ttl =
-        p.d.expires_at == 0 ? 0 : std::max<int64_t>(1, p.d.expires_at - now);
+    info.pinned = !p.op.affinity_key.empty() || p.d.shard != m.home;
     t.AddOp(i, {"o", vi, mi, std::to_string(p.d.applied), EncodeMarker(info),
-                std::to_string(ttl), m.name, std::to_string(p.d.expires_at),
+                TtlOf(p.d, now), m.name, std::to_string(p.d.expires_at),
                 key_member});
   }
   std::vector<Command> cmds;
@@ -325,47 +473,36 @@ Status RedisDb::Commit(int64_t now, WriteCall* call) {
   if (!s.ok()) return s;
   Status first_error;
   for (size_t j = 0; j < replies.size(); ++j) {
-    s = TakeReply(*order[j], replies[j], call);
+    s = TakeReply(*order[j], replies[j], call, moved);
     if (!s.ok() && first_error.ok()) first_error = s;
   }
   return first_error;
 }
 
-// One tag's answer: per function op 1 (applied) or the stored marker of
-// an event counted before.
-Status RedisDb::TakeReply(const TagCall& t, const Reply& r,
-                          WriteCall* call) {
+// What every tag call's answer must be: an array of `n` entries, from a
+// node that had the counter (`counter` names it), confirmed by the
+// replicas the target asks for.
+Status RedisDb::CheckReply(const std::string& tag, const Reply& r, size_t n,
+                           size_t counter, WriteCall* call) {
   if (r.kind == Reply::Kind::kUnknown) {
     return Status::IOError(
-        "outcome unknown: the write to " + core::Quote(t.tag) +
+        "outcome unknown: the write to " + core::Quote(tag) +
         " was sent but its answer was lost (" + r.str +
         "); it may or may not have been counted, and a plain increment is "
         "not retried (a once-increment is safe to retry under its event id)");
   }
-  // The call's op the tag's first function op stands for.
-  const size_t first = t.ops[0] != SIZE_MAX ? t.ops[0] : t.folds[0].last_op;
   if (r.kind == Reply::Kind::kError) {
     if (StartsWith(r.str, kGone)) {
-      const CounterInfo& c = call->counters[call->ops[first].counter];
+      const CounterInfo& c = call->counters[counter];
       Forget(c.name, c.id);
       call->gone = true;
       return core::CounterNotFound(c.name);
     }
-    if (StartsWith(r.str, kOverflow)) {
-      const size_t i = first;
-      return Status::OutOfRange(
-          "increment of " +
-          core::CounterKeyNaming(call->counters[call->ops[i].counter].name,
-                                 call->ops[i].op.key) +
-          " would take a shard's value beyond int64 (a Redis Cluster "
-          "shard holds an int64); nothing of " + core::Quote(t.tag) +
-          " was written");
-    }
-    return Status::IOError("write to " + core::Quote(t.tag) + ": " + r.str);
+    return Status::IOError("write to " + core::Quote(tag) + ": " + r.str);
   }
-  if (r.kind != Reply::Kind::kArray || r.elements.size() != t.ops.size()) {
-    return Status::IOError("write to " + core::Quote(t.tag) +
-                           ": unexpected answer from tally_write");
+  if (r.kind != Reply::Kind::kArray || r.elements.size() != n) {
+    return Status::IOError("write to " + core::Quote(tag) +
+                           ": unexpected answer from its function");
   }
   // With replicas=N an acknowledgement means N replicas hold the write
   // (WAIT on the same connection); fewer in wait_ms and the call is not
@@ -373,7 +510,7 @@ Status RedisDb::TakeReply(const TagCall& t, const Reply& r,
   // "Durability").
   if (target_.wait_replicas > 0 && r.replicas_acked < target_.wait_replicas) {
     return Status::IOError(
-        "the write to " + core::Quote(t.tag) + " is on its master but " +
+        "the write to " + core::Quote(tag) + " is on its master but " +
         std::to_string(std::max(r.replicas_acked, 0)) + " of the " +
         std::to_string(target_.wait_replicas) +
         " replicas the target asks for (replicas=) confirmed it within " +
@@ -381,25 +518,53 @@ Status RedisDb::TakeReply(const TagCall& t, const Reply& r,
         " ms: not acknowledged; a failover now could lose it (a "
         "once-increment is safe to retry under its event id)");
   }
+  return Status::OK();
+}
+
+// One tag's tally_write answer: per function op 1 (applied), the stored
+// marker of an event counted before, or (at home) a forward.
+Status RedisDb::TakeReply(const TagCall& t, const Reply& r, WriteCall* call,
+                          bool* moved) {
+  // The call's op the tag's first function op stands for.
+  const size_t first = t.ops[0] != SIZE_MAX ? t.ops[0] : t.folds[0].last_op;
+  if (r.kind == Reply::Kind::kError && StartsWith(r.str, kOverflow)) {
+    return Status::OutOfRange(
+        "increment of " +
+        core::CounterKeyNaming(call->counters[call->ops[first].counter].name,
+                               call->ops[first].op.key) +
+        " would take a shard's value beyond int64 (a Redis Cluster "
+        "shard holds an int64); nothing of " + core::Quote(t.tag) +
+        " was written");
+  }
+  Status s =
+      CheckReply(t.tag, r, t.ops.size(), call->ops[first].counter, call);
+  if (!s.ok()) return s;
   for (size_t k = 0; k < t.ops.size(); ++k) {
     const Reply& e = r.elements[k];
     if (e.kind == Reply::Kind::kInteger) continue;  // applied
     const size_t i = t.ops[k];
     assert(i != SIZE_MAX);
-    WriteCall::Marker& m = call->markers[call->ops[i].marker];
-    Status s = DecodeMarker(KeySpace::Marker(m.tag, m.name), e.str, &m.info);
+    bool follow = false;
+    const size_t marker = call->ops[i].marker;
+    s = TakeStored(call, marker,
+                   KeySpace::Marker(t.tag, call->markers[marker].name), e.str,
+                   &follow);
     if (!s.ok()) return s;
-    m.stored = true;
-    m.looked_up = true;
+    if (follow) {
+      call->ops[i].sent = false;  // sent again, where the forward points
+      *moved = true;
+    }
   }
   return Status::OK();
 }
 
 Status RedisDb::Execute(const std::vector<core::WriteOp>& ops, bool batch,
                         std::vector<IncrementResult>* results, bool* gone) {
+  Status s = CheckWritable();
+  if (!s.ok()) return s;
   WriteCall call;
   call.batch = batch;
-  Status s = Plan(ops, &call);
+  s = Plan(ops, &call);
   if (!s.ok()) return s;
   const int64_t now = clock_->NowMillis();
   bool need_lookup = false;

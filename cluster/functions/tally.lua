@@ -17,7 +17,7 @@
 -- markers are opaque strings. Only the op count, key indexes and times
 -- (ms, below 2^53) become numbers.
 
-local VERSION = '2'
+local VERSION = '3'
 
 -- The error a write gets when its counter was deleted (its tag's live key
 -- is gone): the client reloads the counter and answers NotFound.
@@ -26,6 +26,23 @@ local GONE = 'TALLYGONE the counter was deleted'
 -- At most this many expired entries leave a marker index per call: the
 -- work of a call stays bounded however long the index sat idle.
 local PRUNE_PER_CALL = 64
+
+-- Stores `value` at `key`, dropped after `ttl` ms ('0': kept forever).
+local function set_for(key, value, ttl)
+  if ttl == '0' then
+    redis.call('SET', key, value)
+  else
+    redis.call('SET', key, value, 'PX', ttl)
+  end
+end
+
+-- Drops up to PRUNE_PER_CALL names whose expiry (score; 0 for never) is
+-- before `now` from the sorted set `index`.
+local function prune(index, now)
+  local expired = redis.call('ZRANGEBYSCORE', index, 1, '(' .. now,
+                             'LIMIT', 0, PRUNE_PER_CALL)
+  if #expired > 0 then redis.call('ZREM', index, unpack(expired)) end
+end
 
 -- tally_write: the ops of one hash tag (one counter, shard and key group).
 -- KEYS[1] the tag's live key, KEYS[2] its marker index (a sorted set of
@@ -37,8 +54,10 @@ local PRUNE_PER_CALL = 64
 -- (0: none), delta (decimal), marker record, marker TTL in ms ('0': kept
 -- forever), marker name in the index with its expiry (score), the keyed
 -- counter's key ('' for a named counter).
--- Returns one entry per op: 1 when applied, or the stored marker record
--- of a once-op whose event was already counted. An increment that would
+-- Returns one entry per op: 1 when applied, or what a once-op's marker
+-- key holds: the marker record of an event already counted, or (in the
+-- tag of the event id's own shard) a forward to the shard the event went
+-- to (tally_forward), where the client sends the op instead. An increment that would
 -- take its value beyond int64 undoes the ones before it and fails the
 -- call with TALLYOVERFLOW <op index>: nothing is written.
 local FIELDS = 9
@@ -76,12 +95,7 @@ local function write(keys, args)
     if out[i + 1] == 1 then
       local b = 3 + i * FIELDS
       if args[b] == 'o' then
-        local marker = keys[tonumber(args[b + 2])]
-        if args[b + 5] == '0' then
-          redis.call('SET', marker, args[b + 4])
-        else
-          redis.call('SET', marker, args[b + 4], 'PX', args[b + 5])
-        end
+        set_for(keys[tonumber(args[b + 2])], args[b + 4], args[b + 5])
         redis.call('ZADD', keys[2], args[b + 7], args[b + 6])
       end
       if args[b + 8] ~= '' then
@@ -90,9 +104,46 @@ local function write(keys, args)
     end
   end
   -- Expired: kept until a time before the client's now (0: forever).
-  local expired = redis.call('ZRANGEBYSCORE', keys[2], 1, '(' .. args[1],
-                             'LIMIT', 0, PRUNE_PER_CALL)
-  if #expired > 0 then redis.call('ZREM', keys[2], unpack(expired)) end
+  prune(keys[2], args[1])
+  return out
+end
+
+-- tally_forward: the first step of once-ops placed away from their event
+-- id's own shard (an affinity key chose their shard): in the tag of the
+-- event id's shard, where every copy of the event looks first, a forward
+-- record names the shard the event goes to, so that a copy delivered
+-- without the key (or with another) is sent there and counted once. Only
+-- where the marker key holds nothing: a stored marker or forward is
+-- answered instead, and the client follows it. The second step is the
+-- op's tally_write in its own shard's tag.
+-- KEYS[1] the tag's live key, KEYS[2] its forward index (forward names by
+-- expiry), KEYS[3..] the marker keys the ops name by index.
+-- ARGV[1] the client's now (ms), ARGV[2] the op count, then per op 5
+-- fields: marker key index, forward record, TTL in ms ('0': kept forever),
+-- name in the index, expiry (score).
+-- Returns one entry per op: 1 when the forward was written, else what the
+-- key holds.
+local FORWARD_FIELDS = 5
+
+local function forward(keys, args)
+  if redis.call('EXISTS', keys[1]) == 0 then
+    return redis.error_reply(GONE)
+  end
+  local n = tonumber(args[2])
+  local out = {}
+  for i = 0, n - 1 do
+    local b = 3 + i * FORWARD_FIELDS
+    local key = keys[tonumber(args[b])]
+    local found = redis.call('GET', key)
+    if found then
+      out[i + 1] = found
+    else
+      set_for(key, args[b + 1], args[b + 2])
+      redis.call('ZADD', keys[2], args[b + 4], args[b + 3])
+      out[i + 1] = 1
+    end
+  end
+  prune(keys[2], args[1])
   return out
 end
 
@@ -100,31 +151,39 @@ end
 -- atomically, so that no write lands between the listing of its markers
 -- and their removal (a count deleted while its marker stays would never
 -- count again). KEYS[1] the tag's marker index, KEYS[2] its key index,
--- KEYS[3] the key's value; ARGV[1] the marker-name prefix of the key,
--- ARGV[2] the key, ARGV[3] the tag. O(markers of the tag).
--- Returns how many markers went.
+-- KEYS[3] the key's value, KEYS[4] its forward index; ARGV[1] the
+-- marker-name prefix of the key, ARGV[2] the key, ARGV[3] the tag.
+-- O(markers and forwards of the tag). Returns how many markers went.
 local ZREM_CHUNK = 1000  -- unpack() has a bound on its arguments
 
-local function drop_key(keys, args)
-  local prefix = args[1]
-  local names = redis.call('ZRANGE', keys[1], 0, -1)
+-- Deletes the marker keys of the names in `index` that start with
+-- `prefix`, and those names; returns how many.
+local function drop_names(index, prefix, tag)
+  local names = redis.call('ZRANGE', index, 0, -1)
   local gone = {}
   for _, name in ipairs(names) do
     if string.sub(name, 1, #prefix) == prefix then
-      redis.call('DEL', args[3] .. ':m:' .. name)
+      redis.call('DEL', tag .. ':m:' .. name)
       gone[#gone + 1] = name
     end
   end
   for at = 1, #gone, ZREM_CHUNK do
-    redis.call('ZREM', keys[1],
+    redis.call('ZREM', index,
                unpack(gone, at, math.min(#gone, at + ZREM_CHUNK - 1)))
   end
+  return #gone
+end
+
+local function drop_key(keys, args)
+  local count = drop_names(keys[1], args[1], args[3])
+  drop_names(keys[4], args[1], args[3])
   redis.call('DEL', keys[3])
   redis.call('ZREM', keys[2], args[2])
-  return #gone
+  return count
 end
 
 redis.register_function{function_name = 'tally_version',
   callback = function() return VERSION end, flags = {'no-writes'}}
 redis.register_function{function_name = 'tally_write', callback = write}
+redis.register_function{function_name = 'tally_forward', callback = forward}
 redis.register_function{function_name = 'tally_drop_key', callback = drop_key}

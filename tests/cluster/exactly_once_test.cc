@@ -3,7 +3,10 @@
 // each with its own Db (its own connections), every copy racing the others
 // to the function that checks and writes the marker. Each event must count
 // exactly once: one kApplied among all its copies, the others kDuplicate,
-// the counter's value the sum of the distinct events.
+// the counter's value the sum of the distinct events. With pins, the
+// copies of one event carry different affinity keys (or none), so they
+// are placed in different shards, and must still meet at one marker
+// (docs/cluster.md, "Pinned once-increments").
 //
 // Public API only. The cluster comes from the env file named by
 // TALLY_REDIS_ENV (scripts/redis_cluster); without it the tests skip.
@@ -14,6 +17,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <random>
@@ -39,16 +43,34 @@ std::vector<int> Shuffled(uint32_t seed) {
   return order;
 }
 
+struct Mode {
+  bool batches;
+  bool pinned;
+};
+
+// The affinity key of copy `copy`: none for every copy without pins; with
+// them, none, "edge-1", "edge-2", none, ...
+std::string PinOf(const Mode& mode, int copy) {
+  if (!mode.pinned || copy % 3 == 0) return "";
+  return "edge-" + std::to_string(copy % 3);
+}
+
 // Delivers every event once, in a shuffled order; how many were applied.
 // -1 on any error (the test fails on it).
-int Deliver(Db* db, uint32_t seed, bool batches) {
+int Deliver(Db* db, uint32_t seed, const Mode& mode, int copy) {
   const std::vector<int> order = Shuffled(seed);
+  const std::string pin = PinOf(mode, copy);
+  const OnceOptions options{0, pin};
   int applied = 0;
-  if (!batches) {
+  if (!mode.batches) {
     for (const int e : order) {
       Result<IncrementResult> r =
-          db->IncrementOnce("c", "evt-" + std::to_string(e), kDelta);
-      if (!r.ok()) return -1;
+          db->IncrementOnce("c", "evt-" + std::to_string(e), kDelta, options);
+      if (!r.ok()) {
+        std::fprintf(stderr, "delivery failed: %s\n",
+                     r.status().ToString().c_str());
+        return -1;
+      }
       if (r.value().outcome == Outcome::kApplied) ++applied;
       if (r.value().outcome != Outcome::kApplied &&
           r.value().outcome != Outcome::kDuplicate) {
@@ -60,10 +82,14 @@ int Deliver(Db* db, uint32_t seed, bool batches) {
   for (size_t at = 0; at < order.size(); at += 50) {
     Batch b;
     for (size_t i = at; i < std::min(order.size(), at + 50); ++i) {
-      b.AddOnce("c", "evt-" + std::to_string(order[i]), kDelta);
+      b.AddOnce("c", "evt-" + std::to_string(order[i]), kDelta, options);
     }
     std::vector<IncrementResult> results;
-    if (!db->Apply(b, &results).ok()) return -1;
+    const Status s = db->Apply(b, &results);
+    if (!s.ok()) {
+      std::fprintf(stderr, "delivery failed: %s\n", s.ToString().c_str());
+      return -1;
+    }
     for (const IncrementResult& r : results) {
       if (r.outcome == Outcome::kApplied) ++applied;
       if (r.outcome != Outcome::kApplied && r.outcome != Outcome::kDuplicate) {
@@ -87,10 +113,17 @@ void ExpectCountedOnce(const std::string& target, int applied) {
   EXPECT_TRUE(db->DeleteCounter("c").ok());
 }
 
-class ExactlyOnce : public ::testing::TestWithParam<bool> {};
+class ExactlyOnce : public ::testing::TestWithParam<Mode> {
+ protected:
+  // A namespace per test and mode.
+  std::string Namespace(const char* test) const {
+    return std::string(test) + (GetParam().batches ? "b" : "s") +
+           (GetParam().pinned ? "p" : "");
+  }
+};
 
 TEST_P(ExactlyOnce, CopiesFromThreadsOfOneDbCountOnce) {
-  const std::string target = test::ClusterTarget(GetParam() ? "tb" : "ts");
+  const std::string target = test::ClusterTarget(Namespace("t"));
   if (target.empty()) GTEST_SKIP() << "no cluster: TALLY_REDIS_ENV is unset";
   std::unique_ptr<Db> db;
   ASSERT_TRUE(Db::Open(Options(), target, &db).ok());
@@ -99,7 +132,7 @@ TEST_P(ExactlyOnce, CopiesFromThreadsOfOneDbCountOnce) {
   std::vector<std::thread> threads;
   for (int t = 0; t < kCopies; ++t) {
     threads.emplace_back([&, t] {
-      applied[t] = Deliver(db.get(), 1000 + t, GetParam());
+      applied[t] = Deliver(db.get(), 1000 + t, GetParam(), t);
     });
   }
   for (std::thread& t : threads) t.join();
@@ -112,7 +145,7 @@ TEST_P(ExactlyOnce, CopiesFromThreadsOfOneDbCountOnce) {
 }
 
 TEST_P(ExactlyOnce, CopiesFromSeveralProcessesCountOnce) {
-  const std::string target = test::ClusterTarget(GetParam() ? "pb" : "ps");
+  const std::string target = test::ClusterTarget(Namespace("p"));
   if (target.empty()) GTEST_SKIP() << "no cluster: TALLY_REDIS_ENV is unset";
   {
     std::unique_ptr<Db> db;
@@ -132,7 +165,7 @@ TEST_P(ExactlyOnce, CopiesFromSeveralProcessesCountOnce) {
       std::unique_ptr<Db> db;
       int applied = -1;
       if (Db::Open(Options(), target, &db).ok()) {
-        applied = Deliver(db.get(), 2000 + p, GetParam());
+        applied = Deliver(db.get(), 2000 + p, GetParam(), p);
       }
       const ssize_t n = write(fds[1], &applied, sizeof applied);
       _exit(n == static_cast<ssize_t>(sizeof applied) ? 0 : 1);
@@ -156,11 +189,14 @@ TEST_P(ExactlyOnce, CopiesFromSeveralProcessesCountOnce) {
   ExpectCountedOnce(target, total);
 }
 
-INSTANTIATE_TEST_SUITE_P(SingleCallsAndBatches, ExactlyOnce,
-                         ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                           return info.param ? "Batches" : "SingleCalls";
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Modes, ExactlyOnce,
+    ::testing::Values(Mode{false, false}, Mode{true, false}, Mode{false, true},
+                      Mode{true, true}),
+    [](const ::testing::TestParamInfo<Mode>& info) {
+      return std::string(info.param.batches ? "Batches" : "SingleCalls") +
+             (info.param.pinned ? "Pinned" : "");
+    });
 
 }  // namespace
 }  // namespace tally

@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cluster/cluster_target.h"
 #include "tally/tally.h"
@@ -27,11 +28,48 @@ class TwoClients : public ::testing::Test {
     if (target.empty()) GTEST_SKIP() << "no cluster: TALLY_REDIS_ENV is unset";
     ASSERT_TRUE(Db::Open(Options(), target, &a_).ok());
     ASSERT_TRUE(Db::Open(Options(), target, &b_).ok());
+    target_ = target;
   }
 
+  std::string target_;
   std::unique_ptr<Db> a_;
   std::unique_ptr<Db> b_;
 };
+
+// Options::read_only on a cluster: a client whose writes are refused and
+// whose reads are live (no Refresh needed, none refused).
+TEST_F(TwoClients, AReadOnlyClientReadsLiveAndRefusesWrites) {
+  Options ro;
+  ro.read_only = true;
+  std::unique_ptr<Db> reader;
+  ASSERT_TRUE(Db::Open(ro, target_, &reader).ok());
+  ASSERT_TRUE(a_->CreateCounter("c", CounterSpec{4}).ok());
+  CounterSpec keyed{2};
+  keyed.keyed = true;
+  ASSERT_TRUE(a_->CreateCounter("k", keyed).ok());
+  ASSERT_TRUE(a_->IncrementOnce("c", "e1", 3).ok());
+  ASSERT_TRUE(a_->Increment(CounterRef("k", "p"), 2).ok());
+  EXPECT_EQ(reader->ReadExact("c").value(), 3);
+  EXPECT_EQ(reader->GetMarker("c", "e1").value().delta, 3);
+  EXPECT_EQ(reader->ListCounters().value().size(), 2u);
+  const auto refused = [](const Status& s) {
+    return s.IsNotSupported() &&
+           s.message().find("read-only") != std::string::npos;
+  };
+  EXPECT_TRUE(refused(reader->Increment("c", 1).status()));
+  EXPECT_TRUE(refused(reader->IncrementOnce("c", "e2", 1).status()));
+  Batch b;
+  b.AddOnce("c", "e3", 1);
+  std::vector<IncrementResult> results;
+  EXPECT_TRUE(refused(reader->Apply(b, &results)));
+  EXPECT_TRUE(refused(reader->CreateCounter("d", CounterSpec{})));
+  EXPECT_TRUE(refused(reader->DeleteCounter("c")));
+  EXPECT_TRUE(refused(reader->DeleteKey("k", "p")));
+  // Nothing of those writes landed; the writer's next one is read at once.
+  ASSERT_TRUE(a_->Increment("c", 10).ok());
+  EXPECT_EQ(reader->ReadExact("c").value(), 13);
+  EXPECT_EQ(reader->ReadKeys("k", {"p"}).value(), std::vector<int64_t>{2});
+}
 
 TEST_F(TwoClients, AStaleClientReachesTheRecreatedCounter) {
   ASSERT_TRUE(a_->CreateCounter("c", CounterSpec{4}).ok());

@@ -19,6 +19,7 @@ namespace {
 BackendFactory RedisFactory(const std::map<std::string, std::string>& env) {
   BackendFactory f;
   f.name = "redis";
+  f.read_only_instances = true;  // reads live, writes refused
   const std::string target = env.at("TALLY_REDIS_TARGET");
   setenv("TALLY_REDIS_PASSWORD_FILE",
          env.at("TALLY_REDIS_PASSWORD_FILE").c_str(), 1);
