@@ -11,6 +11,7 @@ namespace tally::cluster {
 namespace {
 
 constexpr std::string_view kCounterVersion = "c1";
+constexpr uint32_t kCounterVersionNumber = 1;  // CounterInfo::schema_version
 constexpr std::string_view kMarkerVersion = "m1";
 constexpr std::string_view kForwardVersion = "f1";
 constexpr size_t kCounterFields = 16;
@@ -82,6 +83,7 @@ Status DecodeCounter(std::string_view name, std::string_view record,
   }
   *c = CounterInfo();
   c->name = std::string(name);
+  c->schema_version = kCounterVersionNumber;
   c->id = static_cast<uint64_t>(f[0]);
   c->shards = static_cast<uint32_t>(f[1]);
   c->policy = static_cast<ShardPolicy>(f[2]);

@@ -12,6 +12,9 @@
 namespace counterctl {
 
 int RunLdb(const GlobalArgs& global, const LdbArgs& args) {
+  if (tally::Status s = NeedsLocalFiles(global, "ldb"); !s.ok()) {
+    return Fail(s);
+  }
   std::vector<std::string> words = {"counterctl ldb"};
   if (!global.db_path.empty()) words.push_back("--db=" + global.db_path);
   words.insert(words.end(), args.args.begin(), args.args.end());

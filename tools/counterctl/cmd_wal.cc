@@ -49,6 +49,9 @@ class Printer : public tally::WalVisitor {
 }  // namespace
 
 int RunWal(const GlobalArgs& global, const WalArgs& args) {
+  if (tally::Status s = NeedsLocalFiles(global, "wal"); !s.ok()) {
+    return Fail(s);
+  }
   std::optional<uint64_t> since;
   if (args.has_since) {
     since = ParseCountFlag("--since", args.since, 1, tally::kMaxWalSequence);

@@ -127,6 +127,17 @@ const tally::Clock* ToolClock() {
   return clock;
 }
 
+tally::Status NeedsLocalFiles(const GlobalArgs& global,
+                              std::string_view command) {
+  if (global.db_path.find("://") == std::string::npos) {
+    return tally::Status::OK();
+  }
+  return tally::Status::NotSupported(
+      std::string(command) + " reads a local database's files, and " +
+      global.db_path.substr(0, global.db_path.find("://") + 3) +
+      "... names a server: there are none to read");
+}
+
 tally::Status OpenDb(const GlobalArgs& global, OpenMode mode,
                      std::unique_ptr<tally::Db>* db, uint32_t reads) {
   tally::Options options;

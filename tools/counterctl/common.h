@@ -89,6 +89,12 @@ tally::Status OpenDb(const GlobalArgs& global, OpenMode mode,
                      std::unique_ptr<tally::Db>* db,
                      uint32_t reads = tally::kReadAll);
 
+// OK when --db names a local database; NotSupported naming `command` and
+// the target when it names a server ("scheme://...", e.g. a Redis
+// Cluster), for the commands that read a database's files themselves.
+tally::Status NeedsLocalFiles(const GlobalArgs& global,
+                              std::string_view command);
+
 // Base-10 integers with an optional leading '-' and nothing else: no spaces,
 // no '+', no "0x". CLI11 would accept "010" as octal 8, which surprises
 // operators, so flags that take numbers are parsed here instead.
