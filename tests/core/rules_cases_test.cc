@@ -7,13 +7,8 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstdint>
-#include <fstream>
-#include <initializer_list>
-#include <nlohmann/json.hpp>
 #include <string>
-#include <utility>
 
 #include "core/bounds.h"
 #include "core/buckets.h"
@@ -21,132 +16,12 @@
 #include "core/decide.h"
 #include "core/holds.h"
 #include "core/write_op.h"
+#include "testutil/case_table.h"
 
 namespace tally::core {
 namespace {
 
-using nlohmann::json;
-
-json LoadCases(const std::string& rule) {
-  const std::string path = std::string(TALLY_CASES_DIR) + "/" + rule + ".json";
-  std::ifstream in(path);
-  EXPECT_TRUE(in.good()) << "cannot read " << path;
-  json doc = json::parse(in, nullptr, /*allow_exceptions=*/false);
-  EXPECT_FALSE(doc.is_discarded()) << path << " is not JSON";
-  EXPECT_EQ(doc.value("rule", ""), rule) << path;
-  EXPECT_TRUE(doc.contains("cases") && !doc["cases"].empty()) << path;
-  return doc;
-}
-
-// Reads a field the case may leave out.
-template <typename T>
-T Get(const json& j, const char* field, T otherwise) {
-  return j.contains(field) ? j[field].get<T>() : otherwise;
-}
-
-// Views into the case document, which outlives every use of them.
-std::string_view View(const json& j, const char* field) {
-  if (!j.contains(field)) return {};
-  return j[field].get_ref<const std::string&>();
-}
-
-BucketWidth BucketNamed(const std::string& name) {
-  if (name == "minute") return BucketWidth::kMinute;
-  if (name == "hour") return BucketWidth::kHour;
-  if (name == "day") return BucketWidth::kDay;
-  EXPECT_EQ(name, "none") << "unknown bucket width";
-  return BucketWidth::kNone;
-}
-
-CounterInfo CounterOf(const json& j) {
-  CounterInfo c;
-  c.name = Get<std::string>(j, "name", "c");
-  c.id = 1;
-  c.shards = Get<uint32_t>(j, "shards", 1);
-  c.policy = Get<std::string>(j, "policy", "random") == "affinity"
-                 ? ShardPolicy::kAffinity
-                 : ShardPolicy::kRandom;
-  c.keyed = Get<bool>(j, "keyed", false);
-  c.dedupe_window_ms = Get<int64_t>(j, "dedupe_window_ms", 0);
-  c.bucket = BucketNamed(Get<std::string>(j, "bucket", "none"));
-  c.retention_ms = Get<int64_t>(j, "retention_ms", 0);
-  c.bounds.has_min = j.contains("min");
-  c.bounds.min = Get<int64_t>(j, "min", 0);
-  c.bounds.has_max = j.contains("max");
-  c.bounds.max = Get<int64_t>(j, "max", 0);
-  c.sliding = Get<bool>(j, "sliding", false);
-  return c;
-}
-
-WriteOp OpOf(const json& j) {
-  WriteOp op;
-  op.counter = "c";
-  op.key = View(j, "key");
-  op.event_id = View(j, "event_id");
-  op.affinity_key = View(j, "affinity_key");
-  op.delta = Get<int64_t>(j, "delta", 0);
-  op.event_time_ms = Get<int64_t>(j, "event_time_ms", kEventTimeNow);
-  op.once = Get<bool>(j, "once", false);
-  op.saturate = Get<bool>(j, "saturate", false);
-  op.reset = Get<bool>(j, "reset", false);
-  return op;
-}
-
-FoundMarker MarkerFrom(const json& j) {
-  FoundMarker m;
-  m.found = true;
-  m.delta = Get<int64_t>(j, "delta", 0);
-  m.shard = Get<uint32_t>(j, "shard", 0);
-  m.strict = Get<bool>(j, "strict", false);
-  m.refused = Get<bool>(j, "refused", false);
-  m.asked = Get<int64_t>(j, "asked", 0);
-  m.value = Get<int64_t>(j, "value", 0);
-  m.window_ends = Get<int64_t>(j, "window_ends", 0);
-  m.remaining = Get<int64_t>(j, "remaining", 0);
-  m.reset = Get<bool>(j, "reset", false);
-  m.remaining_kept = Get<bool>(j, "remaining_kept", false);
-  return m;
-}
-
-// The status's code as Status::ToString names it ("OK", "NotFound", ...).
-std::string CodeName(const Status& s) {
-  const std::string text = s.ToString();
-  return text.substr(0, text.find(':'));
-}
-
-// The enum value of `E` (0..count-1) whose public name (OutcomeName,
-// HoldStateName, ...) is `name`: the tables use the library's own names.
-template <typename E, typename NameOf>
-E Named(NameOf name_of, int count, const std::string& name) {
-  for (int v = 0; v < count; ++v) {
-    if (name == name_of(static_cast<E>(v))) return static_cast<E>(v);
-  }
-  ADD_FAILURE() << "no value is named " << name;
-  return static_cast<E>(0);
-}
-
-// The expected status: its code and, when given, a part of its message.
-// True when the case expects OK (and got it).
-bool StatusAsExpected(const json& expect, const Status& s) {
-  const std::string want = Get<std::string>(expect, "status", "OK");
-  EXPECT_EQ(CodeName(s), want) << s.ToString();
-  if (expect.contains("message_has")) {
-    EXPECT_NE(s.message().find(expect["message_has"].get<std::string>()),
-              std::string::npos)
-        << "message: " << s.message();
-  }
-  return want == "OK" && s.ok();
-}
-
-// Compares each integer field the case names.
-using Fields = std::initializer_list<std::pair<const char*, int64_t>>;
-void ExpectFields(const json& expect, Fields fields) {
-  for (const auto& [name, value] : fields) {
-    if (expect.contains(name)) {
-      EXPECT_EQ(value, expect[name].get<int64_t>()) << "field " << name;
-    }
-  }
-}
+using namespace cases;  // NOLINT: the tables' vocabulary
 
 void ExpectDecision(const json& expect, const Decision& d) {
   if (expect.contains("outcome")) {
@@ -158,26 +33,6 @@ void ExpectDecision(const json& expect, const Decision& d) {
       {"value", d.value},           {"remaining", d.remaining},
       {"window_ends", d.window_ends}};
   ExpectFields(expect, fields);
-}
-
-// Runs `run` on every case of `rule`, each traced by its name. An
-// expected field the runner does not know fails the case: a misspelt
-// field would otherwise be checked by nobody.
-template <typename Run>
-void ForEachCase(const std::string& rule,
-                 std::initializer_list<const char*> known, const Run& run) {
-  const json doc = LoadCases(rule);
-  for (const json& c : doc["cases"]) {
-    SCOPED_TRACE(rule + ": " + c.value("name", "(unnamed)"));
-    ASSERT_TRUE(c.contains("expect"));
-    for (const auto& field : c["expect"].items()) {
-      EXPECT_NE(std::find_if(known.begin(), known.end(),
-                             [&](const char* k) { return field.key() == k; }),
-                known.end())
-          << "unknown expected field " << field.key();
-    }
-    run(c, c["expect"]);
-  }
 }
 
 TEST(RuleCases, Once) {
