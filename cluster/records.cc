@@ -154,6 +154,21 @@ core::FoundMarker FoundOf(const MarkerInfo& m) {
   return f;
 }
 
+MarkerInfo InfoOf(const core::FoundMarker& f) {
+  MarkerInfo m;
+  m.delta = f.delta;
+  m.shard = f.shard;
+  m.strict = f.strict;
+  m.refused = f.refused;
+  m.asked = f.asked;
+  m.value = f.value;
+  m.window_ends_ms = f.window_ends;
+  m.remaining = f.remaining;
+  m.reset = f.reset;
+  m.remaining_kept = f.remaining_kept;
+  return m;
+}
+
 std::string EncodeForward(uint32_t shard) {
   std::string s(kForwardVersion);
   Put(&s, int64_t{shard});

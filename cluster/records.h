@@ -35,6 +35,9 @@ Status DecodeMarker(std::string_view what, std::string_view record,
                     MarkerInfo* m);
 // What the rules need of a stored marker (core::Decide).
 core::FoundMarker FoundOf(const MarkerInfo& m);
+// The record of a marker the rules made (core::MarkerOf), FoundOf's
+// inverse; the caller sets its times and `pinned`.
+MarkerInfo InfoOf(const core::FoundMarker& f);
 
 // "f1 SHARD": a forward, kept at a marker's key in the tag of the event
 // id's own shard when the event was sent to another shard (a once-op with

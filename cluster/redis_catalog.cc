@@ -147,8 +147,11 @@ Status RedisDb::NeedsFiles(std::string_view call, std::string_view why) const {
 }
 
 Status RedisDb::CheckSpecBuilt(const CounterSpec& spec) const {
-  if (spec.bounds.any()) return NotBuilt("a strict counter (bounds)");
-  if (spec.bucket != BucketWidth::kNone) return NotBuilt("a bucketed counter");
+  if (spec.bucket != BucketWidth::kNone) {
+    return NotBuilt(spec.bounds.any() ? "a quota (a strict counter with time "
+                                        "buckets)"
+                                      : "a bucketed counter");
+  }
   if (spec.outbox) return NotBuilt("a counter with an outbox");
   return Status::OK();
 }

@@ -211,17 +211,21 @@ class RedisDb final : public Db, private BackendOps {
   Status Execute(const std::vector<core::WriteOp>& ops, bool batch,
                  std::vector<IncrementResult>* results, bool* gone);
   Status Plan(const std::vector<core::WriteOp>& ops, WriteCall* call);
+  Status Decide(int64_t now, WriteCall* call);
   Status DecideAll(int64_t now, WriteCall* call, bool* need_lookup);
   Status LookUpMarkers(WriteCall* call);
   Status TakeStored(WriteCall* call, size_t marker, const std::string& key,
                     const std::string& record, bool* follow);
   Status Commit(int64_t now, WriteCall* call);
   Status CommitForwards(int64_t now, WriteCall* call, bool* moved);
-  Status CommitWrites(int64_t now, WriteCall* call, bool* moved);
+  Status CommitWrites(int64_t now, WriteCall* call, bool* moved,
+                      bool* stale);
+  Status ReadStrict(WriteCall* call);
   Status CheckReply(const std::string& tag, const Reply& r, size_t n,
                     size_t counter, WriteCall* call);
   Status TakeReply(const TagCall& t, const Reply& r, WriteCall* call,
-                   bool* moved);
+                   bool* moved, bool* stale);
+  Status CheckAsync(const core::WriteOp& op);
   Result<IncrementResult> WriteOne(const core::WriteOp& op);
 
   // Runs `commands`, with the target's WAIT when `writes`.

@@ -34,16 +34,21 @@
 // its plain ops count again where they committed.
 
 #include <algorithm>
+#include <charconv>
+#include <chrono>
 #include <cassert>
 #include <cstdint>
 #include <map>
+#include <random>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "cluster/records.h"
 #include "cluster/redis_db.h"
+#include "core/bounds.h"
 #include "core/decide.h"
 #include "core/shard_picker.h"
 #include "core/validate.h"
@@ -56,6 +61,13 @@ namespace {
 // increment past int64 (cluster/functions/tally.lua).
 constexpr std::string_view kGone = "TALLYGONE";
 constexpr std::string_view kOverflow = "TALLYOVERFLOW";
+// A strict value changed since the client read it: nothing was written.
+constexpr std::string_view kStale = "TALLYSTALE";
+
+// Rounds of reading a strict value again before a call gives up (Busy):
+// each costs a read and a write of that key; only other writers' writes
+// between the two cause one.
+constexpr int kMaxStaleRounds = 64;
 
 // Fields per op of tally_write (cluster/functions/tally.lua).
 constexpr size_t kWriteFields = 9;
@@ -75,6 +87,14 @@ std::string TtlOf(const core::Decision& d, int64_t now) {
       d.expires_at == 0 ? 0 : std::max<int64_t>(1, d.expires_at - now));
 }
 
+// Whether a decided op is written: an applied op, and a strict counter's
+// refused once-op (its marker keeps the refusal for its copies).
+bool Writes(const CounterInfo& c, const core::WriteOp& op,
+            const core::Decision& d) {
+  return d.outcome == Outcome::kApplied ||
+         (op.once && c.bounds.any() && d.outcome == Outcome::kRefused);
+}
+
 }  // namespace
 
 // One op of a call, as planned and decided.
@@ -84,7 +104,9 @@ struct RedisDb::PlannedOp {
   core::Decision d;
   Status status;             // what Decide answered
   size_t marker = SIZE_MAX;  // once-ops: index into WriteCall::markers
+  size_t strict = SIZE_MAX;  // strict counters: index into WriteCall::strict
   bool sent = false;         // its tally_write was sent
+  bool committed = false;    // its function applied it: decided for good
 };
 
 // One call's ops, the counters they name and their distinct events.
@@ -108,7 +130,24 @@ struct RedisDb::WriteCall {
     MarkerInfo info;
   };
   std::vector<Marker> markers;
+  // A strict counter's key (its one shard's value): the value the call's
+  // ops are decided against, which tally_write checks is still the value
+  // before it writes them (a guard), else answers TALLYSTALE.
+  struct StrictKey {
+    std::string value_key;
+    std::string read;  // the value as read ("0" for none)
+    int64_t value = 0;
+    bool fresh = false;  // read for this round
+  };
+  std::vector<StrictKey> strict;
   bool gone = false;  // a tag answered TALLYGONE: a cached counter is stale
+
+  bool AnyCommitted() const {
+    for (const PlannedOp& p : ops) {
+      if (p.committed) return true;
+    }
+    return false;
+  }
 
   // The tag of marker `m` in `shard`.
   std::string TagOf(const KeySpace& keys, const Marker& m,
@@ -123,6 +162,7 @@ Status RedisDb::Plan(const std::vector<core::WriteOp>& ops, WriteCall* call) {
   std::unordered_map<std::string, size_t> counter_of;
   std::unordered_map<std::string, size_t> marker_of;
   std::unordered_map<size_t, uint32_t> batch_shard;  // counter -> shard
+  std::unordered_map<std::string, size_t> strict_of;  // value key -> index
   for (size_t i = 0; i < n; ++i) {
     PlannedOp& p = call->ops[i];
     p.op = ops[i];
@@ -146,6 +186,17 @@ Status RedisDb::Plan(const std::vector<core::WriteOp>& ops, WriteCall* call) {
     if (s.ok()) s = core::PlaceOp(call->counters[p.counter], p.op, &p.d);
     if (!s.ok()) return BatchOpError(call->batch, i, s);
     const CounterInfo& c = call->counters[p.counter];
+    if (c.bounds.any()) {
+      // Never sharded: its one shard's value.
+      const std::string value =
+          KeySpace::Value(keys_.Tag(c, p.d.shard, p.op.key), p.op.key);
+      auto [at, added] = strict_of.try_emplace(value, call->strict.size());
+      if (added) {
+        call->strict.emplace_back();
+        call->strict.back().value_key = value;
+      }
+      p.strict = at->second;
+    }
     if (!p.op.once) {
       if (call->batch && p.op.affinity_key.empty()) {
         p.d.shard = batch_shard.try_emplace(p.counter, p.d.shard).first->second;
@@ -176,9 +227,19 @@ Status RedisDb::DecideAll(int64_t now, WriteCall* call, bool* need_lookup) {
   for (size_t m = 0; m < call->markers.size(); ++m) {
     if (call->markers[m].stored) answer[m] = FoundOf(call->markers[m].info);
   }
+  // Each strict key's value as the ops before this one leave it.
+  std::vector<int64_t> running(call->strict.size());
+  for (size_t k = 0; k < call->strict.size(); ++k) {
+    running[k] = call->strict[k].value;
+  }
   for (size_t i = 0; i < call->ops.size(); ++i) {
     PlannedOp& p = call->ops[i];
     const CounterInfo& c = call->counters[p.counter];
+    if (p.committed) {
+      // Written: its decision stands, and answers its later copies.
+      if (p.op.once) answer[p.marker] = core::MarkerOf(c, p.op, p.d);
+      continue;
+    }
     // A forward moves every copy of its event to the shard it names.
     const uint32_t placed = p.op.once && call->markers[p.marker].forwarded
                                 ? call->markers[p.marker].at
@@ -198,11 +259,46 @@ Status RedisDb::DecideAll(int64_t now, WriteCall* call, bool* need_lookup) {
       continue;
     }
     if (!p.status.ok()) return BatchOpError(call->batch, i, p.status);
-    if (p.op.once && p.d.outcome == Outcome::kApplied) {
+    if (p.strict != SIZE_MAX && p.d.outcome == Outcome::kApplied) {
+      // The bounds, against the value its key holds before it (the earlier
+      // ops of the call included), as the engine checks them.
+      const int64_t current = running[p.strict];
+      core::CheckBounds(c, p.op, current, nullptr, &p.d);
+      if (p.d.outcome == Outcome::kRefused && p.op.once &&
+          !call->markers[p.marker].looked_up) {
+        // A copy of an event counted (or refused) before is answered by
+        // its marker, not refused anew.
+        *need_lookup = true;
+        continue;
+      }
+      if (p.d.outcome == Outcome::kRefused && call->batch) {
+        return Status::OutOfRange(
+            "batch op " + std::to_string(i) + ": " +
+            core::RefusalReason(c, p.op, current, nullptr) +
+            (call->AnyCommitted() ? "; the batch's ops in other hash tags "
+                                    "were written (docs/cluster.md, "
+                                    "\"Batches\")"
+                                  : "; nothing was written"));
+      }
+      running[p.strict] = p.d.value;
+    }
+    if (p.op.once && Writes(c, p.op, p.d)) {
       answer[p.marker] = core::MarkerOf(c, p.op, p.d);
     }
   }
   return Status::OK();
+}
+
+// Decides every op; the ops whose answer depends on their marker read it
+// (LookUpMarkers) and are decided again.
+Status RedisDb::Decide(int64_t now, WriteCall* call) {
+  bool need_lookup = false;
+  Status s = DecideAll(now, call, &need_lookup);
+  if (s.ok() && need_lookup) {
+    s = LookUpMarkers(call);
+    if (s.ok()) s = DecideAll(now, call, &need_lookup);
+  }
+  return s;
 }
 
 // GETs the markers of the ops whose answer depends on them: at home, then,
@@ -294,8 +390,13 @@ struct RedisDb::TagCall {
     size_t function_op;
     __int128 sum = 0;
     size_t last_op;  // the call's last op in it, for messages
+    std::vector<size_t> members;  // the call's ops in it
   };
   std::vector<Fold> folds;
+  std::vector<size_t> all_ops;  // every op of the call sent in this tag
+  // (KEYS index, value read) of each strict key its ops were decided on.
+  std::vector<std::pair<size_t, std::string>> guards;
+  std::vector<size_t> strict;  // those keys (WriteCall::strict)
 
   // KEYS index (1-based, after the live, marker-index and key-index keys).
   size_t KeyIndex(const std::string& key) {
@@ -311,20 +412,73 @@ struct RedisDb::TagCall {
 };
 
 Status RedisDb::Commit(int64_t now, WriteCall* call) {
-  // Each round sends what is decided and unsent; a forward found at home
-  // moves its event once (a forward is only ever at home), so the second
-  // round is the last that can find one.
-  for (int round = 0;; ++round) {
-    assert(round < 3);
+  // Each round sends what is decided and unsent. A forward found at home
+  // moves its event once (a forward is only ever at home); a tag whose
+  // strict value changed since it was read (TALLYSTALE: nothing of it was
+  // written) has its values read again and its ops decided again.
+  std::mt19937 jitter(std::random_device{}());
+  for (int stale_rounds = 0;;) {
     bool moved = false;
-    bool looked_up_before = false;  // every op that depends on it was
+    bool stale = false;
     Status s = CommitForwards(now, call, &moved);
-    if (s.ok() && moved) s = DecideAll(now, call, &looked_up_before);
-    if (s.ok()) s = CommitWrites(now, call, &moved);
-    if (!s.ok() || !moved) return s;
-    s = DecideAll(now, call, &looked_up_before);
+    if (s.ok() && moved) s = Decide(now, call);
+    if (s.ok()) s = CommitWrites(now, call, &moved, &stale);
+    if (!s.ok() || (!moved && !stale)) return s;
+    if (stale) {
+      if (++stale_rounds > kMaxStaleRounds) {
+        return Status::Busy(
+            "a strict counter's value changed between its read and its "
+            "write " + std::to_string(kMaxStaleRounds) +
+            " times in a row (other clients writing it); nothing more of "
+            "this call was written, retry it");
+      }
+      // Apart from the other writers: a random wait, longer each round.
+      std::uniform_int_distribution<int> us(0, 50 << std::min(stale_rounds, 6));
+      std::this_thread::sleep_for(std::chrono::microseconds(us(jitter)));
+      s = ReadStrict(call);
+      if (!s.ok()) return s;
+    }
+    s = Decide(now, call);
     if (!s.ok()) return s;
   }
+}
+
+// Reads the strict keys not read for this round (one GET each, on its
+// master, pipelined).
+Status RedisDb::ReadStrict(WriteCall* call) {
+  std::vector<size_t> which;
+  std::vector<Command> cmds;
+  for (size_t k = 0; k < call->strict.size(); ++k) {
+    if (call->strict[k].fresh) continue;
+    which.push_back(k);
+    Command c;
+    c.args = {"GET", call->strict[k].value_key};
+    c.slot = ClusterClient::SlotOf(c.args[1]);
+    c.idempotent = true;
+    cmds.push_back(std::move(c));
+  }
+  std::vector<Reply> replies;
+  Status s = Run(cmds, &replies, false);
+  if (!s.ok()) return s;
+  for (size_t j = 0; j < which.size(); ++j) {
+    WriteCall::StrictKey& k = call->strict[which[j]];
+    const Reply& r = replies[j];
+    if (r.kind == Reply::Kind::kNil) {
+      k.read = "0";
+    } else if (r.kind == Reply::Kind::kString) {
+      k.read = r.str;
+    } else {
+      return Status::IOError("read " + core::Quote(k.value_key) + ": " + r.str);
+    }
+    const char* last = k.read.data() + k.read.size();
+    auto [ptr, ec] = std::from_chars(k.read.data(), last, k.value);
+    if (k.read.empty() || ec != std::errc() || ptr != last) {
+      return Status::Corruption("value " + core::Quote(k.value_key) +
+                                " is not an integer: " + core::Quote(k.read));
+    }
+    k.fresh = true;
+  }
+  return Status::OK();
 }
 
 // The first step of each applied once-op placed away from its event's
@@ -393,38 +547,47 @@ Status RedisDb::CommitForwards(int64_t now, WriteCall* call, bool* moved) {
 
 // One tally_write per tag of the applied ops not sent yet. `moved`: an op
 // found a forward at home and must be sent where it points.
-Status RedisDb::CommitWrites(int64_t now, WriteCall* call, bool* moved) {
+Status RedisDb::CommitWrites(int64_t now, WriteCall* call, bool* moved,
+                             bool* stale) {
   *moved = false;
+  *stale = false;
   std::map<std::string, TagCall> tags;
   for (size_t i = 0; i < call->ops.size(); ++i) {
     PlannedOp& p = call->ops[i];
     // Copies of an event applied earlier in the call were decided as its
     // duplicates or conflicts: only the first applied copy is written.
-    if (p.sent || p.d.outcome != Outcome::kApplied) continue;
-    p.sent = true;
     const CounterInfo& c = call->counters[p.counter];
+    if (p.sent || !Writes(c, p.op, p.d)) continue;
+    p.sent = true;
     const std::string tag = keys_.Tag(c, p.d.shard, p.op.key);
     TagCall& t = tags[tag];
     t.tag = tag;
+    t.all_ops.push_back(i);
     const std::string value = KeySpace::Value(tag, p.op.key);
-    const std::string vi = std::to_string(t.KeyIndex(value));
+    const size_t value_index = t.KeyIndex(value);
+    const std::string vi = std::to_string(value_index);
+    if (p.strict != SIZE_MAX &&
+        std::find(t.strict.begin(), t.strict.end(), p.strict) ==
+            t.strict.end()) {
+      t.strict.push_back(p.strict);
+      t.guards.emplace_back(value_index, call->strict[p.strict].read);
+    }
     const std::string key_member(p.op.key);
     if (!p.op.once) {
       auto [at, added] = t.fold_of.try_emplace(value, t.folds.size());
       if (added) {
-        t.folds.push_back({t.ops.size(), 0, i});
+        t.folds.push_back({t.ops.size(), 0, i, {}});
         t.AddOp(SIZE_MAX, {"p", vi, "0", "", "", "0", "", "0", key_member});
       }
       t.folds[at->second].sum += p.d.applied;
       t.folds[at->second].last_op = i;
+      t.folds[at->second].members.push_back(i);
       continue;
     }
     const WriteCall::Marker& m = call->markers[p.marker];
     const std::string mi = std::to_string(t.keys.size() + 4);
     t.keys.push_back(KeySpace::Marker(tag, m.name));
-    MarkerInfo info;
-    info.shard = p.d.shard;
-    info.delta = p.d.applied;
+    MarkerInfo info = InfoOf(core::MarkerOf(c, p.op, p.d));
     info.created_at_ms = now;
     info.expires_at_ms = p.d.expires_at;
     info.pinned = !p.op.affinity_key.empty() || p.d.shard != m.home;
@@ -460,6 +623,11 @@ Status RedisDb::CommitWrites(int64_t now, WriteCall* call, bool* moved) {
     c.args.push_back(std::to_string(now));
     c.args.push_back(std::to_string(t.ops.size()));
     c.args.insert(c.args.end(), t.args.begin(), t.args.end());
+    c.args.push_back(std::to_string(t.guards.size()));
+    for (const auto& [index, read] : t.guards) {
+      c.args.push_back(std::to_string(index));
+      c.args.push_back(read);
+    }
     c.slot = ClusterClient::SlotOf(tag);
     // A call of once-ops only may run twice: its markers make the second
     // run answer what the first counted. One with a plain op may not.
@@ -473,7 +641,7 @@ Status RedisDb::CommitWrites(int64_t now, WriteCall* call, bool* moved) {
   if (!s.ok()) return s;
   Status first_error;
   for (size_t j = 0; j < replies.size(); ++j) {
-    s = TakeReply(*order[j], replies[j], call, moved);
+    s = TakeReply(*order[j], replies[j], call, moved, stale);
     if (!s.ok() && first_error.ok()) first_error = s;
   }
   return first_error;
@@ -524,9 +692,16 @@ Status RedisDb::CheckReply(const std::string& tag, const Reply& r, size_t n,
 // One tag's tally_write answer: per function op 1 (applied), the stored
 // marker of an event counted before, or (at home) a forward.
 Status RedisDb::TakeReply(const TagCall& t, const Reply& r, WriteCall* call,
-                          bool* moved) {
+                          bool* moved, bool* stale) {
   // The call's op the tag's first function op stands for.
   const size_t first = t.ops[0] != SIZE_MAX ? t.ops[0] : t.folds[0].last_op;
+  if (r.kind == Reply::Kind::kError && StartsWith(r.str, kStale)) {
+    // Nothing of the tag was written: read, decide and send again.
+    for (const size_t i : t.all_ops) call->ops[i].sent = false;
+    for (const size_t k : t.strict) call->strict[k].fresh = false;
+    *stale = true;
+    return Status::OK();
+  }
   if (r.kind == Reply::Kind::kError && StartsWith(r.str, kOverflow)) {
     return Status::OutOfRange(
         "increment of " +
@@ -541,7 +716,17 @@ Status RedisDb::TakeReply(const TagCall& t, const Reply& r, WriteCall* call,
   if (!s.ok()) return s;
   for (size_t k = 0; k < t.ops.size(); ++k) {
     const Reply& e = r.elements[k];
-    if (e.kind == Reply::Kind::kInteger) continue;  // applied
+    if (e.kind == Reply::Kind::kInteger) {  // written
+      if (t.ops[k] != SIZE_MAX) {
+        call->ops[t.ops[k]].committed = true;
+        continue;
+      }
+      for (const TagCall::Fold& f : t.folds) {
+        if (f.function_op != k) continue;
+        for (const size_t i : f.members) call->ops[i].committed = true;
+      }
+      continue;
+    }
     const size_t i = t.ops[k];
     assert(i != SIZE_MAX);
     bool follow = false;
@@ -566,13 +751,10 @@ Status RedisDb::Execute(const std::vector<core::WriteOp>& ops, bool batch,
   call.batch = batch;
   s = Plan(ops, &call);
   if (!s.ok()) return s;
+  if (!call.strict.empty()) s = ReadStrict(&call);
+  if (!s.ok()) return s;
   const int64_t now = clock_->NowMillis();
-  bool need_lookup = false;
-  s = DecideAll(now, &call, &need_lookup);
-  if (s.ok() && need_lookup) {
-    s = LookUpMarkers(&call);
-    if (s.ok()) s = DecideAll(now, &call, &need_lookup);
-  }
+  s = Decide(now, &call);
   if (s.ok()) s = Commit(now, &call);
   *gone = call.gone;
   if (!s.ok()) return s;
@@ -593,7 +775,7 @@ Status RedisDb::Execute(const std::vector<core::WriteOp>& ops, bool batch,
   bool raced = false;
   for (const WriteCall::Marker& m : call.markers) raced |= m.stored;
   if (raced) {
-    s = DecideAll(now, &call, &need_lookup);
+    s = Decide(now, &call);
     if (!s.ok()) return s;
   }
   results->clear();
@@ -643,13 +825,24 @@ Result<IncrementResult> RedisDb::IncrementOnce(CounterRef counter,
 void RedisDb::IncrementAsync(CounterRef counter, int64_t delta,
                              IncrementCallback done,
                              const IncrementOptions& options) {
-  done(Increment(counter, delta, options));
+  Status s = CheckAsync(core::WriteOp::Plain(counter, delta, options));
+  done(s.ok() ? Increment(counter, delta, options) : s);
 }
 
 void RedisDb::IncrementOnceAsync(CounterRef counter, std::string_view event_id,
                                  int64_t delta, IncrementCallback done,
                                  const OnceOptions& options) {
-  done(IncrementOnce(counter, event_id, delta, options));
+  Status s =
+      CheckAsync(core::WriteOp::Once(counter, event_id, delta, options));
+  done(s.ok() ? IncrementOnce(counter, event_id, delta, options) : s);
+}
+
+// What the engine refuses of the asynchronous forms (core::CheckAsync),
+// refused alike; a missing counter is answered by the call itself.
+Status RedisDb::CheckAsync(const core::WriteOp& op) {
+  CounterInfo c;
+  if (!FindCounter(op.counter, &c).ok()) return Status::OK();
+  return core::CheckAsync(c, op);
 }
 
 Status RedisDb::Apply(const Batch& batch,

@@ -193,6 +193,23 @@ Status Decide(const CounterInfo& c, const WriteOp& op,
   return Status::OK();
 }
 
+Status CheckAsync(const CounterInfo& c, const WriteOp& op) {
+  const char* async = op.once ? "IncrementOnceAsync" : "IncrementAsync";
+  const char* sync = op.once ? "IncrementOnce" : "Increment";
+  if (c.bounds.any()) {
+    return Status::NotSupported(
+        "counter " + Quote(c.name) + " is strict: " + async +
+        " cannot check its bounds (the check needs the value the previous "
+        "write left), use " + sync);
+  }
+  if (c.outbox) {
+    return Status::NotSupported("counter " + Quote(c.name) +
+                                " has an outbox; " + async +
+                                " does not write outboxes yet, use " + sync);
+  }
+  return Status::OK();
+}
+
 FoundMarker MarkerOf(const CounterInfo& c, const WriteOp& op,
                      const Decision& d) {
   // A reset's marker holds its answer whatever the counter.

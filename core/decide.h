@@ -46,6 +46,11 @@ Status CheckKeyed(const CounterInfo& c, std::string_view key);
 // dedupe window must carry its event time. Sets d->event_hash and d->shard.
 Status PlaceOp(const CounterInfo& c, const WriteOp& op, Decision* d);
 
+// The asynchronous forms (IncrementAsync, IncrementOnceAsync) refuse a
+// strict counter (the check needs the value the previous write left) and
+// one with an outbox: NotSupported naming the counter and the call to use.
+Status CheckAsync(const CounterInfo& c, const WriteOp& op);
+
 // Whether a plain op of `c` reads the clock (buckets, outbox): once-ops
 // always do, after their marker lookup.
 bool PlainNeedsClock(const CounterInfo& c);

@@ -182,20 +182,7 @@ Result<IncrementResult> DbImpl::IncrementOnce(CounterRef counter,
 Status DbImpl::PlanAsync(const Catalog::Reader& catalog, const WriteOp& op,
                          OpPlan* plan) const {
   Status s = PlanSingle(catalog, op, plan);
-  if (s.ok() && plan->counter->bounds.any()) {
-    s = Status::NotSupported(
-        "counter " + Quote(plan->counter->name) + " is strict: " +
-        (op.once ? "IncrementOnceAsync" : "IncrementAsync") +
-        " cannot check its bounds (the check needs the value the previous "
-        "write left), use " + (op.once ? "IncrementOnce" : "Increment"));
-  }
-  if (s.ok() && plan->counter->outbox) {
-    s = Status::NotSupported(
-        "counter " + Quote(plan->counter->name) + " has an outbox; " +
-        (op.once ? "IncrementOnceAsync" : "IncrementAsync") +
-        " does not write outboxes yet, use " +
-        (op.once ? "IncrementOnce" : "Increment"));
-  }
+  if (s.ok()) s = core::CheckAsync(*plan->counter, op);
   return s;
 }
 

@@ -17,7 +17,7 @@
 -- markers are opaque strings. Only the op count, key indexes and times
 -- (ms, below 2^53) become numbers.
 
-local VERSION = '3'
+local VERSION = '4'
 
 -- The error a write gets when its counter was deleted (its tag's live key
 -- is gone): the client reloads the counter and answers NotFound.
@@ -54,6 +54,11 @@ end
 -- (0: none), delta (decimal), marker record, marker TTL in ms ('0': kept
 -- forever), marker name in the index with its expiry (score), the keyed
 -- counter's key ('' for a named counter).
+-- After the ops: a guard count (none: 0), then per guard a value key index and the
+-- value (decimal) the client decided the ops of a strict counter on; when
+-- a guarded key holds another value now (another client wrote it since),
+-- the call fails with TALLYSTALE and writes nothing: the client reads the
+-- value again and decides again (core/'s rules stay in the client).
 -- Returns one entry per op: 1 when applied, or what a once-op's marker
 -- key holds: the marker record of an event already counted, or (in the
 -- tag of the event id's own shard) a forward to the shard the event went
@@ -67,6 +72,13 @@ local function write(keys, args)
     return redis.error_reply(GONE)
   end
   local n = tonumber(args[2])
+  local g = 3 + n * FIELDS
+  for j = 0, tonumber(args[g] or '0') - 1 do
+    local now = redis.call('GET', keys[tonumber(args[g + 1 + 2 * j])]) or '0'
+    if now ~= args[g + 2 + 2 * j] then
+      return redis.error_reply('TALLYSTALE a strict value changed')
+    end
+  end
   local out = {}
   for i = 0, n - 1 do
     local b = 3 + i * FIELDS

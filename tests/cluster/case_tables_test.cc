@@ -53,12 +53,14 @@ class CaseClock : public Clock {
 std::string NotBuilt(const json& c) {
   const json& counter = c["counter"];
   const json& op = c["op"];
-  if (counter.contains("min") || counter.contains("max")) {
-    return "strict counters";
+  if (counter.value("bucket", "none") != "none") {
+    return counter.contains("min") || counter.contains("max")
+               ? "quotas"
+               : "time buckets";
   }
-  if (counter.value("bucket", "none") != "none") return "time buckets";
   if (op.value("reset", false)) return "resets";
-  if (op.value("saturate", false)) return "strict counters (saturate)";
+  if (c.contains("held")) return "reservations";
+  if (c["expect"].contains("room")) return "ReadQuota (room)";
   return "";
 }
 
@@ -120,20 +122,64 @@ class CaseTables : public ::testing::Test {
                KeySpace::MarkerIndex(tag), KeySpace::KeyIndex(tag),
                KeySpace::Value(tag, op.key), KeySpace::Marker(tag, name), "0",
                "1", "o", "4", "5", std::to_string(found.delta),
-               EncodeMarker(info), "0", name, "0", std::string(op.key)});
+               EncodeMarker(info), "0", name, "0", std::string(op.key), "0"});
   }
 
-  // Runs one case (`index`: its counter's name) on the cluster.
-  void Run(const json& c, const json& expect, size_t index) {
+  // Creates the case's counter as counter `name`.
+  void Create(const json& c, const std::string& name, CounterInfo* counter) {
     const CounterInfo want = core::cases::CounterOf(c["counter"]);
-    core::WriteOp op = core::cases::OpOf(c["op"]);
-    const std::string name = "c" + std::to_string(index);
     CounterSpec spec{want.shards};
     spec.policy = want.policy;
     spec.keyed = want.keyed;
     spec.dedupe_window_ms = want.dedupe_window_ms;
-    ASSERT_TRUE(db_->CreateCounter(name, spec).ok());
-    const CounterInfo counter = db_->DescribeCounter(name).value();
+    spec.bounds = want.bounds;
+    const Status s = db_->CreateCounter(name, spec);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    *counter = db_->DescribeCounter(name).value();
+  }
+
+  // Adds `delta` to `key`'s value in shard 0 with a plain op of
+  // tally_write, unchecked (a strict case's current value may lie outside
+  // its bounds).
+  void Plant(const CounterInfo& c, std::string_view key, int64_t delta) {
+    const std::string tag = keys_->Tag(c, 0, key);
+    Call(tag, {"FCALL", "tally_write", "4", KeySpace::Live(tag),
+               KeySpace::MarkerIndex(tag), KeySpace::KeyIndex(tag),
+               KeySpace::Value(tag, key), "0", "1", "p", "4", "0",
+               std::to_string(delta), "", "0", "", "0", std::string(key),
+               "0"});
+  }
+
+  // The options of a case's op.
+  static OnceOptions OnceOf(const core::WriteOp& op) {
+    OnceOptions o;
+    o.event_time_ms = op.event_time_ms;
+    o.affinity_key = op.affinity_key;
+    o.saturate = op.saturate;
+    return o;
+  }
+  static IncrementOptions PlainOf(const core::WriteOp& op) {
+    IncrementOptions o;
+    o.event_time_ms = op.event_time_ms;
+    o.affinity_key = op.affinity_key;
+    o.saturate = op.saturate;
+    return o;
+  }
+
+  // The op of a case, by the public API.
+  Result<IncrementResult> Write(const core::WriteOp& op) {
+    const CounterRef ref(op.counter, op.key);
+    return op.once ? db_->IncrementOnce(ref, op.event_id, op.delta, OnceOf(op))
+                   : db_->Increment(ref, op.delta, PlainOf(op));
+  }
+
+ public:
+  // Runs one case of once.json (`index`: its counter's name).
+  void Run(const json& c, const json& expect, size_t index) {
+    core::WriteOp op = core::cases::OpOf(c["op"]);
+    const std::string name = "c" + std::to_string(index);
+    CounterInfo counter;
+    ASSERT_NO_FATAL_FAILURE(Create(c, name, &counter));
     op.counter = name;
     int64_t planted = 0;
     if (c.contains("marker")) {
@@ -142,25 +188,17 @@ class CaseTables : public ::testing::Test {
     }
     clock_.Set(c["now"].get<int64_t>());
     const CounterRef ref(name, op.key);
-    const Result<IncrementResult> r = [&]() -> Result<IncrementResult> {
-      if (op.once) {
-        OnceOptions o;
-        o.event_time_ms = op.event_time_ms;
-        o.affinity_key = op.affinity_key;
-        return db_->IncrementOnce(ref, op.event_id, op.delta, o);
-      }
-      IncrementOptions o;
-      o.event_time_ms = op.event_time_ms;
-      o.affinity_key = op.affinity_key;
-      return db_->Increment(ref, op.delta, o);
-    }();
+    const Result<IncrementResult> r = Write(op);
     if (!core::cases::StatusAsExpected(expect, r.status())) return;
     const IncrementResult& got = r.value();
     if (expect.contains("outcome")) {
       EXPECT_EQ(OutcomeName(got.outcome), expect["outcome"].get<std::string>());
     }
     core::cases::ExpectFields(expect, {{"applied", got.applied},
-                                       {"shard", got.shard}});
+                                       {"shard", got.shard},
+                                       {"value", got.value},
+                                       {"remaining", got.remaining},
+                                       {"window_ends", got.window_ends_ms}});
     if (expect.contains("expires_at") && op.once &&
         got.outcome == Outcome::kApplied) {
       Result<MarkerInfo> m = db_->GetMarker(ref, op.event_id);
@@ -172,26 +210,67 @@ class CaseTables : public ::testing::Test {
         << "the counter's value after the case";
   }
 
+  // Runs one case of bounds.json: the key holds "current" (planted), the
+  // op runs alone and as a batch of one (whose refusal must name the
+  // case's reason), and the answer and the value afterwards are the case's.
+  void RunBounds(const json& c, const json& expect, size_t index) {
+    core::WriteOp op = core::cases::OpOf(c["op"]);
+    const std::string name = "b" + std::to_string(index);
+    CounterInfo counter;
+    ASSERT_NO_FATAL_FAILURE(Create(c, name, &counter));
+    op.counter = name;
+    if (op.once && op.event_id.empty()) op.event_id = "e";
+    const int64_t current = c["current"].get<int64_t>();
+    ASSERT_NO_FATAL_FAILURE(Plant(counter, op.key, current));
+    clock_.Set(1'000'000);
+    if (expect.contains("reason_has")) {
+      Batch b;
+      const CounterRef ref(op.counter, op.key);
+      if (op.once) {
+        b.AddOnce(ref, op.event_id, op.delta, OnceOf(op));
+      } else {
+        b.Add(ref, op.delta, PlainOf(op));
+      }
+      std::vector<IncrementResult> results;
+      const Status s = db_->Apply(b, &results);
+      EXPECT_TRUE(s.IsOutOfRange()) << s.ToString();
+      EXPECT_NE(s.message().find(expect["reason_has"].get<std::string>()),
+                std::string::npos)
+          << s.ToString();
+    }
+    const Result<IncrementResult> r = Write(op);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    const IncrementResult& got = r.value();
+    EXPECT_EQ(OutcomeName(got.outcome), expect["outcome"].get<std::string>());
+    core::cases::ExpectFields(expect, {{"applied", got.applied},
+                                       {"value", got.value},
+                                       {"remaining", got.remaining},
+                                       {"window_ends", got.window_ends_ms}});
+    EXPECT_EQ(db_->ReadExact(CounterRef(name, op.key)).value(),
+              current + got.applied)
+        << "the counter's value after the case";
+  }
+
+ protected:
   // Every case of `rule` that the cluster has built; the others skipped
-  // by name. Fields a cluster answer does not carry (a decision's bucket,
-  // a strict counter's value, room and window) are core's runner's.
-  void RunRule(const std::string& rule) {
+  // by name. Fields a cluster answer does not carry (a decision's bucket)
+  // are core's runner's.
+  template <typename Runner>
+  void RunRule(const std::string& rule,
+               std::initializer_list<const char*> known, Runner runner) {
     size_t index = 0, ran = 0;
     std::map<std::string, int> skipped;
-    core::cases::ForEachCase(
-        rule,
-        {"status", "message_has", "outcome", "applied", "shard", "bucket",
-         "expires_at", "value", "remaining", "window_ends"},
-        [&](const json& c, const json& expect) {
-          ++index;
-          const std::string why = NotBuilt(c);
-          if (!why.empty()) {
-            ++skipped[why];
-            return;
-          }
-          ++ran;
-          Run(c, expect, index);
-        });
+    core::cases::ForEachCase(rule, known,
+                             [&](const json& c, const json& expect) {
+                               ++index;
+                               const std::string why = NotBuilt(c);
+                               if (!why.empty()) {
+                                 ++skipped[why];
+                                 return;
+                               }
+                               ++ran;
+                               (this->*runner)(c, expect, index);
+                             });
     std::string report;
     for (const auto& [why, n] : skipped) {
       report += " " + std::to_string(n) + " of " + why + ";";
@@ -208,7 +287,19 @@ class CaseTables : public ::testing::Test {
   std::unique_ptr<ClusterClient> client_;
 };
 
-TEST_F(CaseTables, Once) { RunRule("once"); }
+TEST_F(CaseTables, Once) {
+  RunRule("once",
+          {"status", "message_has", "outcome", "applied", "shard", "bucket",
+           "expires_at", "value", "remaining", "window_ends"},
+          &CaseTables::Run);
+}
+
+TEST_F(CaseTables, Bounds) {
+  RunRule("bounds",
+          {"outcome", "applied", "value", "remaining", "window_ends",
+           "reason_has", "room"},
+          &CaseTables::RunBounds);
+}
 
 }  // namespace
 }  // namespace tally::cluster

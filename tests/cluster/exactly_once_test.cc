@@ -12,8 +12,6 @@
 // TALLY_REDIS_ENV (scripts/redis_cluster); without it the tests skip.
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -25,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "cluster/child_processes.h"
 #include "cluster/cluster_target.h"
 #include "tally/tally.h"
 
@@ -152,39 +151,20 @@ TEST_P(ExactlyOnce, CopiesFromSeveralProcessesCountOnce) {
     ASSERT_TRUE(Db::Open(Options(), target, &db).ok());
     ASSERT_TRUE(db->CreateCounter("c", CounterSpec{8}).ok());
   }
-  // Each child opens its own Db and reports its applied count on a pipe.
-  std::vector<pid_t> children;
-  std::vector<int> reads;
-  for (int p = 0; p < kCopies; ++p) {
-    int fds[2];
-    ASSERT_EQ(pipe(fds), 0);
-    const pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      close(fds[0]);
-      std::unique_ptr<Db> db;
-      int applied = -1;
-      if (Db::Open(Options(), target, &db).ok()) {
-        applied = Deliver(db.get(), 2000 + p, GetParam(), p);
-      }
-      const ssize_t n = write(fds[1], &applied, sizeof applied);
-      _exit(n == static_cast<ssize_t>(sizeof applied) ? 0 : 1);
-    }
-    close(fds[1]);
-    children.push_back(pid);
-    reads.push_back(fds[0]);
-  }
+  // Each child opens its own Db and reports its applied count.
+  const Mode mode = GetParam();
+  const std::vector<int> applied = test::RunInChildren<int>(
+      kCopies,
+      [&](int p) {
+        std::unique_ptr<Db> db;
+        if (!Db::Open(Options(), target, &db).ok()) return -1;
+        return Deliver(db.get(), 2000 + p, mode, p);
+      },
+      -1);
   int total = 0;
-  for (size_t p = 0; p < children.size(); ++p) {
-    int applied = -1;
-    EXPECT_EQ(read(reads[p], &applied, sizeof applied),
-              static_cast<ssize_t>(sizeof applied));
-    close(reads[p]);
-    int status = 0;
-    ASSERT_EQ(waitpid(children[p], &status, 0), children[p]);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    ASSERT_GE(applied, 0) << "child " << p << " failed a delivery";
-    total += applied;
+  for (size_t p = 0; p < applied.size(); ++p) {
+    ASSERT_GE(applied[p], 0) << "child " << p << " failed a delivery";
+    total += applied[p];
   }
   ExpectCountedOnce(target, total);
 }
