@@ -49,6 +49,11 @@ std::string KeySpace::Value(const std::string& tag, std::string_view key) {
   return key.empty() ? tag + ":v" : tag + ":v:" + std::string(key);
 }
 
+std::string KeySpace::ResetSequence(const std::string& tag,
+                                   std::string_view key) {
+  return key.empty() ? tag + ":rs" : tag + ":rs:" + std::string(key);
+}
+
 std::string KeySpace::MarkerName(std::string_view key,
                                  std::string_view event_id) {
   if (key.empty()) return std::string(event_id);

@@ -63,6 +63,10 @@ class KeySpace {
     return tag + ":fi";
   }
   static std::string KeyIndex(const std::string& tag) { return tag + ":ki"; }
+  // A key's reset sequence (in shard 0's tag): bumped by every reset of
+  // the key, guarded by the next (":rs", a keyed counter's ":rs:KEY").
+  static std::string ResetSequence(const std::string& tag,
+                                   std::string_view key);
   // The value of a named counter's shard (key empty) or of one key's.
   static std::string Value(const std::string& tag, std::string_view key);
   // A marker's name in its tag's marker index: the event id, preceded for

@@ -220,7 +220,9 @@ class RedisDb final : public Db, private BackendOps {
   Status CommitForwards(int64_t now, WriteCall* call, bool* moved);
   Status CommitWrites(int64_t now, WriteCall* call, bool* moved,
                       bool* stale);
+  Status ReadState(WriteCall* call);
   Status ReadStrict(WriteCall* call);
+  Status ReadResets(WriteCall* call);
   Status CheckReply(const std::string& tag, const Reply& r, size_t n,
                     size_t counter, WriteCall* call);
   Status TakeReply(const TagCall& t, const Reply& r, WriteCall* call,

@@ -105,6 +105,7 @@ struct RedisDb::PlannedOp {
   Status status;             // what Decide answered
   size_t marker = SIZE_MAX;  // once-ops: index into WriteCall::markers
   size_t strict = SIZE_MAX;  // strict counters: index into WriteCall::strict
+  size_t reset = SIZE_MAX;   // a sharded counter's reset: WriteCall::resets
   bool sent = false;         // its tally_write was sent
   bool committed = false;    // its function applied it: decided for good
 };
@@ -140,6 +141,19 @@ struct RedisDb::WriteCall {
     bool fresh = false;  // read for this round
   };
   std::vector<StrictKey> strict;
+  // A sharded counter's key that a reset sets: the sum of its shards, and
+  // its reset sequence (in shard 0's tag, where the cluster counts every
+  // reset), which the reset's write guards and bumps, so that two resets
+  // never both subtract the value they read.
+  struct ResetKey {
+    size_t counter = 0;
+    std::string key;
+    std::string seq_key;
+    std::string seq;  // as read ("0" for none)
+    int64_t value = 0;
+    bool fresh = false;
+  };
+  std::vector<ResetKey> resets;
   bool gone = false;  // a tag answered TALLYGONE: a cached counter is stale
 
   bool AnyCommitted() const {
@@ -184,8 +198,25 @@ Status RedisDb::Plan(const std::vector<core::WriteOp>& ops, WriteCall* call) {
       if (s.ok()) p.counter = at->second;
     }
     if (s.ok()) s = core::PlaceOp(call->counters[p.counter], p.op, &p.d);
+    if (s.ok() && p.op.reset) {
+      s = core::CheckResetBounds(call->counters[p.counter], p.op.delta);
+    }
     if (!s.ok()) return BatchOpError(call->batch, i, s);
     const CounterInfo& c = call->counters[p.counter];
+    if (p.op.reset) {
+      // Counted in shard 0, beside the key's reset sequence (a pinned
+      // once-op when its id's own shard is another).
+      p.d.shard = 0;
+      if (!c.bounds.any()) {
+        WriteCall::ResetKey r;
+        r.counter = p.counter;
+        r.key = std::string(p.op.key);
+        r.seq_key = KeySpace::ResetSequence(keys_.Tag(c, 0, p.op.key),
+                                            p.op.key);
+        p.reset = call->resets.size();
+        call->resets.push_back(std::move(r));
+      }
+    }
     if (c.bounds.any()) {
       // Never sharded: its one shard's value.
       const std::string value =
@@ -252,14 +283,23 @@ Status RedisDb::DecideAll(int64_t now, WriteCall* call, bool* need_lookup) {
         p.op.once ? answer[p.marker] : core::FoundMarker();
     p.status = core::Decide(c, p.op, found, now, &p.d);
     if (p.op.once && !found.found &&
-        (!p.status.ok() || p.d.outcome != Outcome::kApplied) &&
+        (!p.status.ok() || p.d.outcome != Outcome::kApplied ||
+         p.op.reset) &&
         !call->markers[p.marker].looked_up) {
       // Its answer depends on whether the event was counted before.
       *need_lookup = true;
       continue;
     }
     if (!p.status.ok()) return BatchOpError(call->batch, i, p.status);
-    if (p.strict != SIZE_MAX && p.d.outcome == Outcome::kApplied) {
+    if (p.op.reset && p.d.outcome == Outcome::kApplied) {
+      // Set to its value: it adds the value less what the key holds.
+      const int64_t current = p.strict != SIZE_MAX
+                                  ? running[p.strict]
+                                  : call->resets[p.reset].value;
+      Status s = core::AnswerReset(c, p.op, current, nullptr, &p.d);
+      if (!s.ok()) return s;
+      if (p.strict != SIZE_MAX) running[p.strict] = p.d.value;
+    } else if (p.strict != SIZE_MAX && p.d.outcome == Outcome::kApplied) {
       // The bounds, against the value its key holds before it (the earlier
       // ops of the call included), as the engine checks them.
       const int64_t current = running[p.strict];
@@ -309,7 +349,8 @@ Status RedisDb::LookUpMarkers(WriteCall* call) {
     if (!p.op.once) continue;
     WriteCall::Marker& m = call->markers[p.marker];
     if (m.looked_up) continue;
-    const bool depends = !p.status.ok() || p.d.outcome != Outcome::kApplied;
+    const bool depends = !p.status.ok() ||
+                         p.d.outcome != Outcome::kApplied || p.op.reset;
     if (!depends) continue;
     m.looked_up = true;
     which.push_back(p.marker);
@@ -397,6 +438,7 @@ struct RedisDb::TagCall {
   // (KEYS index, value read) of each strict key its ops were decided on.
   std::vector<std::pair<size_t, std::string>> guards;
   std::vector<size_t> strict;  // those keys (WriteCall::strict)
+  std::vector<size_t> resets;  // the reset keys guarded (WriteCall::resets)
 
   // KEYS index (1-based, after the live, marker-index and key-index keys).
   size_t KeyIndex(const std::string& key) {
@@ -435,12 +477,83 @@ Status RedisDb::Commit(int64_t now, WriteCall* call) {
       // Apart from the other writers: a random wait, longer each round.
       std::uniform_int_distribution<int> us(0, 50 << std::min(stale_rounds, 6));
       std::this_thread::sleep_for(std::chrono::microseconds(us(jitter)));
-      s = ReadStrict(call);
+      s = ReadState(call);
       if (!s.ok()) return s;
     }
     s = Decide(now, call);
     if (!s.ok()) return s;
   }
+}
+
+// What the call's ops are decided on, read for this round: strict values
+// and the keys resets set.
+Status RedisDb::ReadState(WriteCall* call) {
+  Status s = ReadStrict(call);
+  return s.ok() ? ReadResets(call) : s;
+}
+
+// Each reset key not read for this round: its sequence, then its value in
+// every shard (pipelined; the sequence first, so a reset committed between
+// the two reads fails this call's guard), summed.
+Status RedisDb::ReadResets(WriteCall* call) {
+  std::vector<size_t> which;
+  std::vector<Command> cmds;
+  const auto get = [&](std::string key) {
+    Command c;
+    c.args = {"GET", std::move(key)};
+    c.slot = ClusterClient::SlotOf(c.args[1]);
+    c.idempotent = true;
+    cmds.push_back(std::move(c));
+  };
+  for (size_t k = 0; k < call->resets.size(); ++k) {
+    const WriteCall::ResetKey& r = call->resets[k];
+    if (r.fresh) continue;
+    which.push_back(k);
+    get(r.seq_key);
+    const CounterInfo& c = call->counters[r.counter];
+    for (uint32_t shard = 0; shard < c.shards; ++shard) {
+      get(KeySpace::Value(keys_.Tag(c, shard, r.key), r.key));
+    }
+  }
+  std::vector<Reply> replies;
+  Status s = Run(cmds, &replies, false);
+  if (!s.ok()) return s;
+  size_t at = 0;
+  for (const size_t k : which) {
+    WriteCall::ResetKey& r = call->resets[k];
+    const CounterInfo& c = call->counters[r.counter];
+    __int128 sum = 0;
+    for (uint32_t i = 0; i <= c.shards; ++i, ++at) {
+      const Reply& reply = replies[at];
+      std::string text = "0";
+      if (reply.kind == Reply::Kind::kString) {
+        text = reply.str;
+      } else if (reply.kind != Reply::Kind::kNil) {
+        return Status::IOError("read " + core::Quote(cmds[at].args[1]) +
+                               ": " + reply.str);
+      }
+      int64_t v = 0;
+      const char* last = text.data() + text.size();
+      auto [ptr, ec] = std::from_chars(text.data(), last, v);
+      if (ec != std::errc() || ptr != last) {
+        return Status::Corruption(core::Quote(cmds[at].args[1]) +
+                                  " is not an integer: " + core::Quote(text));
+      }
+      if (i == 0) {
+        r.seq = text;
+      } else {
+        sum += v;
+      }
+    }
+    if (sum < INT64_MIN || sum > INT64_MAX) {
+      return Status::OutOfRange(
+          "counter " + core::CounterKeyNaming(c.name, r.key) +
+          " sums beyond int64 over its shards: a reset cannot read it");
+    }
+    r.value = static_cast<int64_t>(sum);
+    r.fresh = true;
+  }
+  return Status::OK();
 }
 
 // Reads the strict keys not read for this round (one GET each, on its
@@ -594,6 +707,15 @@ Status RedisDb::CommitWrites(int64_t now, WriteCall* call, bool* moved,
     t.AddOp(i, {"o", vi, mi, std::to_string(p.d.applied), EncodeMarker(info),
                 TtlOf(p.d, now), m.name, std::to_string(p.d.expires_at),
                 key_member});
+    if (p.reset != SIZE_MAX) {
+      // The key's reset sequence: guarded as read, and bumped with it.
+      const WriteCall::ResetKey& r = call->resets[p.reset];
+      const size_t seq_index = t.KeyIndex(r.seq_key);
+      t.resets.push_back(p.reset);
+      t.guards.emplace_back(seq_index, r.seq);
+      t.AddOp(SIZE_MAX, {"p", std::to_string(seq_index), "0", "1", "", "0",
+                         "", "0", ""});
+    }
   }
   std::vector<Command> cmds;
   std::vector<const TagCall*> order;
@@ -699,6 +821,7 @@ Status RedisDb::TakeReply(const TagCall& t, const Reply& r, WriteCall* call,
     // Nothing of the tag was written: read, decide and send again.
     for (const size_t i : t.all_ops) call->ops[i].sent = false;
     for (const size_t k : t.strict) call->strict[k].fresh = false;
+    for (const size_t k : t.resets) call->resets[k].fresh = false;
     *stale = true;
     return Status::OK();
   }
@@ -751,7 +874,7 @@ Status RedisDb::Execute(const std::vector<core::WriteOp>& ops, bool batch,
   call.batch = batch;
   s = Plan(ops, &call);
   if (!s.ok()) return s;
-  if (!call.strict.empty()) s = ReadStrict(&call);
+  s = ReadState(&call);
   if (!s.ok()) return s;
   const int64_t now = clock_->NowMillis();
   s = Decide(now, &call);
@@ -867,9 +990,16 @@ Status RedisDb::Apply(const Batch& batch,
   return Status::OK();
 }
 
-Result<IncrementResult> RedisDb::Reset(CounterRef counter, std::string_view,
-                                       int64_t, const ResetOptions&) {
-  return NotBuiltFor(counter.counter, false, "Reset");
+Result<IncrementResult> RedisDb::Reset(CounterRef counter,
+                                       std::string_view reset_id,
+                                       int64_t value,
+                                       const ResetOptions& options) {
+  Status s = core::ValidateReset(reset_id, value);
+  if (!s.ok()) {
+    rejected_.fetch_add(1, std::memory_order_relaxed);
+    return s;
+  }
+  return WriteOne(core::WriteOp::Reset(counter, reset_id, value, options));
 }
 
 }  // namespace tally::cluster

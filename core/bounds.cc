@@ -153,4 +153,11 @@ std::string RefusalReason(const CounterInfo& c, const WriteOp& op,
          (below ? "below " : "above ") + bound;
 }
 
+Status CheckResetBounds(const CounterInfo& c, int64_t value) {
+  if (!c.bounds.any() || WithinBounds(c.bounds, value)) return Status::OK();
+  return Status::InvalidArgument("reset value " + std::to_string(value) +
+                                 " is outside the bounds of counter " +
+                                 Quote(c.name));
+}
+
 }  // namespace tally::core

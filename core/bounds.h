@@ -43,6 +43,10 @@ Status AnswerReset(const CounterInfo& c, const WriteOp& op, int64_t current,
                    const PreviousWindow* previous, Decision* d,
                    int64_t held = 0);
 
+// A strict counter is reset to a value within its bounds: InvalidArgument
+// naming the value and the counter otherwise (any value for the others).
+Status CheckResetBounds(const CounterInfo& c, int64_t value);
+
 // What an increment of a strict counter whose value (a quota's window's
 // use) is `used` may still take now (QuotaState::remaining).
 int64_t RoomNow(const CounterInfo& c, int64_t used,

@@ -105,6 +105,17 @@ Status ValidateResetId(std::string_view id) {
   return ValidateText("reset id", id, kMaxEventIdBytes);
 }
 
+Status ValidateReset(std::string_view id, int64_t value) {
+  Status s = ValidateResetId(id);
+  if (s.ok() && value < kMinDelta) {
+    s = Status::InvalidArgument(
+        "reset value " + std::to_string(value) +
+        " is reserved (the smallest accepted value is " +
+        std::to_string(kMinDelta) + ")");
+  }
+  return s;
+}
+
 Status ValidateHold(int64_t units, int64_t hold_for_ms) {
   if (units < 1) {
     return Status::InvalidArgument("reservation units " +

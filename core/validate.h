@@ -41,6 +41,9 @@ Status ValidateClaimResult(std::string_view result);
 Status ValidateReservationId(std::string_view id);
 // A reset id (Db::Reset): an event id of its counter, named as a reset's.
 Status ValidateResetId(std::string_view id);
+// Db::Reset's own arguments: its id, and a value above INT64_MIN (the
+// overflowed state), each named when refused.
+Status ValidateReset(std::string_view id, int64_t value);
 // Reserve's units (1..kMaxDelta) and hold (1..kMaxHoldMs).
 Status ValidateHold(int64_t units, int64_t hold_for_ms);
 // A keyed counter's key (CounterRef::key): 1..kMaxKeyBytes of UTF-8

@@ -45,6 +45,15 @@ struct WriteOp {
     return {counter.counter, counter.key, event_id, options.affinity_key,
             delta, options.event_time_ms, true, options.saturate};
   }
+  // Db::Reset: a once-op under the reset id whose delta is the value the
+  // key is set to (its applied delta is decided by core::AnswerReset).
+  static WriteOp Reset(CounterRef counter, std::string_view reset_id,
+                       int64_t value, const ResetOptions& options) {
+    WriteOp op = {counter.counter, counter.key,           reset_id, {},
+                  value,           options.event_time_ms, true,     false};
+    op.reset = true;
+    return op;
+  }
   static WriteOp Of(const Batch::Op& op) {
     return {op.counter, op.key,           op.event_id, op.affinity_key,
             op.delta,   op.event_time_ms, op.once,     op.saturate};

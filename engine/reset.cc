@@ -43,22 +43,13 @@ Result<IncrementResult> DbImpl::Reset(CounterRef counter,
                                       const ResetOptions& options) {
   // The reset's own names for its arguments first; then the write sequence
   // checks the rest as a once-increment's.
-  Status s = ValidateResetId(reset_id);
-  if (s.ok() && value < kMinDelta) {
-    s = Status::InvalidArgument(
-        "reset value " + std::to_string(value) +
-        " is reserved (the smallest accepted value is " +
-        std::to_string(kMinDelta) + ")");
-  }
+  Status s = core::ValidateReset(reset_id, value);
   if (!s.ok()) {
     CountRefusal(s);
     return s;
   }
-  OnceOptions once;
-  once.event_time_ms = options.event_time_ms;
-  WriteOp op = WriteOp::Once(counter, reset_id, value, once);
-  op.reset = true;
-  Result<IncrementResult> r = WriteSingle(op);
+  Result<IncrementResult> r =
+      WriteSingle(WriteOp::Reset(counter, reset_id, value, options));
   CountRefusal(r.status());
   return r;
 }

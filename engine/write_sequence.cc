@@ -15,14 +15,6 @@
 namespace tally::engine {
 namespace {
 
-// A strict counter is reset to a value within its bounds.
-Status CheckResetBounds(const CounterInfo& c, int64_t value) {
-  if (!c.bounds.any() || WithinBounds(c.bounds, value)) return Status::OK();
-  return Status::InvalidArgument("reset value " + std::to_string(value) +
-                                 " is outside the bounds of counter " +
-                                 Quote(c.name));
-}
-
 // Whether a single op reads the clock (step 5). A once-op whose marker was found
 // does not (the marker answers); a strict counter's plain op does (its
 // reservations run out by it), as a plain op of a counter with buckets or
@@ -39,7 +31,7 @@ Status DbImpl::CheckSingle(const Catalog::Reader& catalog, const WriteOp& op,
                            bool async_call, OpPlan* plan) const {
   Status s = async_call ? PlanAsync(catalog, op, plan)
                         : PlanSingle(catalog, op, plan);
-  if (s.ok() && op.reset) s = CheckResetBounds(*plan->counter, op.delta);
+  if (s.ok() && op.reset) s = core::CheckResetBounds(*plan->counter, op.delta);
   return s;
 }
 

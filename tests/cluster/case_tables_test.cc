@@ -52,13 +52,11 @@ class CaseClock : public Clock {
 // Why a case cannot run on the cluster yet; empty when it can.
 std::string NotBuilt(const json& c) {
   const json& counter = c["counter"];
-  const json& op = c["op"];
   if (counter.value("bucket", "none") != "none") {
     return counter.contains("min") || counter.contains("max")
                ? "quotas"
                : "time buckets";
   }
-  if (op.value("reset", false)) return "resets";
   if (c.contains("held")) return "reservations";
   if (c["expect"].contains("room")) return "ReadQuota (room)";
   return "";
@@ -169,6 +167,11 @@ class CaseTables : public ::testing::Test {
   // The op of a case, by the public API.
   Result<IncrementResult> Write(const core::WriteOp& op) {
     const CounterRef ref(op.counter, op.key);
+    if (op.reset) {
+      ResetOptions o;
+      o.event_time_ms = op.event_time_ms;
+      return db_->Reset(ref, op.event_id, op.delta, o);
+    }
     return op.once ? db_->IncrementOnce(ref, op.event_id, op.delta, OnceOf(op))
                    : db_->Increment(ref, op.delta, PlainOf(op));
   }
@@ -251,6 +254,33 @@ class CaseTables : public ::testing::Test {
         << "the counter's value after the case";
   }
 
+  // Runs one case of reset.json: the key holds "current" (planted), a
+  // reset to "to" runs, and its answer (or refusal) and the value
+  // afterwards are the case's.
+  void RunReset(const json& c, const json& expect, size_t index) {
+    const std::string name = "r" + std::to_string(index);
+    CounterInfo counter;
+    ASSERT_NO_FATAL_FAILURE(Create(c, name, &counter));
+    const std::string key = c.value("key", "");
+    const int64_t current = c["current"].get<int64_t>();
+    ASSERT_NO_FATAL_FAILURE(Plant(counter, key, current));
+    clock_.Set(1'000'000);
+    const Result<IncrementResult> r =
+        db_->Reset(CounterRef(name, key), "reset-1", c["to"].get<int64_t>());
+    int64_t applied = 0;
+    if (core::cases::StatusAsExpected(expect, r.status())) {
+      const IncrementResult& got = r.value();
+      EXPECT_EQ(got.outcome, Outcome::kApplied);
+      applied = got.applied;
+      core::cases::ExpectFields(expect, {{"applied", got.applied},
+                                         {"value", got.value},
+                                         {"remaining", got.remaining},
+                                         {"window_ends", got.window_ends_ms}});
+    }
+    EXPECT_EQ(db_->ReadExact(CounterRef(name, key)).value(), current + applied)
+        << "the counter's value after the case";
+  }
+
  protected:
   // Every case of `rule` that the cluster has built; the others skipped
   // by name. Fields a cluster answer does not carry (a decision's bucket)
@@ -292,6 +322,13 @@ TEST_F(CaseTables, Once) {
           {"status", "message_has", "outcome", "applied", "shard", "bucket",
            "expires_at", "value", "remaining", "window_ends"},
           &CaseTables::Run);
+}
+
+TEST_F(CaseTables, Reset) {
+  RunRule("reset",
+          {"status", "message_has", "applied", "value", "remaining",
+           "window_ends"},
+          &CaseTables::RunReset);
 }
 
 TEST_F(CaseTables, Bounds) {

@@ -157,5 +157,55 @@ TEST(StrictOnCluster, ConcurrentTakersNeverPassTheBound) {
   EXPECT_TRUE(db->DeleteCounter("stock").ok());
 }
 
+// Resets of a sharded counter race too: each reads the sum of the shards
+// and adds the target less that sum; two that read the same sum must not
+// both subtract it. Each key's reset sequence, guarded and bumped by every
+// reset, makes the later one read again (docs/cluster.md, "Resets"). With
+// only resets running, to 7 or to 9, the value must end at one of them.
+TEST(StrictOnCluster, ConcurrentResetsLeaveOneOfTheirValues) {
+  const std::string target = test::ClusterTarget("resets");
+  if (target.empty()) GTEST_SKIP() << "no cluster: TALLY_REDIS_ENV is unset";
+  std::unique_ptr<Db> db;
+  ASSERT_TRUE(Db::Open(Options(), target, &db).ok());
+  ASSERT_TRUE(db->CreateCounter("views", CounterSpec{8}).ok());
+  for (int i = 0; i < 64; ++i) ASSERT_TRUE(db->Increment("views", 100).ok());
+  constexpr int kResets = 15;
+  const std::vector<int> failed = test::RunInChildren<int>(
+      kProcesses,
+      [&](int p) {
+        std::unique_ptr<Db> mine;
+        if (!Db::Open(Options(), target, &mine).ok()) return 1;
+        int errors = 0;
+        std::vector<std::thread> threads;
+        std::vector<int> thread_errors(kThreads, 0);
+        for (int t = 0; t < kThreads; ++t) {
+          threads.emplace_back([&, t] {
+            for (int i = 0; i < kResets; ++i) {
+              const std::string id = "r" + std::to_string(p) + "." +
+                                     std::to_string(t) + "." +
+                                     std::to_string(i);
+              const int64_t to = (p + t + i) % 2 ? 9 : 7;
+              Result<IncrementResult> r = mine->Reset("views", id, to);
+              while (r.status().IsBusy()) r = mine->Reset("views", id, to);
+              if (!r.ok() || r.value().outcome != Outcome::kApplied) {
+                std::fprintf(stderr, "%s: %s\n", id.c_str(),
+                             r.ok() ? OutcomeName(r.value().outcome)
+                                    : r.status().ToString().c_str());
+                ++thread_errors[t];
+              }
+            }
+          });
+        }
+        for (std::thread& t : threads) t.join();
+        for (const int e : thread_errors) errors += e;
+        return errors;
+      },
+      1);
+  for (const int f : failed) EXPECT_EQ(f, 0);
+  const int64_t value = db->ReadExact("views").value();
+  EXPECT_TRUE(value == 7 || value == 9) << "value " << value;
+  EXPECT_TRUE(db->DeleteCounter("views").ok());
+}
+
 }  // namespace
 }  // namespace tally
