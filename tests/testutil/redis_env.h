@@ -13,13 +13,13 @@
 
 namespace tally::test {
 
-// The file's variables, quotes removed (comments, blank lines and an
-// "export " prefix allowed); empty when TALLY_REDIS_ENV is unset or the
-// file cannot be read: no cluster was started.
-inline std::map<std::string, std::string> ReadRedisEnv() {
+// The variables of the env file at `path`, quotes removed (comments,
+// blank lines and an "export " prefix allowed); empty when the file cannot
+// be read. A test that starts a cluster of its own (failover_test.cc)
+// reads that cluster's file by its path.
+inline std::map<std::string, std::string> ReadRedisEnvFile(
+    const std::string& path) {
   std::map<std::string, std::string> vars;
-  const char* path = std::getenv("TALLY_REDIS_ENV");
-  if (path == nullptr || *path == '\0') return vars;
   std::ifstream in(path);
   std::string line;
   while (std::getline(in, line)) {
@@ -34,6 +34,14 @@ inline std::map<std::string, std::string> ReadRedisEnv() {
     vars[line.substr(0, eq)] = value;
   }
   return vars;
+}
+
+// The variables of the file TALLY_REDIS_ENV names; empty when it is unset
+// or the file cannot be read: no cluster was started.
+inline std::map<std::string, std::string> ReadRedisEnv() {
+  const char* path = std::getenv("TALLY_REDIS_ENV");
+  if (path == nullptr || *path == '\0') return {};
+  return ReadRedisEnvFile(path);
 }
 
 }  // namespace tally::test
