@@ -21,8 +21,10 @@
 // its plain ops count again where they committed.
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -236,10 +238,12 @@ struct RedisDb::TagCall {
     if (added) keys.push_back(key);
     return at->second;
   }
-  void AddOp(size_t op, std::initializer_list<std::string> fields) {
-    assert(fields.size() == kWriteFields);
+  // Takes the fields by value and moves them in (an initializer_list's
+  // strings could only be copied).
+  void AddOp(size_t op, std::array<std::string, kWriteFields> fields) {
     ops.push_back(op);
-    args.insert(args.end(), fields.begin(), fields.end());
+    args.insert(args.end(), std::make_move_iterator(fields.begin()),
+                std::make_move_iterator(fields.end()));
   }
 };
 
@@ -253,7 +257,7 @@ Status RedisDb::Commit(int64_t now, WriteCall* call) {
     const CounterInfo& c = call->counters[p.counter];
     const std::string tag = keys_.Tag(c, p.d.shard, p.op.key);
     TagCall& t = tags[tag];
-    t.tag = tag;
+    if (t.tag.empty()) t.tag = tag;
     const std::string value = KeySpace::Value(tag, p.op.key);
     const std::string vi = std::to_string(t.KeyIndex(value));
     const std::string key_member(p.op.key);
@@ -305,13 +309,20 @@ Status RedisDb::Commit(int64_t now, WriteCall* call) {
           std::to_string(static_cast<int64_t>(f.sum));
     }
     Command c;
-    c.args = {"FCALL", "tally_write", std::to_string(t.keys.size() + 3),
-              KeySpace::Live(tag), KeySpace::MarkerIndex(tag),
-              KeySpace::KeyIndex(tag)};
-    c.args.insert(c.args.end(), t.keys.begin(), t.keys.end());
+    c.args.reserve(8 + t.keys.size() + t.args.size());
+    c.args.emplace_back("FCALL");
+    c.args.emplace_back("tally_write");
+    c.args.push_back(std::to_string(t.keys.size() + 3));
+    c.args.push_back(KeySpace::Live(tag));
+    c.args.push_back(KeySpace::MarkerIndex(tag));
+    c.args.push_back(KeySpace::KeyIndex(tag));
+    // Moved, not copied: TakeReply reads the tag's ops and folds only.
+    c.args.insert(c.args.end(), std::make_move_iterator(t.keys.begin()),
+                  std::make_move_iterator(t.keys.end()));
     c.args.push_back(std::to_string(now));
     c.args.push_back(std::to_string(t.ops.size()));
-    c.args.insert(c.args.end(), t.args.begin(), t.args.end());
+    c.args.insert(c.args.end(), std::make_move_iterator(t.args.begin()),
+                  std::make_move_iterator(t.args.end()));
     c.slot = ClusterClient::SlotOf(tag);
     // A call of once-ops only may run twice: its markers make the second
     // run answer what the first counted. One with a plain op may not.
