@@ -1,6 +1,7 @@
 #include "cluster/keys.h"
 
 #include <cassert>
+#include <charconv>
 
 #include "core/hash.h"
 
@@ -28,15 +29,40 @@ KeySpace::KeySpace(std::string_view ns)
   assert(ValidNamespace(ns));
 }
 
+namespace {
+
+// Appends `c` and the decimal `n` to `s`.
+void AppendNumber(std::string* s, char c, uint64_t n) {
+  char buf[24];
+  buf[0] = c;
+  const char* end = std::to_chars(buf + 1, buf + sizeof(buf), n).ptr;
+  s->append(buf, static_cast<size_t>(end - buf));
+}
+
+}  // namespace
+
+// Tags are built on every write: one allocation each (no temporaries),
+// with room for the suffixes the callers append (":m:" and an event id).
 std::string KeySpace::NamedTag(uint64_t id, uint32_t shard) const {
-  return prefix_ + "{" + std::to_string(id) + "." + std::to_string(shard) +
-         "}";
+  std::string tag;
+  tag.reserve(prefix_.size() + 80);
+  tag.append(prefix_);
+  AppendNumber(&tag, '{', id);
+  AppendNumber(&tag, '.', shard);
+  tag.push_back('}');
+  return tag;
 }
 
 std::string KeySpace::GroupTag(uint64_t id, uint32_t shard,
                                uint32_t group) const {
-  return prefix_ + "{" + std::to_string(id) + "." + std::to_string(shard) +
-         "." + std::to_string(group) + "}";
+  std::string tag;
+  tag.reserve(prefix_.size() + 80);
+  tag.append(prefix_);
+  AppendNumber(&tag, '{', id);
+  AppendNumber(&tag, '.', shard);
+  AppendNumber(&tag, '.', group);
+  tag.push_back('}');
+  return tag;
 }
 
 std::string KeySpace::Tag(const CounterInfo& c, uint32_t shard,
@@ -46,7 +72,18 @@ std::string KeySpace::Tag(const CounterInfo& c, uint32_t shard,
 }
 
 std::string KeySpace::Value(const std::string& tag, std::string_view key) {
-  return key.empty() ? tag + ":v" : tag + ":v:" + std::string(key);
+  std::string value;
+  value.reserve(tag.size() + 3 + key.size());
+  value.append(tag).append(":v");
+  if (!key.empty()) value.append(":").append(key);
+  return value;
+}
+
+std::string KeySpace::Marker(const std::string& tag, std::string_view name) {
+  std::string marker;
+  marker.reserve(tag.size() + 3 + name.size());
+  marker.append(tag).append(":m:").append(name);
+  return marker;
 }
 
 std::string KeySpace::ResetSequence(const std::string& tag,

@@ -73,9 +73,7 @@ class KeySpace {
   // a keyed counter by the key's length and the key ("5:post1e-9").
   static std::string MarkerName(std::string_view key,
                                 std::string_view event_id);
-  static std::string Marker(const std::string& tag, std::string_view name) {
-    return tag + ":m:" + std::string(name);
-  }
+  static std::string Marker(const std::string& tag, std::string_view name);
 
  private:
   std::string prefix_;  // "tally:NS:"

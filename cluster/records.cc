@@ -45,8 +45,11 @@ bool Fields(std::string_view record, std::string_view version, size_t n,
 }
 
 void Put(std::string* s, int64_t v) {
-  s->push_back(' ');
-  s->append(std::to_string(v));
+  // to_chars into the stack: no temporary string per field.
+  char buf[24];
+  buf[0] = ' ';
+  const char* end = std::to_chars(buf + 1, buf + sizeof(buf), v).ptr;
+  s->append(buf, static_cast<size_t>(end - buf));
 }
 
 bool Flag(int64_t v) { return v == 1; }
@@ -100,7 +103,9 @@ Status DecodeCounter(std::string_view name, std::string_view record,
 }
 
 std::string EncodeMarker(const MarkerInfo& m) {
-  std::string s(kMarkerVersion);
+  std::string s;
+  s.reserve(64);  // a new event's record is ~45 bytes: one allocation
+  s.append(kMarkerVersion);
   for (const int64_t v :
        {int64_t{m.shard}, m.delta, m.created_at_ms, m.expires_at_ms,
         int64_t{m.pinned}, int64_t{m.strict}, int64_t{m.refused}, m.asked,

@@ -34,10 +34,12 @@
 // its plain ops count again where they committed.
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <chrono>
 #include <cassert>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <random>
 #include <string>
@@ -446,10 +448,12 @@ struct RedisDb::TagCall {
     if (added) keys.push_back(key);
     return at->second;
   }
-  void AddOp(size_t op, std::initializer_list<std::string> fields) {
-    assert(fields.size() == kWriteFields);
+  // Takes the fields by value and moves them in (an initializer_list's
+  // strings could only be copied).
+  void AddOp(size_t op, std::array<std::string, kWriteFields> fields) {
     ops.push_back(op);
-    args.insert(args.end(), fields.begin(), fields.end());
+    args.insert(args.end(), std::make_move_iterator(fields.begin()),
+                std::make_move_iterator(fields.end()));
   }
 };
 
@@ -674,7 +678,7 @@ Status RedisDb::CommitWrites(int64_t now, WriteCall* call, bool* moved,
     p.sent = true;
     const std::string tag = keys_.Tag(c, p.d.shard, p.op.key);
     TagCall& t = tags[tag];
-    t.tag = tag;
+    if (t.tag.empty()) t.tag = tag;
     t.all_ops.push_back(i);
     const std::string value = KeySpace::Value(tag, p.op.key);
     const size_t value_index = t.KeyIndex(value);
@@ -738,13 +742,20 @@ Status RedisDb::CommitWrites(int64_t now, WriteCall* call, bool* moved,
           std::to_string(static_cast<int64_t>(f.sum));
     }
     Command c;
-    c.args = {"FCALL", "tally_write", std::to_string(t.keys.size() + 3),
-              KeySpace::Live(tag), KeySpace::MarkerIndex(tag),
-              KeySpace::KeyIndex(tag)};
-    c.args.insert(c.args.end(), t.keys.begin(), t.keys.end());
+    c.args.reserve(9 + t.keys.size() + t.args.size() + 2 * t.guards.size());
+    c.args.emplace_back("FCALL");
+    c.args.emplace_back("tally_write");
+    c.args.push_back(std::to_string(t.keys.size() + 3));
+    c.args.push_back(KeySpace::Live(tag));
+    c.args.push_back(KeySpace::MarkerIndex(tag));
+    c.args.push_back(KeySpace::KeyIndex(tag));
+    // Moved, not copied: TakeReply reads the tag's ops and folds only.
+    c.args.insert(c.args.end(), std::make_move_iterator(t.keys.begin()),
+                  std::make_move_iterator(t.keys.end()));
     c.args.push_back(std::to_string(now));
     c.args.push_back(std::to_string(t.ops.size()));
-    c.args.insert(c.args.end(), t.args.begin(), t.args.end());
+    c.args.insert(c.args.end(), std::make_move_iterator(t.args.begin()),
+                  std::make_move_iterator(t.args.end()));
     c.args.push_back(std::to_string(t.guards.size()));
     for (const auto& [index, read] : t.guards) {
       c.args.push_back(std::to_string(index));
