@@ -127,6 +127,10 @@ Status RedisDb::CheckFunctions() {
 
 Status RedisDb::Run(const std::vector<Command>& commands,
                     std::vector<Reply>* replies, bool writes) {
+  if (commands.empty()) {
+    replies->clear();
+    return Status::OK();
+  }
   RunOptions ro;
   if (writes && target_.wait_replicas > 0) {
     ro.wait_replicas = target_.wait_replicas;
