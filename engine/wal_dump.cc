@@ -224,6 +224,12 @@ Status DumpWal(const Options& options, const std::string& path, uint64_t since,
                                    " is outside 0.." +
                                    std::to_string(kMaxWalSequence));
   }
+  if (path.find("://") != std::string::npos) {
+    return Status::NotSupported(
+        "DumpWal reads a local database's WAL files, and " +
+        path.substr(0, path.find("://") + 3) +
+        "... names a server: it has none to read");
+  }
   // The catalog as it is now, through the ordinary read-only open: this
   // also refuses a path that holds no tally database.
   std::map<uint64_t, std::string> counters;

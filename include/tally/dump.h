@@ -90,7 +90,8 @@ class TALLY_EXPORT WalVisitor {
 // InvalidArgument when `since` is beyond the last sequence written;
 // NotFound when the WAL no longer holds `since` (its message names the
 // oldest sequence it does hold); Busy when a writer replaced its WAL files
-// while they were read.
+// while they were read; NotSupported for a target naming a server
+// ("redis://..."), which has no WAL files here.
 TALLY_EXPORT Status DumpWal(const Options& options, const std::string& path,
                             uint64_t since, WalVisitor* visitor);
 

@@ -61,6 +61,19 @@ std::vector<uint64_t> BatchSeqs(const std::string& out) {
   return seqs;
 }
 
+// tally::DumpWal reads local files: a target naming a server is refused
+// by name before anything is opened (counterctl refuses it first too).
+TEST(DumpWal, ATargetNamingAServerIsNotSupported) {
+  struct Nothing : WalVisitor {
+    Status Batch(const DumpBatch&) override { return Status::OK(); }
+    Status Gap(uint64_t, uint64_t) override { return Status::OK(); }
+  } visitor;
+  const Status s =
+      DumpWal(Options(), "redis://127.0.0.1:1/ns", 0, &visitor);
+  EXPECT_TRUE(s.IsNotSupported()) << s.ToString();
+  EXPECT_NE(s.message().find("redis://"), std::string::npos) << s.ToString();
+}
+
 TEST_F(CounterctlWal, DumpDecodesEveryWriteTheApiMakes) {
   // Every kind of write tally makes comes back decoded, in commit order,
   // with its sequence numbers; names come from the catalog as it is now.
