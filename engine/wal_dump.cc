@@ -215,6 +215,15 @@ Status CheckSince(rocksdb::DB* db, uint64_t since, uint64_t last,
                           "flushed)");
 }
 
+// A target naming a server ("redis://...") has no WAL files here.
+Status CheckLocal(const std::string& path) {
+  const size_t scheme = path.find("://");
+  if (scheme == std::string::npos) return Status::OK();
+  return Status::NotSupported(
+      "DumpWal reads a local database's WAL files, and " +
+      path.substr(0, scheme + 3) + "... names a server: it has none to read");
+}
+
 }  // namespace
 
 Status DumpWal(const Options& options, const std::string& path, uint64_t since,
@@ -224,12 +233,7 @@ Status DumpWal(const Options& options, const std::string& path, uint64_t since,
                                    " is outside 0.." +
                                    std::to_string(kMaxWalSequence));
   }
-  if (path.find("://") != std::string::npos) {
-    return Status::NotSupported(
-        "DumpWal reads a local database's WAL files, and " +
-        path.substr(0, path.find("://") + 3) +
-        "... names a server: it has none to read");
-  }
+  if (Status local = CheckLocal(path); !local.ok()) return local;
   // The catalog as it is now, through the ordinary read-only open: this
   // also refuses a path that holds no tally database.
   std::map<uint64_t, std::string> counters;
