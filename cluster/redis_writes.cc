@@ -89,6 +89,26 @@ std::string TtlOf(const core::Decision& d, int64_t now) {
       d.expires_at == 0 ? 0 : std::max<int64_t>(1, d.expires_at - now));
 }
 
+// A GET of integer key `key` (a value, a reset sequence): its text as
+// stored ("0" for none, as INCRBY would start) and its value.
+Status IntegerOf(const std::string& key, const Reply& r, std::string* text,
+                 int64_t* value) {
+  if (r.kind == Reply::Kind::kNil) {
+    *text = "0";
+  } else if (r.kind == Reply::Kind::kString) {
+    *text = r.str;
+  } else {
+    return Status::IOError("read " + core::Quote(key) + ": " + r.str);
+  }
+  const char* last = text->data() + text->size();
+  auto [ptr, ec] = std::from_chars(text->data(), last, *value);
+  if (text->empty() || ec != std::errc() || ptr != last) {
+    return Status::Corruption(core::Quote(key) + " is not an integer: " +
+                              core::Quote(*text));
+  }
+  return Status::OK();
+}
+
 // Whether a decided op is written: an applied op, and a strict counter's
 // refused once-op (its marker keeps the refusal for its copies).
 bool Writes(const CounterInfo& c, const core::WriteOp& op,
@@ -531,21 +551,10 @@ Status RedisDb::ReadResets(WriteCall* call) {
     const CounterInfo& c = call->counters[r.counter];
     __int128 sum = 0;
     for (uint32_t i = 0; i <= c.shards; ++i, ++at) {
-      const Reply& reply = replies[at];
-      std::string text = "0";
-      if (reply.kind == Reply::Kind::kString) {
-        text = reply.str;
-      } else if (reply.kind != Reply::Kind::kNil) {
-        return Status::IOError("read " + core::Quote(cmds[at].args[1]) +
-                               ": " + reply.str);
-      }
+      std::string text;
       int64_t v = 0;
-      const char* last = text.data() + text.size();
-      auto [ptr, ec] = std::from_chars(text.data(), last, v);
-      if (ec != std::errc() || ptr != last) {
-        return Status::Corruption(core::Quote(cmds[at].args[1]) +
-                                  " is not an integer: " + core::Quote(text));
-      }
+      s = IntegerOf(cmds[at].args[1], replies[at], &text, &v);
+      if (!s.ok()) return s;
       if (i == 0) {
         r.seq = text;
       } else {
@@ -582,20 +591,8 @@ Status RedisDb::ReadStrict(WriteCall* call) {
   if (!s.ok()) return s;
   for (size_t j = 0; j < which.size(); ++j) {
     WriteCall::StrictKey& k = call->strict[which[j]];
-    const Reply& r = replies[j];
-    if (r.kind == Reply::Kind::kNil) {
-      k.read = "0";
-    } else if (r.kind == Reply::Kind::kString) {
-      k.read = r.str;
-    } else {
-      return Status::IOError("read " + core::Quote(k.value_key) + ": " + r.str);
-    }
-    const char* last = k.read.data() + k.read.size();
-    auto [ptr, ec] = std::from_chars(k.read.data(), last, k.value);
-    if (k.read.empty() || ec != std::errc() || ptr != last) {
-      return Status::Corruption("value " + core::Quote(k.value_key) +
-                                " is not an integer: " + core::Quote(k.read));
-    }
+    s = IntegerOf(k.value_key, replies[j], &k.read, &k.value);
+    if (!s.ok()) return s;
     k.fresh = true;
   }
   return Status::OK();
