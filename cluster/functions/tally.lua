@@ -17,7 +17,7 @@
 -- markers are opaque strings. Only the op count, key indexes and times
 -- (ms, below 2^53) become numbers.
 
-local VERSION = '4'
+local VERSION = '5'
 
 -- The error a write gets when its counter was deleted (its tag's live key
 -- is gone): the client reloads the counter and answers NotFound.
@@ -42,6 +42,22 @@ local function prune(index, now)
   local expired = redis.call('ZRANGEBYSCORE', index, 1, '(' .. now,
                              'LIMIT', 0, PRUNE_PER_CALL)
   if #expired > 0 then redis.call('ZREM', index, unpack(expired)) end
+end
+
+-- INCRBY of each {key, delta} of `incs`, all or none: when one would take
+-- its key beyond int64, the ones before it are undone and the index of the
+-- failing one is returned (nil when all were made).
+local function incr_all(incs)
+  for i, inc in ipairs(incs) do
+    local r = redis.pcall('INCRBY', inc[1], inc[2])
+    if type(r) == 'table' and r.err then
+      for j = i - 1, 1, -1 do
+        redis.call('DECRBY', incs[j][1], incs[j][2])
+      end
+      return i
+    end
+  end
+  return nil
 end
 
 -- tally_write: the ops of one hash tag (one counter, shard and key group).
@@ -88,21 +104,16 @@ local function write(keys, args)
       if found then out[i + 1] = found end
     end
   end
-  local done = {}
+  local incs, op_of = {}, {}
   for i = 0, n - 1 do
     if out[i + 1] == 1 then
       local b = 3 + i * FIELDS
-      local key = keys[tonumber(args[b + 1])]
-      local r = redis.pcall('INCRBY', key, args[b + 3])
-      if type(r) == 'table' and r.err then
-        for j = #done, 1, -1 do
-          redis.call('DECRBY', done[j][1], done[j][2])
-        end
-        return redis.error_reply('TALLYOVERFLOW ' .. i)
-      end
-      done[#done + 1] = {key, args[b + 3]}
+      incs[#incs + 1] = {keys[tonumber(args[b + 1])], args[b + 3]}
+      op_of[#incs] = i
     end
   end
+  local failed = incr_all(incs)
+  if failed then return redis.error_reply('TALLYOVERFLOW ' .. op_of[failed]) end
   for i = 0, n - 1 do
     if out[i + 1] == 1 then
       local b = 3 + i * FIELDS
@@ -194,8 +205,72 @@ local function drop_key(keys, args)
   return count
 end
 
+-- tally_guarded: a compare-and-set of one hash tag for the records whose
+-- rules core/ decides in the client from what it read (claims, a strict
+-- key's reservations): the call writes only where every key it guards
+-- still holds what the client read, else fails with TALLYSTALE and writes
+-- nothing; the client reads and decides again.
+-- KEYS: the keys the fields name by index (all of one tag).
+-- ARGV[1] the index of a live key that must exist (0: none; a missing one
+-- fails the call with TALLYGONE), ARGV[2] the guard count, then per guard
+-- a key index and what the key held when read: '=' and its bytes, or '-'
+-- for no key. Then the op count and per op its name and fields:
+--   s KEY VALUE TTL  SET (TTL in ms, '0': kept forever)
+--   d KEY            DEL
+--   i KEY DELTA      INCRBY (first, all of them: one that would overflow
+--                    undoes the others and fails the call, TALLYOVERFLOW)
+--   z KEY SCORE NAME ZADD         r KEY NAME  ZREM
+-- Every value, delta and score stays the client's string. Returns 1.
+local GUARDED_FIELDS = {s = 3, d = 1, i = 2, z = 3, r = 2}
+
+local function guarded(keys, args)
+  local live = tonumber(args[1])
+  if live > 0 and redis.call('EXISTS', keys[live]) == 0 then
+    return redis.error_reply(GONE)
+  end
+  local at = 3
+  for _ = 1, tonumber(args[2]) do
+    local now = redis.call('GET', keys[tonumber(args[at])])
+    local was = args[at + 1]
+    if (now and was ~= '=' .. now) or (not now and was ~= '-') then
+      return redis.error_reply('TALLYSTALE a guarded key changed')
+    end
+    at = at + 2
+  end
+  local ops = {}
+  for _ = 1, tonumber(args[at]) do
+    local name = args[at + 1]
+    local n = GUARDED_FIELDS[name]
+    if not n then return redis.error_reply('TALLYBADOP ' .. tostring(name)) end
+    ops[#ops + 1] = {name, unpack(args, at + 2, at + 1 + n)}
+    at = at + 1 + n
+  end
+  local incs = {}
+  for _, op in ipairs(ops) do
+    if op[1] == 'i' then incs[#incs + 1] = {keys[tonumber(op[2])], op[3]} end
+  end
+  local failed = incr_all(incs)
+  if failed then
+    return redis.error_reply('TALLYOVERFLOW ' .. incs[failed][1])
+  end
+  for _, op in ipairs(ops) do
+    local key = keys[tonumber(op[2])]
+    if op[1] == 's' then
+      set_for(key, op[3], op[4])
+    elseif op[1] == 'd' then
+      redis.call('DEL', key)
+    elseif op[1] == 'z' then
+      redis.call('ZADD', key, op[3], op[4])
+    elseif op[1] == 'r' then
+      redis.call('ZREM', key, op[3])
+    end
+  end
+  return 1
+end
+
 redis.register_function{function_name = 'tally_version',
   callback = function() return VERSION end, flags = {'no-writes'}}
 redis.register_function{function_name = 'tally_write', callback = write}
 redis.register_function{function_name = 'tally_forward', callback = forward}
 redis.register_function{function_name = 'tally_drop_key', callback = drop_key}
+redis.register_function{function_name = 'tally_guarded', callback = guarded}
