@@ -3,6 +3,7 @@
 #include <cassert>
 #include <charconv>
 
+#include "core/buckets.h"
 #include "core/hash.h"
 
 namespace tally::cluster {
@@ -77,6 +78,27 @@ std::string KeySpace::Value(const std::string& tag, std::string_view key) {
   value.append(tag).append(":v");
   if (!key.empty()) value.append(":").append(key);
   return value;
+}
+
+std::string KeySpace::BucketValue(const std::string& tag,
+                                  std::string_view key, int64_t start) {
+  assert(start >= 0);
+  std::string value;
+  value.reserve(tag.size() + 24 + key.size());
+  value.append(tag).append(":b:").append(std::to_string(start));
+  if (!key.empty()) value.append(":").append(key);
+  return value;
+}
+
+std::string KeySpace::ValueIn(const std::string& tag, std::string_view key,
+                              int64_t bucket) {
+  return bucket == core::kNoBucket ? Value(tag, key)
+                                   : BucketValue(tag, key, bucket);
+}
+
+std::string KeySpace::BucketIndex(const std::string& tag,
+                                  std::string_view key) {
+  return key.empty() ? tag + ":bi" : tag + ":bi:" + std::string(key);
 }
 
 std::string KeySpace::Marker(const std::string& tag, std::string_view name) {

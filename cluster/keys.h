@@ -69,6 +69,16 @@ class KeySpace {
                                    std::string_view key);
   // The value of a named counter's shard (key empty) or of one key's.
   static std::string Value(const std::string& tag, std::string_view key);
+  // A bucketed counter's value in the bucket starting at `start` (ms):
+  // ":b:START" (":b:START:KEY" a key's), kept until the bucket is past its
+  // counter's retention.
+  static std::string BucketValue(const std::string& tag, std::string_view key,
+                                 int64_t start);
+  // The value key of an op in bucket `bucket` (core::kNoBucket: none).
+  static std::string ValueIn(const std::string& tag, std::string_view key,
+                             int64_t bucket);
+  // The starts of the buckets the shard (a key's, ":bi:KEY") holds.
+  static std::string BucketIndex(const std::string& tag, std::string_view key);
   // A marker's name in its tag's marker index: the event id, preceded for
   // a keyed counter by the key's length and the key ("5:post1e-9").
   static std::string MarkerName(std::string_view key,

@@ -151,11 +151,6 @@ Status RedisDb::NeedsFiles(std::string_view call, std::string_view why) const {
 }
 
 Status RedisDb::CheckSpecBuilt(const CounterSpec& spec) const {
-  if (spec.bucket != BucketWidth::kNone) {
-    return NotBuilt(spec.bounds.any() ? "a quota (a strict counter with time "
-                                        "buckets)"
-                                      : "a bucketed counter");
-  }
   if (spec.outbox) return NotBuilt("a counter with an outbox");
   return Status::OK();
 }
@@ -355,6 +350,27 @@ Result<std::vector<CounterInfo>> RedisDb::ListCounters() {
   return out;
 }
 
+namespace {
+
+// The FCALL of tally_drop_buckets for the keys `keys` of a bucketed
+// counter's tag (a named counter's: its shard's buckets).
+Command DropBuckets(const std::string& tag, bool keyed,
+                    const std::vector<Reply>& keys) {
+  std::vector<std::string> names;
+  if (!keyed) names.emplace_back();
+  for (const Reply& k : keys) names.push_back(k.str);
+  std::vector<std::string> args = {"FCALL", "tally_drop_buckets",
+                                   std::to_string(names.size())};
+  for (const std::string& k : names) {
+    args.push_back(KeySpace::BucketIndex(tag, k));
+  }
+  args.push_back(tag);
+  args.insert(args.end(), names.begin(), names.end());
+  return Cmd(std::move(args), ClusterClient::SlotOf(tag));
+}
+
+}  // namespace
+
 Status RedisDb::DeleteCounter(std::string_view name) {
   Status writable = CheckWritable();
   if (!writable.ok()) return writable;
@@ -405,6 +421,10 @@ Status RedisDb::DeleteCounter(std::string_view name) {
       }
       for (const Reply& k : r[j + 2].elements) {
         del.push_back(KeySpace::Value(tag, k.str));
+      }
+      if (c.bucket != BucketWidth::kNone &&
+          (!c.keyed || !r[j + 2].elements.empty())) {
+        drop.push_back(DropBuckets(tag, c.keyed, r[j + 2].elements));
       }
       drop.push_back(Cmd(std::move(del), slot));
     }

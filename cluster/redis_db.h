@@ -27,6 +27,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "cluster/client/cluster_client.h"
@@ -104,10 +105,6 @@ class RedisDb final : public Db, private BackendOps {
   Result<ClaimInfo> GetClaim(std::string_view key) override;
   Result<std::vector<ClaimInfo>> ListClaims(
       const ListClaimsOptions& options) override;
-  Result<int64_t> ReadRange(CounterRef counter, int64_t from_ms, int64_t to_ms,
-                            const ReadOptions& options) override;
-  Result<QuotaState> ReadQuota(CounterRef counter,
-                               const ReadOptions& options) override;
   Result<TopKeysResult> TopKeys(std::string_view counter, size_t n,
                                 const TopKeysOptions& options) override;
   Result<CachedValue> ReadCached(std::string_view counter) override;
@@ -116,6 +113,10 @@ class RedisDb final : public Db, private BackendOps {
   // ---- reads (redis_reads.cc) ----
   Result<int64_t> ReadExact(CounterRef counter,
                             const ReadOptions& options) override;
+  Result<int64_t> ReadRange(CounterRef counter, int64_t from_ms, int64_t to_ms,
+                            const ReadOptions& options) override;
+  Result<QuotaState> ReadQuota(CounterRef counter,
+                               const ReadOptions& options) override;
   Result<std::vector<int64_t>> ShardCounts(
       CounterRef counter, const ReadOptions& options) override;
   Result<std::vector<int64_t>> ReadKeys(
@@ -183,17 +184,33 @@ class RedisDb final : public Db, private BackendOps {
   Status CheckSpecBuilt(const CounterSpec& spec) const;
 
   // ---- reads (redis_reads.cc) ----
+  // A read's time range [from, to) in ms (ReadRange).
+  using TimeRange = std::pair<int64_t, int64_t>;
   // The values of `keys` (one empty key: a named counter's) in each shard
-  // of counter `c`, key by key, and whether a tag read had no live key.
+  // of counter `c`, key by key, and whether a tag read had no live key. A
+  // bucketed counter's: the sum of its retained buckets (those overlapping
+  // `range` when given).
   Status ReadValues(const CounterInfo& c,
                     const std::vector<std::string_view>& keys,
-                    std::vector<int64_t>* values, bool* gone);
+                    const TimeRange* range, std::vector<int64_t>* values,
+                    bool* gone);
+  std::pair<int64_t, int64_t> BucketsOf(const CounterInfo& c,
+                                        const TimeRange* range) const;
+  Status ReadBuckets(const CounterInfo& c,
+                     const std::vector<std::string_view>& keys,
+                     const TimeRange* range, std::vector<int64_t>* values,
+                     bool* gone);
+  Status SumBuckets(const CounterInfo& c, const std::vector<Command>& gets,
+                    const std::vector<size_t>& owner, size_t n,
+                    std::vector<int64_t>* values);
   // Finds the counter `ref` names (`keyed_read`: a keyed counter by name
-  // alone, for ReadKeys) and reads `keys` of it, once more when it turns
-  // out deleted since it was cached.
+  // alone, for ReadKeys) and reads `keys` of it (in `range`: ReadRange,
+  // which refuses a counter without buckets), once more when it turns out
+  // deleted since it was cached.
   Status ReadCounter(CounterRef ref, bool keyed_read,
                      const std::vector<std::string_view>& keys,
-                     CounterInfo* c, std::vector<int64_t>* values);
+                     CounterInfo* c, std::vector<int64_t>* values,
+                     const TimeRange* range = nullptr);
   // Every key of keyed counter `c`, sorted, from its key indexes.
   Status AllKeys(const CounterInfo& c, std::vector<std::string>* keys);
   // (tag, marker name) of each unexpired marker of `c` (of one key of a
@@ -210,7 +227,15 @@ class RedisDb final : public Db, private BackendOps {
   // client cached it (that tag wrote nothing).
   Status Execute(const std::vector<core::WriteOp>& ops, bool batch,
                  std::vector<IncrementResult>* results, bool* gone);
-  Status Plan(const std::vector<core::WriteOp>& ops, WriteCall* call);
+  Status Plan(const std::vector<core::WriteOp>& ops, int64_t now,
+              WriteCall* call);
+  size_t StrictKeyOf(const CounterInfo& c, const core::WriteOp& op,
+                     uint32_t shard, int64_t now, WriteCall* call,
+                     std::unordered_map<std::string, size_t>* of);
+  static core::PreviousWindow PreviousOf(const WriteCall& call,
+                                         const PlannedOp& p, int64_t now);
+  void AddBucket(const CounterInfo& c, const PlannedOp& p, int64_t now,
+                 const std::string& value, TagCall* t);
   Status Decide(int64_t now, WriteCall* call);
   Status DecideAll(int64_t now, WriteCall* call, bool* need_lookup);
   Status LookUpMarkers(WriteCall* call);

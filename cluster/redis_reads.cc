@@ -11,12 +11,15 @@
 
 #include <algorithm>
 #include <charconv>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "cluster/records.h"
 #include "cluster/redis_db.h"
+#include "core/bounds.h"
+#include "core/buckets.h"
 #include "core/decide.h"
 #include "core/validate.h"
 #include "tally/limits.h"
@@ -64,7 +67,11 @@ Status NotKeyed(const CounterInfo& c, std::string_view call) {
 
 Status RedisDb::ReadValues(const CounterInfo& c,
                            const std::vector<std::string_view>& keys,
+                           const TimeRange* range,
                            std::vector<int64_t>* values, bool* gone) {
+  if (c.bucket != BucketWidth::kNone) {
+    return ReadBuckets(c, keys, range, values, gone);
+  }
   std::vector<Command> cmds;
   for (const std::string_view key : keys) {
     for (uint32_t shard = 0; shard < c.shards; ++shard) {
@@ -91,15 +98,111 @@ Status RedisDb::ReadValues(const CounterInfo& c,
   return Status::OK();
 }
 
+// The buckets of `c` a read sums, by the client's clock: those a range
+// overlaps (`range`; null: all) and not past retention.
+std::pair<int64_t, int64_t> RedisDb::BucketsOf(const CounterInfo& c,
+                                               const TimeRange* range) const {
+  const int64_t width = BucketWidthMs(c.bucket);
+  int64_t from = core::FirstRetainedBucket(width, c.retention_ms,
+                                           clock_->NowMillis());
+  int64_t to = INT64_MAX;
+  if (range != nullptr) {
+    from = std::max(from, core::BucketStart(range->first, width));
+    to = core::BucketStart(range->second - 1, width) + 1;
+  }
+  return {from, to};
+}
+
+// A bucketed counter's values: each (key, shard)'s bucket starts in the
+// read's span from its bucket index, then the buckets' values, summed.
+// Two pipelined rounds (one request per node each).
+Status RedisDb::ReadBuckets(const CounterInfo& c,
+                            const std::vector<std::string_view>& keys,
+                            const TimeRange* range,
+                            std::vector<int64_t>* values, bool* gone) {
+  const auto [from, to] = BucketsOf(c, range);
+  std::vector<Command> cmds;
+  std::vector<std::string> tags;
+  for (const std::string_view key : keys) {
+    for (uint32_t shard = 0; shard < c.shards; ++shard) {
+      tags.push_back(keys_.Tag(c, shard, key));
+      const std::string& tag = tags.back();
+      cmds.push_back(Read({"ZRANGEBYSCORE", KeySpace::BucketIndex(tag, key),
+                           std::to_string(from), "(" + std::to_string(to)},
+                          tag));
+      cmds.push_back(Read({"EXISTS", KeySpace::Live(tag)}, tag));
+    }
+  }
+  std::vector<Reply> replies;
+  Status s = Run(cmds, &replies, false);
+  if (!s.ok()) return s;
+  *gone = false;
+  std::vector<Command> gets;
+  std::vector<size_t> owner;  // the (key, shard) of each GET
+  std::set<std::pair<size_t, int64_t>> distinct;  // (key, bucket start)
+  std::vector<size_t> per_key(keys.size(), 0);
+  for (size_t i = 0; i < tags.size(); ++i) {
+    const Reply& starts = replies[2 * i];
+    if (starts.kind != Reply::Kind::kArray) {
+      return Status::IOError("read counter " + core::Quote(c.name) + ": " +
+                             starts.str);
+    }
+    if (replies[2 * i + 1].kind == Reply::Kind::kInteger &&
+        replies[2 * i + 1].integer == 0) {
+      *gone = true;
+    }
+    const std::string_view key = keys[i / c.shards];
+    for (const Reply& start : starts.elements) {
+      int64_t at = 0;
+      s = ValueOf(c, start, &at);
+      if (!s.ok()) return s;
+      if (distinct.emplace(i / c.shards, at).second &&
+          ++per_key[i / c.shards] > kMaxReadBuckets) {
+        s = core::TooManyBuckets(c);
+        return key.empty() ? s : s.WithContext("key " + core::Quote(key));
+      }
+      gets.push_back(Read({"GET", KeySpace::BucketValue(tags[i], key, at)},
+                          tags[i]));
+      owner.push_back(i);
+    }
+  }
+  return SumBuckets(c, gets, owner, tags.size(), values);
+}
+
+// Sums the replies of bucket value GETs `gets` per (key, shard) `owner`.
+Status RedisDb::SumBuckets(const CounterInfo& c,
+                           const std::vector<Command>& gets,
+                           const std::vector<size_t>& owner, size_t n,
+                           std::vector<int64_t>* values) {
+  std::vector<Reply> replies;
+  Status s = Run(gets, &replies, false);
+  if (!s.ok()) return s;
+  std::vector<__int128> sums(n, 0);
+  for (size_t j = 0; j < gets.size(); ++j) {
+    int64_t v = 0;
+    s = ValueOf(c, replies[j], &v);
+    if (!s.ok()) return s;
+    sums[owner[j]] += v;
+  }
+  values->assign(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    if (sums[i] < INT64_MIN || sums[i] > INT64_MAX) return SumBeyond(c.name);
+    (*values)[i] = static_cast<int64_t>(sums[i]);
+  }
+  return Status::OK();
+}
+
 Status RedisDb::ReadCounter(CounterRef ref, bool keyed_read,
                             const std::vector<std::string_view>& keys,
-                            CounterInfo* c, std::vector<int64_t>* values) {
+                            CounterInfo* c, std::vector<int64_t>* values,
+                            const TimeRange* range) {
   for (int attempt = 0;; ++attempt) {
     Status s = keyed_read ? FindCounter(ref.counter, c) : FindRef(ref, false, c);
     if (!s.ok()) return s;
     if (keyed_read && !c->keyed) return NotKeyed(*c, "ReadKeys");
     bool gone = false;
-    s = ReadValues(*c, keys, values, &gone);
+    if (range != nullptr) s = core::CheckBucketed(*c);
+    if (s.ok()) s = ReadValues(*c, keys, range, values, &gone);
     if (!s.ok() || !gone) return s;
     // Deleted (and maybe created again) by another client since this one
     // cached it: once more by the catalog as it is now.
@@ -125,6 +228,48 @@ Result<int64_t> RedisDb::ReadExact(CounterRef counter,
   for (const int64_t v : shards.value()) sum += v;
   if (sum < kMinDelta || sum > kMaxDelta) return SumBeyond(counter.counter);
   return static_cast<int64_t>(sum);
+}
+
+Result<int64_t> RedisDb::ReadRange(CounterRef counter, int64_t from_ms,
+                                   int64_t to_ms, const ReadOptions&) {
+  Status s = core::ValidateRange(from_ms, to_ms);
+  if (!s.ok()) return s;
+  CounterInfo c;
+  std::vector<int64_t> shards;
+  const TimeRange range(from_ms, to_ms);
+  s = ReadCounter(counter, false, {counter.key}, &c, &shards, &range);
+  if (!s.ok()) return s;
+  __int128 sum = 0;
+  for (const int64_t v : shards) sum += v;
+  if (sum < kMinDelta || sum > kMaxDelta) return SumBeyond(counter.counter);
+  return static_cast<int64_t>(sum);
+}
+
+// A quota's window now and the one before it, as the write path reads
+// them (its one shard: a strict counter is never sharded), by the
+// client's clock.
+Result<QuotaState> RedisDb::ReadQuota(CounterRef counter, const ReadOptions&) {
+  CounterInfo c;
+  Status s = FindRef(counter, false, &c);
+  if (s.ok()) s = core::CheckQuota(c);
+  if (!s.ok()) return s;
+  const int64_t now = clock_->NowMillis();
+  const core::QuotaWindow w = core::QuotaWindowAt(c, now);
+  const std::string tag = keys_.Tag(c, 0, counter.key);
+  std::vector<Command> cmds = {
+      Read({"GET", KeySpace::BucketValue(tag, counter.key, w.start)}, tag)};
+  if (w.previous) {
+    cmds.push_back(Read(
+        {"GET", KeySpace::BucketValue(tag, counter.key, w.start - w.width)},
+        tag));
+  }
+  std::vector<Reply> replies;
+  s = Run(cmds, &replies, false);
+  int64_t used = 0, previous = 0;
+  if (s.ok()) s = ValueOf(c, replies[0], &used);
+  if (s.ok() && w.previous) s = ValueOf(c, replies[1], &previous);
+  if (!s.ok()) return s;
+  return core::QuotaStateOf(c, w, now, used, previous);
 }
 
 Result<std::vector<int64_t>> RedisDb::ReadKeys(
@@ -220,11 +365,12 @@ Status RedisDb::DeleteKey(std::string_view counter, std::string_view key) {
     drop.idempotent = true;  // dropping twice leaves the same
     drop.args = {"FCALL",
                  "tally_drop_key",
-                 "4",
+                 "5",
                  KeySpace::MarkerIndex(tag),
                  KeySpace::KeyIndex(tag),
                  KeySpace::Value(tag, key),
                  KeySpace::ForwardIndex(tag),
+                 KeySpace::BucketIndex(tag, key),
                  prefix,
                  std::string(key),
                  tag};

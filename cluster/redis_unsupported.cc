@@ -62,13 +62,6 @@ Result<ClaimInfo> RedisDb::GetClaim(std::string_view) {
 Result<std::vector<ClaimInfo>> RedisDb::ListClaims(const ListClaimsOptions&) {
   return NotBuilt("ListClaims");
 }
-Result<int64_t> RedisDb::ReadRange(CounterRef, int64_t, int64_t,
-                                   const ReadOptions&) {
-  return NotBuilt("ReadRange");
-}
-Result<QuotaState> RedisDb::ReadQuota(CounterRef, const ReadOptions&) {
-  return NotBuilt("ReadQuota");
-}
 Result<TopKeysResult> RedisDb::TopKeys(std::string_view counter, size_t,
                                        const TopKeysOptions&) {
   return NotBuiltFor(counter, true, "TopKeys");

@@ -42,6 +42,7 @@
 #include <iterator>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -73,6 +74,14 @@ constexpr int kMaxStaleRounds = 64;
 
 // Fields per op of tally_write (cluster/functions/tally.lua).
 constexpr size_t kWriteFields = 9;
+// Fields per bucket entry of tally_write.
+constexpr size_t kBucketFields = 5;
+
+// A bucket value lives this long past its counter's retention before Redis
+// drops it (its TTL): reads skip it by the client's clock from the end of
+// retention on, so clients whose clocks run up to this much behind the
+// writer's still find it while their rules keep it.
+constexpr int64_t kBucketTtlMarginMs = 60 * 60 * 1000;
 
 bool StartsWith(std::string_view s, std::string_view p) {
   return s.substr(0, p.size()) == p;
@@ -161,6 +170,11 @@ struct RedisDb::WriteCall {
     std::string read;  // the value as read ("0" for none)
     int64_t value = 0;
     bool fresh = false;  // read for this round
+    // A sliding quota's previous window (its use weighs in), read and
+    // guarded with the value; empty: none.
+    std::string previous_key;
+    std::string previous_read;
+    int64_t previous = 0;
   };
   std::vector<StrictKey> strict;
   // A sharded counter's key that a reset sets: the sum of its shards, and
@@ -192,7 +206,34 @@ struct RedisDb::WriteCall {
   }
 };
 
-Status RedisDb::Plan(const std::vector<core::WriteOp>& ops, WriteCall* call) {
+// The strict key an op of strict counter `c` is decided on (never
+// sharded: its one shard's value; a quota's: in the window of the op's
+// event time, with the previous window of a sliding one), added to the
+// call once.
+size_t RedisDb::StrictKeyOf(const CounterInfo& c, const core::WriteOp& op,
+                            uint32_t shard, int64_t now, WriteCall* call,
+                            std::unordered_map<std::string, size_t>* of) {
+  const std::string tag = keys_.Tag(c, shard, op.key);
+  const int64_t width = BucketWidthMs(c.bucket);
+  const int64_t bucket =
+      width == 0 ? core::kNoBucket
+                 : core::BucketStart(core::EventTimeOr(op.event_time_ms, now),
+                                     width);
+  std::string value = KeySpace::ValueIn(tag, op.key, bucket);
+  auto [at, added] = of->try_emplace(value, call->strict.size());
+  if (added) {
+    WriteCall::StrictKey k;
+    k.value_key = std::move(value);
+    if (c.sliding && bucket >= width) {
+      k.previous_key = KeySpace::BucketValue(tag, op.key, bucket - width);
+    }
+    call->strict.push_back(std::move(k));
+  }
+  return at->second;
+}
+
+Status RedisDb::Plan(const std::vector<core::WriteOp>& ops, int64_t now,
+                     WriteCall* call) {
   const size_t n = ops.size();
   call->ops.resize(n);
   std::unordered_map<std::string, size_t> counter_of;
@@ -240,15 +281,7 @@ Status RedisDb::Plan(const std::vector<core::WriteOp>& ops, WriteCall* call) {
       }
     }
     if (c.bounds.any()) {
-      // Never sharded: its one shard's value.
-      const std::string value =
-          KeySpace::Value(keys_.Tag(c, p.d.shard, p.op.key), p.op.key);
-      auto [at, added] = strict_of.try_emplace(value, call->strict.size());
-      if (added) {
-        call->strict.emplace_back();
-        call->strict.back().value_key = value;
-      }
-      p.strict = at->second;
+      p.strict = StrictKeyOf(c, p.op, p.d.shard, now, call, &strict_of);
     }
     if (!p.op.once) {
       if (call->batch && p.op.affinity_key.empty()) {
@@ -269,6 +302,17 @@ Status RedisDb::Plan(const std::vector<core::WriteOp>& ops, WriteCall* call) {
     p.marker = at->second;
   }
   return Status::OK();
+}
+
+// A sliding quota's previous window for op `p` (decided: its bucket set),
+// as read with its strict key.
+core::PreviousWindow RedisDb::PreviousOf(const WriteCall& call,
+                                         const PlannedOp& p, int64_t now) {
+  core::PreviousWindow prev;
+  if (p.strict == SIZE_MAX || p.d.bucket == core::kNoBucket) return prev;
+  prev.used = call.strict[p.strict].previous;
+  prev.elapsed = core::EventTimeOr(p.op.event_time_ms, now) - p.d.bucket;
+  return prev;
 }
 
 // Decides every op in op order by `now`: a looked-up stored marker answers
@@ -318,14 +362,18 @@ Status RedisDb::DecideAll(int64_t now, WriteCall* call, bool* need_lookup) {
       const int64_t current = p.strict != SIZE_MAX
                                   ? running[p.strict]
                                   : call->resets[p.reset].value;
-      Status s = core::AnswerReset(c, p.op, current, nullptr, &p.d);
+      const core::PreviousWindow prev = PreviousOf(*call, p, now);
+      Status s = core::AnswerReset(c, p.op, current,
+                                   c.sliding ? &prev : nullptr, &p.d);
       if (!s.ok()) return s;
       if (p.strict != SIZE_MAX) running[p.strict] = p.d.value;
     } else if (p.strict != SIZE_MAX && p.d.outcome == Outcome::kApplied) {
       // The bounds, against the value its key holds before it (the earlier
       // ops of the call included), as the engine checks them.
       const int64_t current = running[p.strict];
-      core::CheckBounds(c, p.op, current, nullptr, &p.d);
+      const core::PreviousWindow prev = PreviousOf(*call, p, now);
+      const core::PreviousWindow* previous = c.sliding ? &prev : nullptr;
+      core::CheckBounds(c, p.op, current, previous, &p.d);
       if (p.d.outcome == Outcome::kRefused && p.op.once &&
           !call->markers[p.marker].looked_up) {
         // A copy of an event counted (or refused) before is answered by
@@ -336,7 +384,7 @@ Status RedisDb::DecideAll(int64_t now, WriteCall* call, bool* need_lookup) {
       if (p.d.outcome == Outcome::kRefused && call->batch) {
         return Status::OutOfRange(
             "batch op " + std::to_string(i) + ": " +
-            core::RefusalReason(c, p.op, current, nullptr) +
+            core::RefusalReason(c, p.op, current, previous) +
             (call->AnyCommitted() ? "; the batch's ops in other hash tags "
                                     "were written (docs/cluster.md, "
                                     "\"Batches\")"
@@ -461,6 +509,10 @@ struct RedisDb::TagCall {
   std::vector<std::pair<size_t, std::string>> guards;
   std::vector<size_t> strict;  // those keys (WriteCall::strict)
   std::vector<size_t> resets;  // the reset keys guarded (WriteCall::resets)
+  // A bucketed counter's values written, each once: the fields of
+  // tally_write's bucket entries (index, start, TTL, retention floor).
+  std::vector<std::string> buckets;
+  std::set<std::string, std::less<>> bucketed;  // value keys done
 
   // KEYS index (1-based, after the live, marker-index and key-index keys).
   size_t KeyIndex(const std::string& key) {
@@ -572,26 +624,37 @@ Status RedisDb::ReadResets(WriteCall* call) {
   return Status::OK();
 }
 
-// Reads the strict keys not read for this round (one GET each, on its
-// master, pipelined).
+// Reads the strict keys not read for this round (one GET each, a sliding
+// quota's previous window too, on its master, pipelined).
 Status RedisDb::ReadStrict(WriteCall* call) {
   std::vector<size_t> which;
   std::vector<Command> cmds;
+  const auto get = [&cmds](const std::string& key) {
+    Command c;
+    c.args = {"GET", key};
+    c.slot = ClusterClient::SlotOf(key);
+    c.idempotent = true;
+    cmds.push_back(std::move(c));
+  };
   for (size_t k = 0; k < call->strict.size(); ++k) {
     if (call->strict[k].fresh) continue;
     which.push_back(k);
-    Command c;
-    c.args = {"GET", call->strict[k].value_key};
-    c.slot = ClusterClient::SlotOf(c.args[1]);
-    c.idempotent = true;
-    cmds.push_back(std::move(c));
+    get(call->strict[k].value_key);
+    if (!call->strict[k].previous_key.empty()) {
+      get(call->strict[k].previous_key);
+    }
   }
   std::vector<Reply> replies;
   Status s = Run(cmds, &replies, false);
   if (!s.ok()) return s;
-  for (size_t j = 0; j < which.size(); ++j) {
-    WriteCall::StrictKey& k = call->strict[which[j]];
-    s = IntegerOf(k.value_key, replies[j], &k.read, &k.value);
+  size_t at = 0;
+  for (const size_t j : which) {
+    WriteCall::StrictKey& k = call->strict[j];
+    s = IntegerOf(k.value_key, replies[at++], &k.read, &k.value);
+    if (s.ok() && !k.previous_key.empty()) {
+      s = IntegerOf(k.previous_key, replies[at++], &k.previous_read,
+                    &k.previous);
+    }
     if (!s.ok()) return s;
     k.fresh = true;
   }
@@ -664,6 +727,27 @@ Status RedisDb::CommitForwards(int64_t now, WriteCall* call, bool* moved) {
 
 // One tally_write per tag of the applied ops not sent yet. `moved`: an op
 // found a forward at home and must be sent where it points.
+// Bucket value `value` of op `p` (of bucketed counter `c`) in tag call
+// `t`, once: tally_write indexes its bucket's start, gives it a TTL of the
+// counter's retention (and kBucketTtlMarginMs) and prunes the index.
+void RedisDb::AddBucket(const CounterInfo& c, const PlannedOp& p, int64_t now,
+                        const std::string& value, TagCall* t) {
+  if (!t->bucketed.insert(value).second) return;
+  const int64_t width = BucketWidthMs(c.bucket);
+  const size_t value_index = t->KeyIndex(value);
+  const size_t index = t->KeyIndex(KeySpace::BucketIndex(t->tag, p.op.key));
+  int64_t ttl = 0;
+  if (c.retention_ms != 0) {
+    ttl = std::max<int64_t>(
+        1, p.d.bucket + width + c.retention_ms + kBucketTtlMarginMs - now);
+  }
+  const int64_t floor = core::FirstRetainedBucket(width, c.retention_ms, now);
+  t->buckets.insert(t->buckets.end(),
+                    {std::to_string(value_index), std::to_string(index),
+                     std::to_string(p.d.bucket), std::to_string(ttl),
+                     std::to_string(floor)});
+}
+
 Status RedisDb::CommitWrites(int64_t now, WriteCall* call, bool* moved,
                              bool* stale) {
   *moved = false;
@@ -680,14 +764,20 @@ Status RedisDb::CommitWrites(int64_t now, WriteCall* call, bool* moved,
     TagCall& t = tags[tag];
     if (t.tag.empty()) t.tag = tag;
     t.all_ops.push_back(i);
-    const std::string value = KeySpace::Value(tag, p.op.key);
+    const std::string value = KeySpace::ValueIn(tag, p.op.key, p.d.bucket);
     const size_t value_index = t.KeyIndex(value);
     const std::string vi = std::to_string(value_index);
+    if (p.d.bucket != core::kNoBucket) AddBucket(c, p, now, value, &t);
     if (p.strict != SIZE_MAX &&
         std::find(t.strict.begin(), t.strict.end(), p.strict) ==
             t.strict.end()) {
+      const WriteCall::StrictKey& k = call->strict[p.strict];
+      assert(k.value_key == value && "decided in the window it was read in");
       t.strict.push_back(p.strict);
-      t.guards.emplace_back(value_index, call->strict[p.strict].read);
+      t.guards.emplace_back(value_index, k.read);
+      if (!k.previous_key.empty()) {
+        t.guards.emplace_back(t.KeyIndex(k.previous_key), k.previous_read);
+      }
     }
     const std::string key_member(p.op.key);
     if (!p.op.once) {
@@ -760,6 +850,11 @@ Status RedisDb::CommitWrites(int64_t now, WriteCall* call, bool* moved,
     for (const auto& [index, read] : t.guards) {
       c.args.push_back(std::to_string(index));
       c.args.push_back(read);
+    }
+    if (!t.buckets.empty()) {
+      c.args.push_back(std::to_string(t.buckets.size() / kBucketFields));
+      c.args.insert(c.args.end(), std::make_move_iterator(t.buckets.begin()),
+                    std::make_move_iterator(t.buckets.end()));
     }
     c.slot = ClusterClient::SlotOf(tag);
     // A call of once-ops only may run twice: its markers make the second
@@ -883,11 +978,13 @@ Status RedisDb::Execute(const std::vector<core::WriteOp>& ops, bool batch,
   if (!s.ok()) return s;
   WriteCall call;
   call.batch = batch;
-  s = Plan(ops, &call);
+  // One clock reading decides the call: a quota's window is the same for
+  // its read, its decision and its write.
+  const int64_t now = clock_->NowMillis();
+  s = Plan(ops, now, &call);
   if (!s.ok()) return s;
   s = ReadState(&call);
   if (!s.ok()) return s;
-  const int64_t now = clock_->NowMillis();
   s = Decide(now, &call);
   if (s.ok()) s = Commit(now, &call);
   *gone = call.gone;

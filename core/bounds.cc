@@ -160,4 +160,32 @@ Status CheckResetBounds(const CounterInfo& c, int64_t value) {
                                  Quote(c.name));
 }
 
+Status CheckQuota(const CounterInfo& c) {
+  if (c.bounds.any() && c.bucket != BucketWidth::kNone) return Status::OK();
+  return Status::InvalidArgument(
+      "counter " + Quote(c.name) +
+      " is not a quota (a strict counter with time buckets)");
+}
+
+QuotaWindow QuotaWindowAt(const CounterInfo& c, int64_t now) {
+  QuotaWindow w;
+  w.width = BucketWidthMs(c.bucket);
+  assert(w.width > 0);
+  w.start = BucketStart(now, w.width);
+  w.previous = c.sliding && w.start >= w.width;
+  return w;
+}
+
+QuotaState QuotaStateOf(const CounterInfo& c, const QuotaWindow& w,
+                        int64_t now, int64_t used, int64_t previous_used) {
+  QuotaState q;
+  q.window_start_ms = w.start;
+  q.window_ends_ms = w.start + w.width;
+  q.used = used;
+  q.previous_used = w.previous ? previous_used : 0;
+  const PreviousWindow window{q.previous_used, now - w.start};
+  q.remaining = RoomNow(c, q.used, c.sliding ? &window : nullptr);
+  return q;
+}
+
 }  // namespace tally::core

@@ -52,6 +52,25 @@ Status CheckResetBounds(const CounterInfo& c, int64_t value);
 int64_t RoomNow(const CounterInfo& c, int64_t used,
                 const PreviousWindow* previous);
 
+// ReadQuota of `c`: InvalidArgument unless it is a quota (a strict counter
+// with time buckets).
+Status CheckQuota(const CounterInfo& c);
+
+// The window a quota's read sees at `now`: [start, ends) of the bucket
+// holding `now`, and (a sliding quota's) whether the window before it
+// exists (not before 1970's first bucket).
+struct QuotaWindow {
+  int64_t start = 0;
+  int64_t width = 0;
+  bool previous = false;
+};
+QuotaWindow QuotaWindowAt(const CounterInfo& c, int64_t now);
+
+// ReadQuota's answer: the window's use `used` (and the previous window's
+// `previous_used` for a sliding quota) at `now`.
+QuotaState QuotaStateOf(const CounterInfo& c, const QuotaWindow& w,
+                        int64_t now, int64_t used, int64_t previous_used);
+
 // IncrementResult::remaining: the room from `value` to the bound an op of
 // `asked` moves toward, clamped to 0..INT64_MAX.
 int64_t Remaining(const CounterBounds& b, int64_t asked, int64_t value);

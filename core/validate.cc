@@ -255,6 +255,34 @@ Status ValidateEventTime(int64_t event_time_ms) {
   return Status::OK();
 }
 
+Status ValidateRange(int64_t from_ms, int64_t to_ms) {
+  Status s = ValidateEventTime(from_ms);
+  if (s.ok()) s = ValidateEventTime(to_ms);
+  if (s.ok() && (from_ms == kEventTimeNow || to_ms == kEventTimeNow)) {
+    s = Status::InvalidArgument("a range read needs both ends");
+  }
+  if (s.ok() && from_ms >= to_ms) {
+    s = Status::InvalidArgument("range from " + std::to_string(from_ms) +
+                                " ms to " + std::to_string(to_ms) +
+                                " ms is empty (from must be before to)");
+  }
+  return s;
+}
+
+Status CheckBucketed(const CounterInfo& c) {
+  if (c.bucket != BucketWidth::kNone) return Status::OK();
+  return Status::InvalidArgument("counter " + Quote(c.name) +
+                                 " has no time buckets; read it whole");
+}
+
+Status TooManyBuckets(const CounterInfo& c) {
+  return Status::InvalidArgument(
+      "counter " + Quote(c.name) + ": the read spans more than " +
+      std::to_string(kMaxReadBuckets) +
+      " time buckets, the most one read scans (kMaxReadBuckets); read "
+      "shorter ranges with ReadRange, or keep fewer buckets with a retention");
+}
+
 CounterSpec SpecOf(const CounterInfo& info) {
   CounterSpec spec;
   spec.shards = info.shards;

@@ -79,6 +79,13 @@ Status ValidateListKeys(const ListKeysOptions& options);
 Status ValidateListMarkers(const ListMarkersOptions& options);
 // An explicit event time (kEventTimeNow passes).
 Status ValidateEventTime(int64_t event_time_ms);
+// ReadRange's range: two explicit event times, from before to.
+Status ValidateRange(int64_t from_ms, int64_t to_ms);
+// ReadRange of `c`: InvalidArgument unless it has time buckets.
+Status CheckBucketed(const CounterInfo& c);
+// InvalidArgument: a read of `c` would scan more than kMaxReadBuckets
+// buckets.
+Status TooManyBuckets(const CounterInfo& c);
 
 // The spec a counter was created with (to re-check stored records, and for
 // imports).

@@ -20,8 +20,6 @@ Status CheckShardValue(const CounterInfo& c, std::string_view key,
                        std::string_view value, uint32_t shard, ShardSum* v);
 // `sum` as an int64; OutOfRange naming the counter beyond.
 Status NarrowSum(const CounterInfo& c, const ExactSum& sum, int64_t* out);
-// InvalidArgument: a read would scan more than kMaxReadBuckets buckets.
-Status TooManyBuckets(const CounterInfo& c);
 
 }  // namespace tally::engine
 

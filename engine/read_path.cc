@@ -53,14 +53,6 @@ Status NarrowSum(const CounterInfo& c, const ExactSum& sum, int64_t* out) {
   return Status::OK();
 }
 
-Status TooManyBuckets(const CounterInfo& c) {
-  return Status::InvalidArgument(
-      "counter " + Quote(c.name) + ": the read spans more than " +
-      std::to_string(kMaxReadBuckets) +
-      " time buckets, the most one read scans (kMaxReadBuckets); read "
-      "shorter ranges with ReadRange, or keep fewer buckets with a retention");
-}
-
 namespace {
 
 // Up to this many shards an exact read is one MultiGet; beyond, one prefix
@@ -215,26 +207,15 @@ Result<int64_t> DbImpl::ReadRange(CounterRef counter, int64_t from_ms,
                                   int64_t to_ms, const ReadOptions& options) {
   Status reads = CheckReads(kReadValues, "ReadRange");
   if (!reads.ok()) return reads;
-  Status s = ValidateEventTime(from_ms);
-  if (s.ok()) s = ValidateEventTime(to_ms);
-  if (s.ok() && (from_ms == kEventTimeNow || to_ms == kEventTimeNow)) {
-    s = Status::InvalidArgument("a range read needs both ends");
-  }
-  if (s.ok() && from_ms >= to_ms) {
-    s = Status::InvalidArgument("range from " + std::to_string(from_ms) +
-                                " ms to " + std::to_string(to_ms) +
-                                " ms is empty (from must be before to)");
-  }
+  Status s = core::ValidateRange(from_ms, to_ms);
   if (!s.ok()) return s;
   Catalog::Reader catalog(catalog_.get());
   const Catalog::Entry* c = nullptr;
   s = FindCounterRef(catalog, counter, KeyUse::kOneKey, &c);
   if (!s.ok()) return s;
+  s = core::CheckBucketed(*c);
+  if (!s.ok()) return s;
   const int64_t width = BucketWidthMs(c->bucket);
-  if (width == 0) {
-    return Status::InvalidArgument("counter " + Quote(c->name) +
-                                   " has no time buckets; read it whole");
-  }
   rocksdb::ReadOptions ro;
   ro.verify_checksums = options.verify_checksums;
   // The buckets overlapping [from, to): from the one holding from_ms to the

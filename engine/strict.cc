@@ -108,29 +108,18 @@ Result<QuotaState> DbImpl::ReadQuota(CounterRef counter,
   const Catalog::Entry* c = nullptr;
   s = FindCounterRef(catalog, counter, KeyUse::kOneKey, &c);
   if (!s.ok()) return s;
-  const int64_t width = BucketWidthMs(c->bucket);
-  if (!c->bounds.any() || width == 0) {
-    return Status::InvalidArgument(
-        "counter " + Quote(c->name) +
-        " is not a quota (a strict counter with time buckets)");
-  }
+  s = CheckQuota(*c);
+  if (!s.ok()) return s;
   const int64_t now = clock_->NowMillis();
-  QuotaState q;
-  q.window_start_ms = BucketStart(now, width);
-  q.window_ends_ms = q.window_start_ms + width;
-  std::vector<StrictSlot> slots{{counter.key, q.window_start_ms}};
-  const bool previous = c->sliding && q.window_start_ms >= width;
-  if (previous) slots.push_back({counter.key, q.window_start_ms - width});
+  const QuotaWindow w = QuotaWindowAt(*c, now);
+  std::vector<StrictSlot> slots{{counter.key, w.start}};
+  if (w.previous) slots.push_back({counter.key, w.start - w.width});
   std::vector<int64_t> values;
   rocksdb::ReadOptions ro;
   ro.verify_checksums = options.verify_checksums;
   s = ReadStrictValues(*c, slots, &values, ro);
   if (!s.ok()) return s;
-  q.used = values[0];
-  q.previous_used = previous ? values[1] : 0;
-  const PreviousWindow window{q.previous_used, now - q.window_start_ms};
-  q.remaining = RoomNow(*c, q.used, c->sliding ? &window : nullptr);
-  return q;
+  return QuotaStateOf(*c, w, now, values[0], w.previous ? values[1] : 0);
 }
 
 }  // namespace tally::engine

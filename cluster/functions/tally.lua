@@ -60,6 +60,21 @@ local function incr_all(incs)
   return nil
 end
 
+-- tally_write's bucket entries from args[at] on (see there).
+local BUCKET_FIELDS = 5
+
+local function index_buckets(keys, args, at)
+  for i = 0, tonumber(args[at] or '0') - 1 do
+    local b = at + 1 + i * BUCKET_FIELDS
+    local value, index = keys[tonumber(args[b])], keys[tonumber(args[b + 1])]
+    redis.call('ZADD', index, args[b + 2], args[b + 2])
+    if args[b + 3] ~= '0' then redis.call('PEXPIRE', value, args[b + 3]) end
+    if args[b + 4] ~= '0' then
+      redis.call('ZREMRANGEBYSCORE', index, '-inf', '(' .. args[b + 4])
+    end
+  end
+end
+
 -- tally_write: the ops of one hash tag (one counter, shard and key group).
 -- KEYS[1] the tag's live key, KEYS[2] its marker index (a sorted set of
 -- marker names by expiry, 0 for never), KEYS[3] its key index (a keyed
@@ -75,6 +90,13 @@ end
 -- a guarded key holds another value now (another client wrote it since),
 -- the call fails with TALLYSTALE and writes nothing: the client reads the
 -- value again and decides again (core/'s rules stay in the client).
+-- After the guards: a bucket count (none: 0 or absent), then per bucket
+-- value a bucketed counter's ops wrote 5 fields: the value key's index, its
+-- bucket index's (a sorted set of bucket starts), the bucket's start, the
+-- value's TTL in ms ('0': kept forever), and the start below which the
+-- index's entries are past retention ('0': none): the start is indexed,
+-- the TTL set (the value goes when its bucket is past retention) and the
+-- expired starts leave the index.
 -- Returns one entry per op: 1 when applied, or what a once-op's marker
 -- key holds: the marker record of an event already counted, or (in the
 -- tag of the event id's own shard) a forward to the shard the event went
@@ -126,6 +148,7 @@ local function write(keys, args)
       end
     end
   end
+  index_buckets(keys, args, g + 1 + 2 * tonumber(args[g] or '0'))
   -- Expired: kept until a time before the client's now (0: forever).
   prune(keys[2], args[1])
   return out
@@ -174,7 +197,8 @@ end
 -- atomically, so that no write lands between the listing of its markers
 -- and their removal (a count deleted while its marker stays would never
 -- count again). KEYS[1] the tag's marker index, KEYS[2] its key index,
--- KEYS[3] the key's value, KEYS[4] its forward index; ARGV[1] the
+-- KEYS[3] the key's value, KEYS[4] its forward index, KEYS[5] its bucket
+-- index (a bucketed counter's: its bucket values go too); ARGV[1] the
 -- marker-name prefix of the key, ARGV[2] the key, ARGV[3] the tag.
 -- O(markers and forwards of the tag). Returns how many markers went.
 local ZREM_CHUNK = 1000  -- unpack() has a bound on its arguments
@@ -197,9 +221,30 @@ local function drop_names(index, prefix, tag)
   return #gone
 end
 
+-- Deletes the bucket values of key `key` of tag `tag` (a bucketed
+-- counter's) that bucket index `index` lists, and the index.
+local function drop_buckets(index, tag, key)
+  local suffix = ''
+  if key ~= '' then suffix = ':' .. key end
+  for _, start in ipairs(redis.call('ZRANGE', index, 0, -1)) do
+    redis.call('DEL', tag .. ':b:' .. start .. suffix)
+  end
+  redis.call('DEL', index)
+end
+
+-- tally_drop_buckets: the bucket values of keys of one tag (DeleteCounter
+-- of a bucketed counter). KEYS: the bucket index of each key; ARGV[1] the
+-- tag, ARGV[2..] the keys ('' for a named counter's shard), in KEYS'
+-- order. O(buckets).
+local function drop_tag_buckets(keys, args)
+  for i = 1, #keys do drop_buckets(keys[i], args[1], args[i + 1]) end
+  return #keys
+end
+
 local function drop_key(keys, args)
   local count = drop_names(keys[1], args[1], args[3])
   drop_names(keys[4], args[1], args[3])
+  drop_buckets(keys[5], args[3], args[2])
   redis.call('DEL', keys[3])
   redis.call('ZREM', keys[2], args[2])
   return count
@@ -274,3 +319,5 @@ redis.register_function{function_name = 'tally_write', callback = write}
 redis.register_function{function_name = 'tally_forward', callback = forward}
 redis.register_function{function_name = 'tally_drop_key', callback = drop_key}
 redis.register_function{function_name = 'tally_guarded', callback = guarded}
+redis.register_function{function_name = 'tally_drop_buckets',
+  callback = drop_tag_buckets}
