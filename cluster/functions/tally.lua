@@ -17,7 +17,7 @@
 -- markers are opaque strings. Only the op count, key indexes and times
 -- (ms, below 2^53) become numbers.
 
-local VERSION = '5'
+local VERSION = '6'
 
 -- The error a write gets when its counter was deleted (its tag's live key
 -- is gone): the client reloads the counter and answers NotFound.

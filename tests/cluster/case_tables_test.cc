@@ -51,15 +51,29 @@ class CaseClock : public Clock {
 
 // Why a case cannot run on the cluster yet; empty when it can.
 std::string NotBuilt(const json& c) {
-  const json& counter = c["counter"];
-  if (counter.value("bucket", "none") != "none") {
-    return counter.contains("min") || counter.contains("max")
-               ? "quotas"
-               : "time buckets";
-  }
   if (c.contains("held")) return "reservations";
-  if (c["expect"].contains("room")) return "ReadQuota (room)";
   return "";
+}
+
+// A quota case's window: its "bucket", and the clock in it ("previous"'s
+// elapsed for a sliding quota's, else the window's start).
+struct Window {
+  int64_t start = core::kNoBucket;
+  int64_t width = 0;
+  int64_t previous_used = 0;
+  int64_t now = 1'000'000;  // a case without a window: any time
+};
+Window WindowOf(const json& c, const CounterInfo& counter) {
+  Window w;
+  if (!c.contains("bucket")) return w;
+  w.start = c["bucket"].get<int64_t>();
+  w.width = BucketWidthMs(counter.bucket);
+  w.now = w.start;
+  if (c.contains("previous")) {
+    w.previous_used = c["previous"]["used"].get<int64_t>();
+    w.now += c["previous"]["elapsed"].get<int64_t>();
+  }
+  return w;
 }
 
 class CaseTables : public ::testing::Test {
@@ -93,7 +107,8 @@ class CaseTables : public ::testing::Test {
   // Leaves the case's stored marker of the op's event as its first
   // delivery would have: counted in the marker's shard with its record,
   // and a forward at home when that shard is not the event id's.
-  void Plant(const CounterInfo& c, const core::WriteOp& op, const json& m) {
+  void Plant(const CounterInfo& c, const core::WriteOp& op, const json& m,
+             int64_t bucket) {
     const core::FoundMarker found = core::cases::MarkerFrom(m);
     MarkerInfo info;
     info.shard = found.shard;
@@ -116,11 +131,26 @@ class CaseTables : public ::testing::Test {
                  "0", "1", "3", EncodeForward(found.shard), "0", name, "0"});
     }
     const std::string tag = keys_->Tag(c, found.shard, op.key);
-    Call(tag, {"FCALL", "tally_write", "5", KeySpace::Live(tag),
-               KeySpace::MarkerIndex(tag), KeySpace::KeyIndex(tag),
-               KeySpace::Value(tag, op.key), KeySpace::Marker(tag, name), "0",
-               "1", "o", "4", "5", std::to_string(found.delta),
-               EncodeMarker(info), "0", name, "0", std::string(op.key), "0"});
+    std::vector<std::string> args = {
+        "FCALL", "tally_write", "6", KeySpace::Live(tag),
+        KeySpace::MarkerIndex(tag), KeySpace::KeyIndex(tag),
+        KeySpace::ValueIn(tag, op.key, bucket), KeySpace::Marker(tag, name),
+        KeySpace::BucketIndex(tag, op.key), "0", "1", "o", "4", "5",
+        std::to_string(found.delta), EncodeMarker(info), "0", name, "0",
+        std::string(op.key), "0"};
+    Call(tag, WithBucket(std::move(args), bucket, 6));
+  }
+
+  // tally_write's `args` (value key KEYS[4], bucket index KEYS[`index`],
+  // the guards last) with the entry that indexes `bucket` (kNoBucket:
+  // none).
+  static std::vector<std::string> WithBucket(std::vector<std::string> args,
+                                             int64_t bucket, int index) {
+    if (bucket != core::kNoBucket) {
+      args.insert(args.end(), {"1", "4", std::to_string(index),
+                               std::to_string(bucket), "0", "0"});
+    }
+    return args;
   }
 
   // Creates the case's counter as counter `name`.
@@ -131,21 +161,49 @@ class CaseTables : public ::testing::Test {
     spec.keyed = want.keyed;
     spec.dedupe_window_ms = want.dedupe_window_ms;
     spec.bounds = want.bounds;
+    spec.bucket = want.bucket;
+    spec.retention_ms = want.retention_ms;
+    spec.sliding = want.sliding;
     const Status s = db_->CreateCounter(name, spec);
     ASSERT_TRUE(s.ok()) << s.ToString();
     *counter = db_->DescribeCounter(name).value();
   }
 
-  // Adds `delta` to `key`'s value in shard 0 with a plain op of
-  // tally_write, unchecked (a strict case's current value may lie outside
-  // its bounds).
-  void Plant(const CounterInfo& c, std::string_view key, int64_t delta) {
+  // Adds `delta` to `key`'s value in shard 0 (in `bucket`, kNoBucket:
+  // none) with a plain op of tally_write, unchecked (a strict case's
+  // current value may lie outside its bounds).
+  void Plant(const CounterInfo& c, std::string_view key, int64_t delta,
+             int64_t bucket = core::kNoBucket) {
     const std::string tag = keys_->Tag(c, 0, key);
-    Call(tag, {"FCALL", "tally_write", "4", KeySpace::Live(tag),
-               KeySpace::MarkerIndex(tag), KeySpace::KeyIndex(tag),
-               KeySpace::Value(tag, key), "0", "1", "p", "4", "0",
-               std::to_string(delta), "", "0", "", "0", std::string(key),
-               "0"});
+    std::vector<std::string> args = {
+        "FCALL", "tally_write", "5", KeySpace::Live(tag),
+        KeySpace::MarkerIndex(tag), KeySpace::KeyIndex(tag),
+        KeySpace::ValueIn(tag, key, bucket), KeySpace::BucketIndex(tag, key),
+        "0", "1", "p", "4", "0", std::to_string(delta), "", "0", "", "0",
+        std::string(key), "0"};
+    Call(tag, WithBucket(std::move(args), bucket, 5));
+  }
+
+  // A quota case's key as the case gives it: "current" in its window,
+  // "previous"'s use in the window before; the clock in the window.
+  void PlantWindow(const json& c, const CounterInfo& counter,
+                   std::string_view key, const Window& w) {
+    const int64_t current = c["current"].get<int64_t>();
+    if (w.start == core::kNoBucket) {
+      Plant(counter, key, current);
+    } else {
+      Plant(counter, key, current, w.start);
+      if (w.previous_used != 0) {
+        Plant(counter, key, w.previous_used, w.start - w.width);
+      }
+    }
+    clock_.Set(w.now);
+  }
+
+  // What the case's key holds after it: its window's use for a quota.
+  int64_t ValueAfter(const CounterRef& ref, const Window& w) {
+    if (w.start == core::kNoBucket) return db_->ReadExact(ref).value();
+    return db_->ReadRange(ref, w.start, w.start + w.width).value();
   }
 
   // The options of a case's op.
@@ -185,11 +243,16 @@ class CaseTables : public ::testing::Test {
     ASSERT_NO_FATAL_FAILURE(Create(c, name, &counter));
     op.counter = name;
     int64_t planted = 0;
+    const int64_t now = c["now"].get<int64_t>();
+    const int64_t width = BucketWidthMs(counter.bucket);
+    // A planted count of a bucketed counter: in the bucket of now.
+    const int64_t planted_in =
+        width == 0 ? core::kNoBucket : core::BucketStart(now, width);
     if (c.contains("marker")) {
-      ASSERT_NO_FATAL_FAILURE(Plant(counter, op, c["marker"]));
+      ASSERT_NO_FATAL_FAILURE(Plant(counter, op, c["marker"], planted_in));
       planted = c["marker"].value("delta", int64_t{0});
     }
-    clock_.Set(c["now"].get<int64_t>());
+    clock_.Set(now);
     const CounterRef ref(name, op.key);
     const Result<IncrementResult> r = Write(op);
     if (!core::cases::StatusAsExpected(expect, r.status())) return;
@@ -211,6 +274,13 @@ class CaseTables : public ::testing::Test {
     const int64_t counted = got.outcome == Outcome::kApplied ? got.applied : 0;
     EXPECT_EQ(db_->ReadExact(ref).value(), planted + counted)
         << "the counter's value after the case";
+    if (expect.contains("bucket") && width != 0) {
+      // Counted in the case's bucket: a range read of it finds the count.
+      const int64_t b = expect["bucket"].get<int64_t>();
+      EXPECT_EQ(db_->ReadRange(ref, b, b + width).value(),
+                counted + (b == planted_in ? planted : 0))
+          << "the count in bucket " << b;
+    }
   }
 
   // Runs one case of bounds.json: the key holds "current" (planted), the
@@ -224,8 +294,14 @@ class CaseTables : public ::testing::Test {
     op.counter = name;
     if (op.once && op.event_id.empty()) op.event_id = "e";
     const int64_t current = c["current"].get<int64_t>();
-    ASSERT_NO_FATAL_FAILURE(Plant(counter, op.key, current));
-    clock_.Set(1'000'000);
+    const Window w = WindowOf(c, counter);
+    ASSERT_NO_FATAL_FAILURE(PlantWindow(c, counter, op.key, w));
+    if (expect.contains("room")) {
+      // What ReadQuota answers before the op: the room of `current`.
+      const Result<QuotaState> q = db_->ReadQuota(CounterRef(name, op.key));
+      ASSERT_TRUE(q.ok()) << q.status().ToString();
+      EXPECT_EQ(q.value().remaining, expect["room"].get<int64_t>());
+    }
     if (expect.contains("reason_has")) {
       Batch b;
       const CounterRef ref(op.counter, op.key);
@@ -249,8 +325,8 @@ class CaseTables : public ::testing::Test {
                                        {"value", got.value},
                                        {"remaining", got.remaining},
                                        {"window_ends", got.window_ends_ms}});
-    EXPECT_EQ(db_->ReadExact(CounterRef(name, op.key)).value(),
-              current + got.applied)
+    const CounterRef ref(name, op.key);
+    EXPECT_EQ(ValueAfter(ref, w), current + got.applied)
         << "the counter's value after the case";
   }
 
@@ -263,8 +339,8 @@ class CaseTables : public ::testing::Test {
     ASSERT_NO_FATAL_FAILURE(Create(c, name, &counter));
     const std::string key = c.value("key", "");
     const int64_t current = c["current"].get<int64_t>();
-    ASSERT_NO_FATAL_FAILURE(Plant(counter, key, current));
-    clock_.Set(1'000'000);
+    const Window w = WindowOf(c, counter);
+    ASSERT_NO_FATAL_FAILURE(PlantWindow(c, counter, key, w));
     const Result<IncrementResult> r =
         db_->Reset(CounterRef(name, key), "reset-1", c["to"].get<int64_t>());
     int64_t applied = 0;
@@ -277,7 +353,7 @@ class CaseTables : public ::testing::Test {
                                          {"remaining", got.remaining},
                                          {"window_ends", got.window_ends_ms}});
     }
-    EXPECT_EQ(db_->ReadExact(CounterRef(name, key)).value(), current + applied)
+    EXPECT_EQ(ValueAfter(CounterRef(name, key), w), current + applied)
         << "the counter's value after the case";
   }
 

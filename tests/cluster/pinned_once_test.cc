@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster/app_client.h"
 #include "cluster/client/cluster_client.h"
 #include "cluster/cluster_target.h"
 #include "cluster/keys.h"
@@ -52,24 +53,12 @@ class PinnedOnce : public ::testing::Test {
     target_ = test::ClusterTarget("pin" + std::to_string(++tests) + "-");
     if (target_.empty()) GTEST_SKIP() << "no cluster: TALLY_REDIS_ENV is unset";
     ASSERT_OK(Db::Open(Options(), target_, &db_));
-    Target t;
-    ASSERT_OK(ParseTarget(target_, &t));
-    keys_ = std::make_unique<KeySpace>(t.ns);
-    ClientOptions o;
-    o.seeds = t.seeds;
-    o.user = t.user;
-    ASSERT_OK(ReadPassword(&o.password));
-    ASSERT_OK(ClusterClient::Connect(o, &client_));
+    ASSERT_OK(test::ConnectAppClient(target_, &keys_, &client_));
   }
 
   // One command on the node of `key`'s slot.
   Reply Call(std::vector<std::string> args, const std::string& key) {
-    Command c;
-    c.args = std::move(args);
-    c.slot = ClusterClient::SlotOf(key);
-    std::vector<Reply> replies;
-    EXPECT_TRUE(client_->Run({c}, &replies).ok());
-    return replies.empty() ? Reply() : replies[0];
+    return test::CallOn(client_.get(), std::move(args), key);
   }
 
   // Leaves at home a forward of `event` to `shard`, and nothing else, as a

@@ -37,13 +37,27 @@ struct Takes {
   int64_t applied = 0;
   int64_t refused = 0;
   int64_t failed = 0;
+  void Add(const Takes& t) {
+    applied += t.applied;
+    refused += t.refused;
+    failed += t.failed;
+  }
+};
+
+// What takers take from: a counter's key, `delta` a unit at a time, at an
+// event time (kEventTimeNow: the clock's).
+struct Source {
+  CounterRef ref;
+  int64_t delta = -1;
+  int64_t event_time_ms = kEventTimeNow;
 };
 
 // Takes one unit at a time (every third round two in one batch) until the
-// stock refuses `kRefusalsToStop` times in a row. A Busy answer (the
+// source refuses `kRefusalsToStop` times in a row. A Busy answer (the
 // value kept changing under the call) is retried under the same event
 // ids, as a client would.
-Takes Take(Db* db, const std::string& who) {
+Takes Take(Db* db, const std::string& who, const Source& from) {
+  const OnceOptions at{from.event_time_ms, {}};
   constexpr int kRefusalsToStop = 3;
   Takes t;
   int refusals = 0;
@@ -51,8 +65,8 @@ Takes Take(Db* db, const std::string& who) {
     const std::string id = who + "-" + std::to_string(i);
     if (i % 3 == 2) {
       Batch b;
-      b.AddOnce("stock", id + "a", -1);
-      b.AddOnce("stock", id + "b", -1);
+      b.AddOnce(from.ref, id + "a", from.delta, at);
+      b.AddOnce(from.ref, id + "b", from.delta, at);
       std::vector<IncrementResult> r;
       Status s = db->Apply(b, &r);
       while (s.IsBusy()) s = db->Apply(b, &r);
@@ -71,8 +85,10 @@ Takes Take(Db* db, const std::string& who) {
       refusals = 0;
       continue;
     }
-    Result<IncrementResult> r = db->IncrementOnce("stock", id, -1);
-    while (r.status().IsBusy()) r = db->IncrementOnce("stock", id, -1);
+    Result<IncrementResult> r = db->IncrementOnce(from.ref, id, from.delta, at);
+    while (r.status().IsBusy()) {
+      r = db->IncrementOnce(from.ref, id, from.delta, at);
+    }
     if (!r.ok()) {
       std::fprintf(stderr, "%s: %s\n", who.c_str(),
                    r.status().ToString().c_str());
@@ -90,17 +106,9 @@ Takes Take(Db* db, const std::string& who) {
   return t;
 }
 
-TEST(StrictOnCluster, ConcurrentTakersNeverPassTheBound) {
-  const std::string target = test::ClusterTarget("strict");
-  if (target.empty()) GTEST_SKIP() << "no cluster: TALLY_REDIS_ENV is unset";
-  std::unique_ptr<Db> db;
-  ASSERT_TRUE(Db::Open(Options(), target, &db).ok());
-  CounterSpec stock;
-  stock.bounds = CounterBounds::AtLeast(0);
-  ASSERT_TRUE(db->CreateCounter("stock", stock).ok());
-  ASSERT_TRUE(db->Increment("stock", kStock).ok());
-
-  // Each child opens its own Db and reports its threads' takes.
+// Takes from `from` in kProcesses processes of kThreads threads, each with
+// its own Db on `target`, until it refuses: what they took, summed.
+Takes TakeFromEveryProcess(const std::string& target, const Source& from) {
   Takes failed;
   failed.failed = 1;
   const std::vector<Takes> reports = test::RunInChildren<Takes>(
@@ -113,25 +121,32 @@ TEST(StrictOnCluster, ConcurrentTakersNeverPassTheBound) {
         for (int t = 0; t < kThreads; ++t) {
           threads.emplace_back([&, t] {
             takes[t] = Take(mine.get(),
-                            "p" + std::to_string(p) + "t" + std::to_string(t));
+                            "p" + std::to_string(p) + "t" + std::to_string(t),
+                            from);
           });
         }
         for (std::thread& t : threads) t.join();
         Takes sum;
-        for (const Takes& t : takes) {
-          sum.applied += t.applied;
-          sum.refused += t.refused;
-          sum.failed += t.failed;
-        }
+        for (const Takes& t : takes) sum.Add(t);
         return sum;
       },
       failed);
   Takes total;
-  for (const Takes& t : reports) {
-    total.applied += t.applied;
-    total.refused += t.refused;
-    total.failed += t.failed;
-  }
+  for (const Takes& t : reports) total.Add(t);
+  return total;
+}
+
+TEST(StrictOnCluster, ConcurrentTakersNeverPassTheBound) {
+  const std::string target = test::ClusterTarget("strict");
+  if (target.empty()) GTEST_SKIP() << "no cluster: TALLY_REDIS_ENV is unset";
+  std::unique_ptr<Db> db;
+  ASSERT_TRUE(Db::Open(Options(), target, &db).ok());
+  CounterSpec stock;
+  stock.bounds = CounterBounds::AtLeast(0);
+  ASSERT_TRUE(db->CreateCounter("stock", stock).ok());
+  ASSERT_TRUE(db->Increment("stock", kStock).ok());
+
+  const Takes total = TakeFromEveryProcess(target, Source{"stock"});
   EXPECT_EQ(total.failed, 0);
   EXPECT_EQ(total.applied, kStock) << "takes applied over every taker";
   EXPECT_EQ(db->ReadExact("stock").value(), 0);
@@ -155,6 +170,41 @@ TEST(StrictOnCluster, ConcurrentTakersNeverPassTheBound) {
               static_cast<long long>(total.applied),
               static_cast<long long>(total.refused), kProcesses, kThreads);
   EXPECT_TRUE(db->DeleteCounter("stock").ok());
+}
+
+// A quota's window under the same race (docs/cluster.md, "Quotas"): the
+// takers count into one key's window of a per-minute quota (all at one
+// event time, so that the test's run never spans two windows) until it
+// refuses: exactly the quota is applied in it, and the window reads so.
+TEST(StrictOnCluster, ConcurrentCallersFillAQuotaWindowExactly) {
+  constexpr int64_t kQuota = 300;
+  const std::string target = test::ClusterTarget("quota");
+  if (target.empty()) GTEST_SKIP() << "no cluster: TALLY_REDIS_ENV is unset";
+  std::unique_ptr<Db> db;
+  ASSERT_TRUE(Db::Open(Options(), target, &db).ok());
+  CounterSpec per_minute;
+  per_minute.bounds = CounterBounds::Between(0, kQuota);
+  per_minute.bucket = BucketWidth::kMinute;
+  per_minute.retention_ms = 3'600'000;
+  per_minute.keyed = true;
+  ASSERT_TRUE(db->CreateCounter("calls", per_minute).ok());
+  const int64_t now = Clock::System()->NowMillis();
+  const CounterRef key("calls", "api-key-1");
+  const Takes total = TakeFromEveryProcess(target, Source{key, 1, now});
+  EXPECT_EQ(total.failed, 0);
+  EXPECT_EQ(total.applied, kQuota) << "calls applied in the window";
+  const int64_t start = now - now % 60'000;
+  EXPECT_EQ(db->ReadRange(key, start, start + 60'000).value(), kQuota);
+  const Result<IncrementResult> over =
+      db->Increment(key, 1, IncrementOptions{{}, now});
+  ASSERT_TRUE(over.ok()) << over.status().ToString();
+  EXPECT_EQ(over.value().outcome, Outcome::kRefused);
+  EXPECT_EQ(over.value().remaining, 0);
+  std::printf("quota: %lld calls applied, %lld refused over %d processes x "
+              "%d threads\n",
+              static_cast<long long>(total.applied),
+              static_cast<long long>(total.refused), kProcesses, kThreads);
+  EXPECT_TRUE(db->DeleteCounter("calls").ok());
 }
 
 // Resets of a sharded counter race too: each reads the sum of the shards
