@@ -36,22 +36,21 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
-#include <chrono>
 #include <cassert>
 #include <cstdint>
 #include <iterator>
 #include <map>
-#include <random>
 #include <string>
-#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "cluster/records.h"
 #include "cluster/redis_db.h"
+#include "cluster/stale_rounds.h"
 #include "core/bounds.h"
 #include "core/decide.h"
+#include "core/holds.h"
 #include "core/shard_picker.h"
 #include "core/validate.h"
 #include "tally/limits.h"
@@ -65,11 +64,6 @@ constexpr std::string_view kGone = "TALLYGONE";
 constexpr std::string_view kOverflow = "TALLYOVERFLOW";
 // A strict value changed since the client read it: nothing was written.
 constexpr std::string_view kStale = "TALLYSTALE";
-
-// Rounds of reading a strict value again before a call gives up (Busy):
-// each costs a read and a write of that key; only other writers' writes
-// between the two cause one.
-constexpr int kMaxStaleRounds = 64;
 
 // Fields per op of tally_write (cluster/functions/tally.lua).
 constexpr size_t kWriteFields = 9;
@@ -107,6 +101,19 @@ Status IntegerOf(const std::string& key, const Reply& r, std::string* text,
                               core::Quote(*text));
   }
   return Status::OK();
+}
+
+// A strict key's open holds as GET answers them (`read`: the bytes, "0"
+// for none, as tally_write's guard reads a missing key; a holds record
+// never reads "0").
+Status OpenHoldsOf(const std::string& key, const Reply& r, uint64_t counter_id,
+                   std::string* read, std::vector<core::HoldRecord>* open) {
+  if (r.kind == Reply::Kind::kNil) return Status::OK();
+  if (r.kind != Reply::Kind::kString) {
+    return Status::IOError("read " + core::Quote(key) + ": " + r.str);
+  }
+  *read = r.str;
+  return DecodeOpenHolds(key, r.str, counter_id, open);
 }
 
 // Whether a decided op is written: an applied op, and a strict counter's
@@ -161,6 +168,14 @@ struct RedisDb::WriteCall {
     std::string read;  // the value as read ("0" for none)
     int64_t value = 0;
     bool fresh = false;  // read for this round
+    // A counter that takes reservations: the key's open holds, read with
+    // the value and guarded with it (a Reserve in between makes the write
+    // stale), whose units count against the minimum (docs/cluster.md,
+    // "Reservations"). holds_key is empty for other counters.
+    std::string holds_key;
+    std::string holds_read;  // as read ("0" for none, as tally_write reads it)
+    std::vector<core::HoldRecord> holds;
+    uint64_t counter_id = 0;
   };
   std::vector<StrictKey> strict;
   // A sharded counter's key that a reset sets: the sum of its shards, and
@@ -247,6 +262,11 @@ Status RedisDb::Plan(const std::vector<core::WriteOp>& ops, WriteCall* call) {
       if (added) {
         call->strict.emplace_back();
         call->strict.back().value_key = value;
+        if (core::CheckTakesHolds(c).ok()) {
+          call->strict.back().holds_key =
+              KeySpace::Holds(keys_.Tag(c, p.d.shard, p.op.key), p.op.key);
+          call->strict.back().counter_id = c.id;
+        }
       }
       p.strict = at->second;
     }
@@ -280,10 +300,16 @@ Status RedisDb::DecideAll(int64_t now, WriteCall* call, bool* need_lookup) {
   for (size_t m = 0; m < call->markers.size(); ++m) {
     if (call->markers[m].stored) answer[m] = FoundOf(call->markers[m].info);
   }
-  // Each strict key's value as the ops before this one leave it.
+  // Each strict key's value as the ops before this one leave it, and the
+  // units its open reservations hold now.
   std::vector<int64_t> running(call->strict.size());
+  std::vector<int64_t> held(call->strict.size());
   for (size_t k = 0; k < call->strict.size(); ++k) {
     running[k] = call->strict[k].value;
+    core::HeldNow h;
+    Status s = core::HeldAt(call->strict[k].holds, now, &h);
+    if (!s.ok()) return s.WithContext(call->strict[k].holds_key);
+    held[k] = h.held;
   }
   for (size_t i = 0; i < call->ops.size(); ++i) {
     PlannedOp& p = call->ops[i];
@@ -318,14 +344,16 @@ Status RedisDb::DecideAll(int64_t now, WriteCall* call, bool* need_lookup) {
       const int64_t current = p.strict != SIZE_MAX
                                   ? running[p.strict]
                                   : call->resets[p.reset].value;
-      Status s = core::AnswerReset(c, p.op, current, nullptr, &p.d);
+      Status s = core::AnswerReset(
+          c, p.op, current, nullptr, &p.d,
+          p.strict != SIZE_MAX ? held[p.strict] : 0);
       if (!s.ok()) return s;
       if (p.strict != SIZE_MAX) running[p.strict] = p.d.value;
     } else if (p.strict != SIZE_MAX && p.d.outcome == Outcome::kApplied) {
       // The bounds, against the value its key holds before it (the earlier
       // ops of the call included), as the engine checks them.
       const int64_t current = running[p.strict];
-      core::CheckBounds(c, p.op, current, nullptr, &p.d);
+      core::CheckBounds(c, p.op, current, nullptr, &p.d, held[p.strict]);
       if (p.d.outcome == Outcome::kRefused && p.op.once &&
           !call->markers[p.marker].looked_up) {
         // A copy of an event counted (or refused) before is answered by
@@ -336,7 +364,7 @@ Status RedisDb::DecideAll(int64_t now, WriteCall* call, bool* need_lookup) {
       if (p.d.outcome == Outcome::kRefused && call->batch) {
         return Status::OutOfRange(
             "batch op " + std::to_string(i) + ": " +
-            core::RefusalReason(c, p.op, current, nullptr) +
+            core::RefusalReason(c, p.op, current, nullptr, held[p.strict]) +
             (call->AnyCommitted() ? "; the batch's ops in other hash tags "
                                     "were written (docs/cluster.md, "
                                     "\"Batches\")"
@@ -497,12 +525,7 @@ Status RedisDb::Commit(int64_t now, WriteCall* call) {
             " times in a row (other clients writing it); nothing more of "
             "this call was written, retry it");
       }
-      // Apart from the other writers: a random wait, longer each round
-      // (the generator made only when a race was lost: seeding one costs
-      // more than a write).
-      thread_local std::minstd_rand jitter(std::random_device{}());
-      std::uniform_int_distribution<int> us(0, 50 << std::min(stale_rounds, 6));
-      std::this_thread::sleep_for(std::chrono::microseconds(us(jitter)));
+      WaitBeforeRound(stale_rounds);  // apart from the other writers
       s = ReadState(call);
       if (!s.ok()) return s;
     }
@@ -573,15 +596,17 @@ Status RedisDb::ReadResets(WriteCall* call) {
 }
 
 // Reads the strict keys not read for this round (one GET each, on its
-// master, pipelined).
+// master, pipelined; with its open holds, one MGET of both).
 Status RedisDb::ReadStrict(WriteCall* call) {
   std::vector<size_t> which;
   std::vector<Command> cmds;
   for (size_t k = 0; k < call->strict.size(); ++k) {
-    if (call->strict[k].fresh) continue;
+    const WriteCall::StrictKey& key = call->strict[k];
+    if (key.fresh) continue;
     which.push_back(k);
     Command c;
-    c.args = {"GET", call->strict[k].value_key};
+    c.args = {"MGET", key.value_key};
+    if (!key.holds_key.empty()) c.args.push_back(key.holds_key);
     c.slot = ClusterClient::SlotOf(c.args[1]);
     c.idempotent = true;
     cmds.push_back(std::move(c));
@@ -591,7 +616,18 @@ Status RedisDb::ReadStrict(WriteCall* call) {
   if (!s.ok()) return s;
   for (size_t j = 0; j < which.size(); ++j) {
     WriteCall::StrictKey& k = call->strict[which[j]];
-    s = IntegerOf(k.value_key, replies[j], &k.read, &k.value);
+    const Reply& r = replies[j];
+    if (r.kind != Reply::Kind::kArray ||
+        r.elements.size() != cmds[j].args.size() - 1) {
+      return Status::IOError("read " + core::Quote(k.value_key) + ": " + r.str);
+    }
+    s = IntegerOf(k.value_key, r.elements[0], &k.read, &k.value);
+    k.holds_read = "0";
+    k.holds.clear();
+    if (s.ok() && !k.holds_key.empty()) {
+      s = OpenHoldsOf(k.holds_key, r.elements[1], k.counter_id, &k.holds_read,
+                      &k.holds);
+    }
     if (!s.ok()) return s;
     k.fresh = true;
   }
@@ -688,6 +724,10 @@ Status RedisDb::CommitWrites(int64_t now, WriteCall* call, bool* moved,
             t.strict.end()) {
       t.strict.push_back(p.strict);
       t.guards.emplace_back(value_index, call->strict[p.strict].read);
+      const WriteCall::StrictKey& k = call->strict[p.strict];
+      if (!k.holds_key.empty()) {
+        t.guards.emplace_back(t.KeyIndex(k.holds_key), k.holds_read);
+      }
     }
     const std::string key_member(p.op.key);
     if (!p.op.once) {
