@@ -8,13 +8,17 @@
 // A case's stored marker is planted with the functions themselves (what
 // the first delivery's calls leave: tally_write in the shard's tag, and a
 // forward by tally_forward at home when the marker's shard is not its
-// event id's), then the op runs with the clock at the case's "now". Each
+// event id's), then the op runs with the clock at the case's "now". A
+// case's reservations (held units, a stored reservation) are planted as
+// the backend stores them (cluster/records.h) and the call runs by the
+// public API; its answer, ReadHeld and GetReservation afterwards are
+// compared with the case's. Each
 // answer is compared with the case's: status (code and message part),
 // outcome, applied, shard, the marker's expiry, and the counter's value
 // afterwards (the planted delta plus what was applied). A case of a
-// feature the cluster has not built (strict counters, buckets, resets:
-// docs/cluster.md) is skipped by name and counted; the test fails if a
-// rule file has no case run.
+// feature the cluster has not built (buckets, quotas: docs/cluster.md) is
+// skipped by name and counted; the test fails if a rule file has no case
+// run.
 
 #include <gtest/gtest.h>
 
@@ -30,6 +34,7 @@
 #include "cluster/keys.h"
 #include "cluster/records.h"
 #include "cluster/target.h"
+#include "core/holds.h"
 #include "core/shard_picker.h"
 #include "tally/tally.h"
 #include "testutil/case_table.h"
@@ -57,7 +62,6 @@ std::string NotBuilt(const json& c) {
                ? "quotas"
                : "time buckets";
   }
-  if (c.contains("held")) return "reservations";
   if (c["expect"].contains("room")) return "ReadQuota (room)";
   return "";
 }
@@ -136,6 +140,14 @@ class CaseTables : public ::testing::Test {
     *counter = db_->DescribeCounter(name).value();
   }
 
+  // Creates the case's counter as counter "c" (the name the messages of
+  // the cases give), afresh.
+  void CreateC(const json& c, CounterInfo* counter) {
+    const Status dropped = db_->DeleteCounter("c");
+    ASSERT_TRUE(dropped.ok() || dropped.IsNotFound()) << dropped.ToString();
+    ASSERT_NO_FATAL_FAILURE(Create(c, "c", counter));
+  }
+
   // Adds `delta` to `key`'s value in shard 0 with a plain op of
   // tally_write, unchecked (a strict case's current value may lie outside
   // its bounds).
@@ -146,6 +158,43 @@ class CaseTables : public ::testing::Test {
                KeySpace::Value(tag, key), "0", "1", "p", "4", "0",
                std::to_string(delta), "", "0", "", "0", std::string(key),
                "0"});
+  }
+
+  // Stores `key`'s open holds: `held` units in `open` reservations, each
+  // ending at `ends` (the first holds what the others, one unit each,
+  // leave), beside `extra` (a stored reservation still held).
+  void PlantHeld(const CounterInfo& c, std::string_view key, int64_t held,
+                 uint64_t open, int64_t ends,
+                 std::vector<core::HoldRecord> extra = {}) {
+    ASSERT_TRUE(held >= static_cast<int64_t>(open) && (open > 0 || held == 0))
+        << "a case's held units must fill its open reservations";
+    for (uint64_t i = 0; i < open; ++i) {
+      core::HoldRecord h;
+      h.reservation_id = "planted-" + std::to_string(i);
+      h.units = i == 0 ? held - static_cast<int64_t>(open - 1) : 1;
+      h.expires_at_ms = ends;
+      extra.push_back(std::move(h));
+    }
+    if (extra.empty()) return;
+    const std::string tag = keys_->Tag(c, 0, key);
+    Set(tag, KeySpace::Holds(tag, key), EncodeOpenHolds(extra));
+  }
+
+  // A bounds or reset case's "held" units (one reservation, held past the
+  // case's clock).
+  void PlantHeld(const CounterInfo& c, std::string_view key, const json& k) {
+    const int64_t held = k.value("held", int64_t{0});
+    PlantHeld(c, key, held, held > 0 ? 1 : 0, 2'000'000);
+  }
+
+  void Set(const std::string& tag, const std::string& key,
+           const std::string& value) {
+    Command cmd;
+    cmd.args = {"SET", key, value};
+    cmd.slot = ClusterClient::SlotOf(tag);
+    std::vector<Reply> replies;
+    ASSERT_TRUE(client_->Run({cmd}, &replies).ok());
+    ASSERT_EQ(replies[0].kind, Reply::Kind::kStatus) << replies[0].str;
   }
 
   // The options of a case's op.
@@ -226,6 +275,7 @@ class CaseTables : public ::testing::Test {
     const int64_t current = c["current"].get<int64_t>();
     ASSERT_NO_FATAL_FAILURE(Plant(counter, op.key, current));
     clock_.Set(1'000'000);
+    ASSERT_NO_FATAL_FAILURE(PlantHeld(counter, op.key, c));
     if (expect.contains("reason_has")) {
       Batch b;
       const CounterRef ref(op.counter, op.key);
@@ -254,17 +304,102 @@ class CaseTables : public ::testing::Test {
         << "the counter's value after the case";
   }
 
-  // Runs one case of reset.json: the key holds "current" (planted), a
-  // reset to "to" runs, and its answer (or refusal) and the value
-  // afterwards are the case's.
-  void RunReset(const json& c, const json& expect, size_t index) {
-    const std::string name = "r" + std::to_string(index);
+  // Runs one case of holds.json on counter "c" (the name its messages
+  // give), created afresh: the key's value, its open holds ("held" units
+  // in "open" reservations, the case's stored record among them when held
+  // at "now"; the others ending at "next_expiry", else long after) and
+  // the stored record are planted, the call runs, and its answer, then
+  // ReadHeld and GetReservation, are the case's.
+  void RunHolds(const json& c, const json& expect, size_t) {
     CounterInfo counter;
-    ASSERT_NO_FATAL_FAILURE(Create(c, name, &counter));
+    ASSERT_NO_FATAL_FAILURE(CreateC(c, &counter));
+    const std::string id(core::cases::View(c, "id"));
+    const int64_t now = c["now"].get<int64_t>();
+    ASSERT_NO_FATAL_FAILURE(Plant(counter, "", c["value"].get<int64_t>()));
+    int64_t held = c["held"].get<int64_t>();
+    uint64_t open = c["open"].get<uint64_t>();
+    std::vector<core::HoldRecord> stored;
+    if (c.contains("record")) {
+      const core::HoldRecord h =
+          core::cases::HoldRecordFrom(c["record"], id, counter.id);
+      const std::string tag = keys_->Tag(counter, 0, "");
+      ASSERT_NO_FATAL_FAILURE(Set(
+          tag, KeySpace::Reservation(tag, KeySpace::MarkerName("", id)),
+          EncodeHold(h)));
+      if (c.value("open_record", false) &&
+          core::HoldStateAt(h, now) == HoldState::kHeld) {
+        stored.push_back(h);  // one of the open ones
+        held -= h.units;
+        --open;
+      }
+    }
+    ASSERT_NO_FATAL_FAILURE(PlantHeld(counter, "", held, open,
+                                      c.value("next_expiry", now + 1'000'000),
+                                      std::move(stored)));
+    clock_.Set(now);
+    ASSERT_NO_FATAL_FAILURE(CallHolds(c, expect, id));
+  }
+
+  // The call of a holds.json case, its answer and what is stored after.
+  void CallHolds(const json& c, const json& expect, const std::string& id) {
+    Result<ReservationResult> r = Status::OK();
+    switch (core::cases::HoldCallNamed(c["call"].get<std::string>())) {
+      case core::HoldCall::kReserve:
+        r = db_->Reserve("c", id, c.value("units", int64_t{0}),
+                         c.value("hold_for_ms", int64_t{0}));
+        break;
+      case core::HoldCall::kCommit:
+        r = db_->CommitReservation("c", id);
+        break;
+      case core::HoldCall::kRelease:
+        r = db_->ReleaseReservation("c", id);
+        break;
+    }
+    if (!core::cases::StatusAsExpected(expect, r.status())) return;
+    EXPECT_EQ(OutcomeName(r.value().outcome),
+              expect["outcome"].get<std::string>());
+    EXPECT_EQ(r.value().state,
+              core::cases::HoldStateNamed(expect["state"].get<std::string>()));
+    const HeldValue held = db_->ReadHeld("c").value();
+    core::cases::ExpectFields(
+        expect, {{"value", held.value},
+                 {"held", held.held},
+                 {"open", static_cast<int64_t>(held.open)},
+                 {"next_expiry", held.next_expiry_ms}});
+    if (expect.contains("take")) {
+      EXPECT_EQ(c["value"].get<int64_t>() - held.value,
+                expect["take"].get<int64_t>())
+          << "units taken from the value";
+    }
+    EXPECT_EQ(r.value().value, held.value);
+    EXPECT_EQ(r.value().available, held.value - held.held);
+    // What the call stored: the new record, or the found one closed.
+    for (const char* part : {"new", "closed"}) {
+      if (!expect.contains(part)) continue;
+      const Result<ReservationInfo> info = db_->GetReservation("c", id);
+      ASSERT_TRUE(info.ok()) << info.status().ToString();
+      core::HoldRecord h;
+      h.units = info.value().units;
+      h.created_at_ms = info.value().created_at_ms;
+      h.expires_at_ms = info.value().expires_at_ms;
+      h.state = static_cast<uint8_t>(info.value().state);
+      h.closed_at_ms = info.value().closed_at_ms;
+      core::cases::ExpectHoldRecord(expect[part], h);
+    }
+  }
+
+  // Runs one case of reset.json on counter "c": the key holds "current"
+  // (planted) and "held" units in a reservation, a reset to "to" runs, and
+  // its answer (or refusal) and the value afterwards are the case's.
+  void RunReset(const json& c, const json& expect, size_t) {
+    const std::string name = "c";
+    CounterInfo counter;
+    ASSERT_NO_FATAL_FAILURE(CreateC(c, &counter));
     const std::string key = c.value("key", "");
     const int64_t current = c["current"].get<int64_t>();
     ASSERT_NO_FATAL_FAILURE(Plant(counter, key, current));
     clock_.Set(1'000'000);
+    ASSERT_NO_FATAL_FAILURE(PlantHeld(counter, key, c));
     const Result<IncrementResult> r =
         db_->Reset(CounterRef(name, key), "reset-1", c["to"].get<int64_t>());
     int64_t applied = 0;
@@ -329,6 +464,14 @@ TEST_F(CaseTables, Reset) {
           {"status", "message_has", "applied", "value", "remaining",
            "window_ends"},
           &CaseTables::RunReset);
+}
+
+TEST_F(CaseTables, Holds) {
+  RunRule("holds",
+          {"status", "message_has", "outcome", "state", "put_new",
+           "close_found", "new", "closed", "take", "value", "held", "open",
+           "next_expiry"},
+          &CaseTables::RunHolds);
 }
 
 TEST_F(CaseTables, Bounds) {
