@@ -187,14 +187,19 @@ class CaseTables : public ::testing::Test {
     PlantHeld(c, key, held, held > 0 ? 1 : 0, 2'000'000);
   }
 
+  // Stores a reservation key of `tag` (open holds, a record) as the
+  // backend does: with its entry in the tag's index, which deletes read.
   void Set(const std::string& tag, const std::string& key,
            const std::string& value) {
-    Command cmd;
-    cmd.args = {"SET", key, value};
-    cmd.slot = ClusterClient::SlotOf(tag);
+    Command set, index;
+    set.args = {"SET", key, value};
+    index.args = {"ZADD", KeySpace::HoldIndex(tag), "0",
+                  key.substr(tag.size() + 1)};
+    set.slot = index.slot = ClusterClient::SlotOf(tag);
     std::vector<Reply> replies;
-    ASSERT_TRUE(client_->Run({cmd}, &replies).ok());
+    ASSERT_TRUE(client_->Run({set, index}, &replies).ok());
     ASSERT_EQ(replies[0].kind, Reply::Kind::kStatus) << replies[0].str;
+    ASSERT_EQ(replies[1].kind, Reply::Kind::kInteger) << replies[1].str;
   }
 
   // The options of a case's op.
