@@ -113,6 +113,10 @@ std::string KeySpace::ResetSequence(const std::string& tag,
   return key.empty() ? tag + ":rs" : tag + ":rs:" + std::string(key);
 }
 
+std::string KeySpace::Holds(const std::string& tag, std::string_view key) {
+  return key.empty() ? tag + ":h" : tag + ":h:" + std::string(key);
+}
+
 std::string KeySpace::MarkerName(std::string_view key,
                                  std::string_view event_id) {
   if (key.empty()) return std::string(event_id);

@@ -13,7 +13,9 @@
 // shard's value; ":v:KEY" a key's), ":m:NAME" (an event's marker, or in
 // the tag of the event id's own shard a forward to the shard that holds
 // it), ":mi" (the marker index), ":fi" (the forward index), ":ki" (a keyed
-// counter's key index).
+// counter's key index); a strict counter's reservations beside its value:
+// ":h[:KEY]" (the key's open holds), ":r:NAME" (one reservation's record)
+// and ":ri" (the index of both, for deletes).
 //
 // Thread safety: immutable after construction.
 
@@ -67,6 +69,17 @@ class KeySpace {
   // the key, guarded by the next (":rs", a keyed counter's ":rs:KEY").
   static std::string ResetSequence(const std::string& tag,
                                    std::string_view key);
+  // A strict key's open reservations (cluster/records.h, EncodeOpenHolds):
+  // ":h", a keyed counter's ":h:KEY", beside its value.
+  static std::string Holds(const std::string& tag, std::string_view key);
+  // One reservation's record; `name` as MarkerName names an event.
+  static std::string Reservation(const std::string& tag,
+                                 std::string_view name) {
+    return tag + ":r:" + std::string(name);
+  }
+  // The tag's reservation keys ("h[:KEY]", "r:NAME": what follows the
+  // tag and its colon), so that a delete finds them.
+  static std::string HoldIndex(const std::string& tag) { return tag + ":ri"; }
   // The value of a named counter's shard (key empty) or of one key's.
   static std::string Value(const std::string& tag, std::string_view key);
   // A bucketed counter's value in the bucket starting at `start` (ms):

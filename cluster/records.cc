@@ -14,6 +14,9 @@ constexpr std::string_view kCounterVersion = "c1";
 constexpr uint32_t kCounterVersionNumber = 1;  // CounterInfo::schema_version
 constexpr std::string_view kMarkerVersion = "m1";
 constexpr std::string_view kForwardVersion = "f1";
+constexpr std::string_view kHoldVersion = "r1";
+constexpr std::string_view kOpenHoldsVersion = "h1";
+constexpr size_t kHoldFields = 6;
 constexpr size_t kCounterFields = 16;
 constexpr size_t kMarkerFields = 14;
 constexpr size_t kForwardFields = 2;
@@ -172,6 +175,98 @@ MarkerInfo InfoOf(const core::FoundMarker& f) {
   m.reset = f.reset;
   m.remaining_kept = f.remaining_kept;
   return m;
+}
+
+std::string EncodeHold(const core::HoldRecord& h) {
+  std::string s(kHoldVersion);
+  for (const int64_t v : {h.units, h.created_at_ms, h.expires_at_ms,
+                          int64_t{h.state}, h.closed_at_ms}) {
+    Put(&s, v);
+  }
+  return s;
+}
+
+Status DecodeHold(std::string_view what, std::string_view record,
+                  uint64_t counter_id, core::HoldRecord* h) {
+  std::vector<int64_t> f;
+  const bool ok = Fields(record, kHoldVersion, kHoldFields, &f) &&
+                  f[0] >= 1 && f[1] >= 0 && f[2] > f[1] && f[3] >= 0 &&
+                  f[3] <= static_cast<int64_t>(HoldState::kRefused) &&
+                  (f[3] == 0) == (f[4] == 0);
+  if (!ok) {
+    return Status::Corruption("reservation " + core::Quote(what) +
+                              " is malformed: " + core::Quote(record));
+  }
+  *h = core::HoldRecord{};
+  h->counter_id = counter_id;
+  h->units = f[0];
+  h->created_at_ms = f[1];
+  h->expires_at_ms = f[2];
+  h->state = static_cast<uint8_t>(f[3]);
+  h->closed_at_ms = f[4];
+  return Status::OK();
+}
+
+std::string EncodeOpenHolds(const std::vector<core::HoldRecord>& open) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string s(kOpenHoldsVersion);
+  for (const core::HoldRecord& h : open) {
+    s.push_back(' ');
+    for (const unsigned char b : h.reservation_id) {
+      s.push_back(kHex[b >> 4]);
+      s.push_back(kHex[b & 15]);
+    }
+    Put(&s, h.units);
+    Put(&s, h.expires_at_ms);
+  }
+  return s;
+}
+
+Status DecodeOpenHolds(std::string_view what, std::string_view record,
+                       uint64_t counter_id,
+                       std::vector<core::HoldRecord>* open) {
+  open->clear();
+  const Status bad = Status::Corruption("open reservations " +
+                                        core::Quote(what) + " are malformed");
+  if (record.substr(0, kOpenHoldsVersion.size()) != kOpenHoldsVersion) {
+    return bad;
+  }
+  std::string_view rest = record.substr(kOpenHoldsVersion.size());
+  // Each entry: " HEX UNITS EXPIRES".
+  while (!rest.empty()) {
+    std::string_view part[3];
+    for (std::string_view& p : part) {
+      if (rest.empty() || rest[0] != ' ') return bad;
+      const size_t end = rest.find(' ', 1);
+      p = rest.substr(1, end == std::string_view::npos ? end : end - 1);
+      rest = end == std::string_view::npos ? std::string_view()
+                                           : rest.substr(end);
+    }
+    core::HoldRecord h;
+    h.counter_id = counter_id;
+    if (part[0].empty() || part[0].size() % 2 != 0 ||
+        open->size() >= kMaxOpenHolds) {
+      return bad;
+    }
+    for (size_t i = 0; i < part[0].size(); i += 2) {
+      uint8_t b = 0;
+      const auto [ptr, ec] =
+          std::from_chars(part[0].data() + i, part[0].data() + i + 2, b, 16);
+      if (ec != std::errc() || ptr != part[0].data() + i + 2) return bad;
+      h.reservation_id.push_back(static_cast<char>(b));
+    }
+    const auto [p1, e1] = std::from_chars(
+        part[1].data(), part[1].data() + part[1].size(), h.units);
+    const auto [p2, e2] = std::from_chars(
+        part[2].data(), part[2].data() + part[2].size(), h.expires_at_ms);
+    if (e1 != std::errc() || p1 != part[1].data() + part[1].size() ||
+        e2 != std::errc() || p2 != part[2].data() + part[2].size() ||
+        h.units < 1 || part[1].empty() || part[2].empty()) {
+      return bad;
+    }
+    open->push_back(std::move(h));
+  }
+  return open->empty() ? bad : Status::OK();
 }
 
 std::string EncodeForward(uint32_t shard) {

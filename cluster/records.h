@@ -1,5 +1,5 @@
-// The cluster backend's stored values: a counter's catalog record and an
-// event's marker record, as text of decimal fields separated by single
+// The cluster backend's stored values: a counter's catalog record, an
+// event's marker record and a strict key's reservations, as text of decimal fields separated by single
 // spaces, versioned by their first field (docs/format.md, "Redis Cluster
 // keys"). Text, not FlatBuffers: an operator reading a key with redis-cli
 // sees what it holds, and a record is a few dozen bytes.
@@ -11,7 +11,9 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "core/holds.h"
 #include "core/write_op.h"
 #include "tally/status.h"
 #include "tally/types.h"
@@ -38,6 +40,25 @@ core::FoundMarker FoundOf(const MarkerInfo& m);
 // The record of a marker the rules made (core::MarkerOf), FoundOf's
 // inverse; the caller sets its times and `pinned`.
 MarkerInfo InfoOf(const core::FoundMarker& f);
+
+// "r1 UNITS CREATED EXPIRES STATE CLOSED": a reservation's record
+// (Db::Reserve) at KeySpace::Reservation; its id and counter are the
+// key's (reservation_id is not set, counter_id is `counter_id`).
+std::string EncodeHold(const core::HoldRecord& h);
+// Corruption naming `what` (the record's key) when `record` is not one.
+Status DecodeHold(std::string_view what, std::string_view record,
+                  uint64_t counter_id, core::HoldRecord* h);
+
+// "h1 ID UNITS EXPIRES ...": a strict key's open (held) reservations at
+// KeySpace::Holds, each its id in lowercase hex (an id may hold spaces),
+// its units and its end; at most kMaxOpenHolds. Never empty: a key with
+// none has no such key.
+std::string EncodeOpenHolds(const std::vector<core::HoldRecord>& open);
+// Corruption naming `what` when `record` is not one; each entry's state
+// is held and its created_at_ms 0 (not kept here: its record has it).
+Status DecodeOpenHolds(std::string_view what, std::string_view record,
+                       uint64_t counter_id,
+                       std::vector<core::HoldRecord>* open);
 
 // "f1 SHARD": a forward, kept at a marker's key in the tag of the event
 // id's own shard when the event was sent to another shard (a once-op with

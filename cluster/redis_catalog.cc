@@ -401,17 +401,19 @@ Status RedisDb::DeleteCounter(std::string_view name) {
                          slot));
       cmds.push_back(
           Cmd({"ZRANGE", KeySpace::ForwardIndex(tags[i]), "0", "-1"}, slot));
+      cmds.push_back(
+          Cmd({"ZRANGE", KeySpace::HoldIndex(tags[i]), "0", "-1"}, slot));
     }
     s = Run(cmds, &r, true);
     if (!s.ok()) return s;
     std::vector<Command> drop;
     for (size_t i = at, j = 0; i < std::min(tags.size(), at + kChunk);
-         ++i, j += 4) {
+         ++i, j += 5) {
       const std::string& tag = tags[i];
       const int slot = ClusterClient::SlotOf(tag);
-      std::vector<std::string> del = {"DEL", KeySpace::MarkerIndex(tag),
-                                      KeySpace::KeyIndex(tag),
-                                      KeySpace::ForwardIndex(tag)};
+      std::vector<std::string> del = {
+          "DEL", KeySpace::MarkerIndex(tag), KeySpace::KeyIndex(tag),
+          KeySpace::ForwardIndex(tag), KeySpace::HoldIndex(tag)};
       if (!c.keyed) del.push_back(KeySpace::Value(tag, {}));
       // Markers and forwards are kept at the same keys (TAG:m:NAME).
       for (const size_t index : {j + 1, j + 3}) {
@@ -422,6 +424,8 @@ Status RedisDb::DeleteCounter(std::string_view name) {
       for (const Reply& k : r[j + 2].elements) {
         del.push_back(KeySpace::Value(tag, k.str));
       }
+      // A strict key's reservations: its open holds and records.
+      for (const Reply& h : r[j + 4].elements) del.push_back(tag + ":" + h.str);
       if (c.bucket != BucketWidth::kNone &&
           (!c.keyed || !r[j + 2].elements.empty())) {
         drop.push_back(DropBuckets(tag, c.keyed, r[j + 2].elements));

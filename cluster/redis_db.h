@@ -31,8 +31,10 @@
 #include <vector>
 
 #include "cluster/client/cluster_client.h"
+#include "cluster/guarded_call.h"
 #include "cluster/keys.h"
 #include "cluster/target.h"
+#include "core/holds.h"
 #include "core/write_op.h"
 #include "tally/backend.h"
 #include "tally/db.h"
@@ -82,7 +84,7 @@ class RedisDb final : public Db, private BackendOps {
                                 int64_t value,
                                 const ResetOptions& options) override;
 
-  // ---- not built on a cluster yet (redis_unsupported.cc) ----
+  // ---- reservations (redis_holds.cc) ----
   Result<ReservationResult> Reserve(CounterRef counter,
                                     std::string_view reservation_id,
                                     int64_t units,
@@ -95,6 +97,8 @@ class RedisDb final : public Db, private BackendOps {
       CounterRef counter, std::string_view reservation_id) override;
   Result<HeldValue> ReadHeld(CounterRef counter,
                              const ReadOptions& options) override;
+
+  // ---- not built on a cluster yet (redis_unsupported.cc) ----
   Result<ClaimResult> Claim(std::string_view key, std::string_view holder,
                             int64_t lease_ms) override;
   Result<ClaimResult> CompleteClaim(std::string_view key, uint64_t token,
@@ -182,6 +186,30 @@ class RedisDb final : public Db, private BackendOps {
   Status NeedsFiles(std::string_view call, std::string_view why) const;
   // The cluster refused the counter's spec (a feature not built yet).
   Status CheckSpecBuilt(const CounterSpec& spec) const;
+
+  // ---- reservations (redis_holds.cc) ----
+  struct HoldView;
+  // The counter `ref` names, when it takes reservations (else
+  // InvalidArgument, core::CheckTakesHolds).
+  Status FindHoldCounter(CounterRef ref, CounterInfo* c);
+  // One MGET of key `key`'s live key, value, open holds and (unless `id`
+  // is empty) reservation `id`'s record.
+  Status ReadHoldView(const CounterInfo& c, std::string_view key,
+                      std::string_view id, HoldView* v);
+  // As ReadHoldView after FindHoldCounter, once more when the counter
+  // turns out deleted since it was cached.
+  Status ReadHolds(CounterRef ref, std::string_view id, CounterInfo* c,
+                   HoldView* v);
+  bool HoldWrite(const CounterInfo& c, std::string_view key,
+                 const HoldView& v, const core::HoldRecord& h,
+                 const core::HoldStep& step, int64_t now, GuardedCall* g);
+  Status HoldRound(core::HoldCall call, const CounterInfo& c,
+                   std::string_view key, std::string_view id, int64_t units,
+                   int64_t hold_for_ms, GuardedCall::Outcome* outcome,
+                   ReservationResult* out);
+  Result<ReservationResult> HoldOne(core::HoldCall call, CounterRef counter,
+                                    std::string_view id, int64_t units,
+                                    int64_t hold_for_ms);
 
   // ---- reads (redis_reads.cc) ----
   // A read's time range [from, to) in ms (ReadRange).

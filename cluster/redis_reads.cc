@@ -354,8 +354,9 @@ Status RedisDb::DeleteKey(std::string_view counter, std::string_view key) {
   s = FindRef(CounterRef(counter, key), false, &c);
   if (!s.ok()) return s;
   if (!c.keyed) return NotKeyed(c, "DeleteKey");
-  // The key's value, markers, forwards and index entries in each shard's
-  // tag of its group, each tag's part at once (tally_drop_key).
+  // The key's value, markers, forwards, reservations and index entries in
+  // each shard's tag of its group, each tag's part at once
+  // (tally_drop_key).
   const std::string prefix = KeySpace::MarkerName(key, "");
   std::vector<Command> cmds;
   for (uint32_t shard = 0; shard < c.shards; ++shard) {
@@ -365,11 +366,13 @@ Status RedisDb::DeleteKey(std::string_view counter, std::string_view key) {
     drop.idempotent = true;  // dropping twice leaves the same
     drop.args = {"FCALL",
                  "tally_drop_key",
-                 "5",
+                 "7",
                  KeySpace::MarkerIndex(tag),
                  KeySpace::KeyIndex(tag),
                  KeySpace::Value(tag, key),
                  KeySpace::ForwardIndex(tag),
+                 KeySpace::HoldIndex(tag),
+                 KeySpace::Holds(tag, key),
                  KeySpace::BucketIndex(tag, key),
                  prefix,
                  std::string(key),

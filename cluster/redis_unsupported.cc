@@ -27,24 +27,6 @@ Status RedisDb::NotBuiltFor(std::string_view counter, bool keyed_only,
   return NotBuilt(call);
 }
 
-Result<ReservationResult> RedisDb::Reserve(CounterRef, std::string_view,
-                                           int64_t, int64_t) {
-  return NotBuilt("Reserve");
-}
-Result<ReservationResult> RedisDb::CommitReservation(CounterRef,
-                                                     std::string_view) {
-  return NotBuilt("CommitReservation");
-}
-Result<ReservationResult> RedisDb::ReleaseReservation(CounterRef,
-                                                      std::string_view) {
-  return NotBuilt("ReleaseReservation");
-}
-Result<ReservationInfo> RedisDb::GetReservation(CounterRef, std::string_view) {
-  return NotBuilt("GetReservation");
-}
-Result<HeldValue> RedisDb::ReadHeld(CounterRef, const ReadOptions&) {
-  return NotBuilt("ReadHeld");
-}
 Result<ClaimResult> RedisDb::Claim(std::string_view, std::string_view,
                                    int64_t) {
   return NotBuilt("Claim");

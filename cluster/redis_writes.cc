@@ -36,23 +36,22 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
-#include <chrono>
 #include <cassert>
 #include <cstdint>
 #include <iterator>
 #include <map>
-#include <random>
 #include <set>
 #include <string>
-#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "cluster/records.h"
 #include "cluster/redis_db.h"
+#include "cluster/stale_rounds.h"
 #include "core/bounds.h"
 #include "core/decide.h"
+#include "core/holds.h"
 #include "core/shard_picker.h"
 #include "core/validate.h"
 #include "tally/limits.h"
@@ -66,11 +65,6 @@ constexpr std::string_view kGone = "TALLYGONE";
 constexpr std::string_view kOverflow = "TALLYOVERFLOW";
 // A strict value changed since the client read it: nothing was written.
 constexpr std::string_view kStale = "TALLYSTALE";
-
-// Rounds of reading a strict value again before a call gives up (Busy):
-// each costs a read and a write of that key; only other writers' writes
-// between the two cause one.
-constexpr int kMaxStaleRounds = 64;
 
 // Fields per op of tally_write (cluster/functions/tally.lua).
 constexpr size_t kWriteFields = 9;
@@ -116,6 +110,19 @@ Status IntegerOf(const std::string& key, const Reply& r, std::string* text,
                               core::Quote(*text));
   }
   return Status::OK();
+}
+
+// A strict key's open holds as GET answers them (`read`: the bytes, "0"
+// for none, as tally_write's guard reads a missing key; a holds record
+// never reads "0").
+Status OpenHoldsOf(const std::string& key, const Reply& r, uint64_t counter_id,
+                   std::string* read, std::vector<core::HoldRecord>* open) {
+  if (r.kind == Reply::Kind::kNil) return Status::OK();
+  if (r.kind != Reply::Kind::kString) {
+    return Status::IOError("read " + core::Quote(key) + ": " + r.str);
+  }
+  *read = r.str;
+  return DecodeOpenHolds(key, r.str, counter_id, open);
 }
 
 // Whether a decided op is written: an applied op, and a strict counter's
@@ -175,6 +182,14 @@ struct RedisDb::WriteCall {
     std::string previous_key;
     std::string previous_read;
     int64_t previous = 0;
+    // A counter that takes reservations: the key's open holds, read with
+    // the value and guarded with it (a Reserve in between makes the write
+    // stale), whose units count against the minimum (docs/cluster.md,
+    // "Reservations"). holds_key is empty for other counters.
+    std::string holds_key;
+    std::string holds_read;  // as read ("0" for none, as tally_write reads it)
+    std::vector<core::HoldRecord> holds;
+    uint64_t counter_id = 0;
   };
   std::vector<StrictKey> strict;
   // A sharded counter's key that a reset sets: the sum of its shards, and
@@ -226,6 +241,10 @@ size_t RedisDb::StrictKeyOf(const CounterInfo& c, const core::WriteOp& op,
     k.value_key = std::move(value);
     if (c.sliding && bucket >= width) {
       k.previous_key = KeySpace::BucketValue(tag, op.key, bucket - width);
+    }
+    if (core::CheckTakesHolds(c).ok()) {
+      k.holds_key = KeySpace::Holds(tag, op.key);
+      k.counter_id = c.id;
     }
     call->strict.push_back(std::move(k));
   }
@@ -324,10 +343,16 @@ Status RedisDb::DecideAll(int64_t now, WriteCall* call, bool* need_lookup) {
   for (size_t m = 0; m < call->markers.size(); ++m) {
     if (call->markers[m].stored) answer[m] = FoundOf(call->markers[m].info);
   }
-  // Each strict key's value as the ops before this one leave it.
+  // Each strict key's value as the ops before this one leave it, and the
+  // units its open reservations hold now.
   std::vector<int64_t> running(call->strict.size());
+  std::vector<int64_t> held(call->strict.size());
   for (size_t k = 0; k < call->strict.size(); ++k) {
     running[k] = call->strict[k].value;
+    core::HeldNow h;
+    Status s = core::HeldAt(call->strict[k].holds, now, &h);
+    if (!s.ok()) return s.WithContext(call->strict[k].holds_key);
+    held[k] = h.held;
   }
   for (size_t i = 0; i < call->ops.size(); ++i) {
     PlannedOp& p = call->ops[i];
@@ -364,7 +389,8 @@ Status RedisDb::DecideAll(int64_t now, WriteCall* call, bool* need_lookup) {
                                   : call->resets[p.reset].value;
       const core::PreviousWindow prev = PreviousOf(*call, p, now);
       Status s = core::AnswerReset(c, p.op, current,
-                                   c.sliding ? &prev : nullptr, &p.d);
+                                   c.sliding ? &prev : nullptr, &p.d,
+                                   p.strict != SIZE_MAX ? held[p.strict] : 0);
       if (!s.ok()) return s;
       if (p.strict != SIZE_MAX) running[p.strict] = p.d.value;
     } else if (p.strict != SIZE_MAX && p.d.outcome == Outcome::kApplied) {
@@ -373,7 +399,7 @@ Status RedisDb::DecideAll(int64_t now, WriteCall* call, bool* need_lookup) {
       const int64_t current = running[p.strict];
       const core::PreviousWindow prev = PreviousOf(*call, p, now);
       const core::PreviousWindow* previous = c.sliding ? &prev : nullptr;
-      core::CheckBounds(c, p.op, current, previous, &p.d);
+      core::CheckBounds(c, p.op, current, previous, &p.d, held[p.strict]);
       if (p.d.outcome == Outcome::kRefused && p.op.once &&
           !call->markers[p.marker].looked_up) {
         // A copy of an event counted (or refused) before is answered by
@@ -384,7 +410,7 @@ Status RedisDb::DecideAll(int64_t now, WriteCall* call, bool* need_lookup) {
       if (p.d.outcome == Outcome::kRefused && call->batch) {
         return Status::OutOfRange(
             "batch op " + std::to_string(i) + ": " +
-            core::RefusalReason(c, p.op, current, previous) +
+            core::RefusalReason(c, p.op, current, previous, held[p.strict]) +
             (call->AnyCommitted() ? "; the batch's ops in other hash tags "
                                     "were written (docs/cluster.md, "
                                     "\"Batches\")"
@@ -549,12 +575,7 @@ Status RedisDb::Commit(int64_t now, WriteCall* call) {
             " times in a row (other clients writing it); nothing more of "
             "this call was written, retry it");
       }
-      // Apart from the other writers: a random wait, longer each round
-      // (the generator made only when a race was lost: seeding one costs
-      // more than a write).
-      thread_local std::minstd_rand jitter(std::random_device{}());
-      std::uniform_int_distribution<int> us(0, 50 << std::min(stale_rounds, 6));
-      std::this_thread::sleep_for(std::chrono::microseconds(us(jitter)));
+      WaitBeforeRound(stale_rounds);  // apart from the other writers
       s = ReadState(call);
       if (!s.ok()) return s;
     }
@@ -624,35 +645,44 @@ Status RedisDb::ReadResets(WriteCall* call) {
   return Status::OK();
 }
 
-// Reads the strict keys not read for this round (one GET each, a sliding
-// quota's previous window too, on its master, pipelined).
+// Reads the strict keys not read for this round: one MGET each on its
+// master, pipelined, of its value, its open holds (a counter that takes
+// reservations) and a sliding quota's previous window.
 Status RedisDb::ReadStrict(WriteCall* call) {
   std::vector<size_t> which;
   std::vector<Command> cmds;
-  const auto get = [&cmds](const std::string& key) {
+  for (size_t k = 0; k < call->strict.size(); ++k) {
+    const WriteCall::StrictKey& key = call->strict[k];
+    if (key.fresh) continue;
+    which.push_back(k);
     Command c;
-    c.args = {"GET", key};
-    c.slot = ClusterClient::SlotOf(key);
+    c.args = {"MGET", key.value_key};
+    if (!key.holds_key.empty()) c.args.push_back(key.holds_key);
+    if (!key.previous_key.empty()) c.args.push_back(key.previous_key);
+    c.slot = ClusterClient::SlotOf(c.args[1]);
     c.idempotent = true;
     cmds.push_back(std::move(c));
-  };
-  for (size_t k = 0; k < call->strict.size(); ++k) {
-    if (call->strict[k].fresh) continue;
-    which.push_back(k);
-    get(call->strict[k].value_key);
-    if (!call->strict[k].previous_key.empty()) {
-      get(call->strict[k].previous_key);
-    }
   }
   std::vector<Reply> replies;
   Status s = Run(cmds, &replies, false);
   if (!s.ok()) return s;
-  size_t at = 0;
-  for (const size_t j : which) {
-    WriteCall::StrictKey& k = call->strict[j];
-    s = IntegerOf(k.value_key, replies[at++], &k.read, &k.value);
+  for (size_t j = 0; j < which.size(); ++j) {
+    WriteCall::StrictKey& k = call->strict[which[j]];
+    const Reply& r = replies[j];
+    if (r.kind != Reply::Kind::kArray ||
+        r.elements.size() != cmds[j].args.size() - 1) {
+      return Status::IOError("read " + core::Quote(k.value_key) + ": " + r.str);
+    }
+    s = IntegerOf(k.value_key, r.elements[0], &k.read, &k.value);
+    k.holds_read = "0";
+    k.holds.clear();
+    size_t at = 1;
+    if (s.ok() && !k.holds_key.empty()) {
+      s = OpenHoldsOf(k.holds_key, r.elements[at++], k.counter_id,
+                      &k.holds_read, &k.holds);
+    }
     if (s.ok() && !k.previous_key.empty()) {
-      s = IntegerOf(k.previous_key, replies[at++], &k.previous_read,
+      s = IntegerOf(k.previous_key, r.elements[at], &k.previous_read,
                     &k.previous);
     }
     if (!s.ok()) return s;
@@ -777,6 +807,9 @@ Status RedisDb::CommitWrites(int64_t now, WriteCall* call, bool* moved,
       t.guards.emplace_back(value_index, k.read);
       if (!k.previous_key.empty()) {
         t.guards.emplace_back(t.KeyIndex(k.previous_key), k.previous_read);
+      }
+      if (!k.holds_key.empty()) {
+        t.guards.emplace_back(t.KeyIndex(k.holds_key), k.holds_read);
       }
     }
     const std::string key_member(p.op.key);

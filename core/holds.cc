@@ -72,6 +72,33 @@ HoldRecord ClosedHold(HoldRecord h, HoldState state, int64_t now) {
   return h;
 }
 
+Status CheckTakesHolds(const CounterInfo& c) {
+  if (c.bounds.has_min && c.bucket == BucketWidth::kNone) return Status::OK();
+  return Status::InvalidArgument(
+      "counter " + Quote(c.name) +
+      " takes no reservations: they need a strict counter with a minimum "
+      "and no time buckets");
+}
+
+Status HeldAt(const std::vector<HoldRecord>& open, int64_t now,
+              HeldNow* out) {
+  *out = HeldNow{};
+  __int128 held = 0;
+  for (const HoldRecord& h : open) {
+    if (HoldStateAt(h, now) != HoldState::kHeld) continue;
+    held += h.units;
+    ++out->open;
+    if (out->next_expiry == 0 || h.expires_at_ms < out->next_expiry) {
+      out->next_expiry = h.expires_at_ms;
+    }
+  }
+  if (held > kMaxDelta) {
+    return Status::Corruption("open reservations hold more units than int64");
+  }
+  out->held = static_cast<int64_t>(held);
+  return Status::OK();
+}
+
 Status CheckHoldCall(HoldCall call, std::string_view id, int64_t units,
                      int64_t hold_for_ms) {
   Status s = ValidateReservationId(id);

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tally/status.h"
 #include "tally/types.h"
@@ -69,6 +70,15 @@ struct HoldStep {
 // How messages name reservation `id` of counter `c`'s key `key`.
 std::string ReservationNaming(const CounterInfo& c, std::string_view key,
                               std::string_view id);
+
+// InvalidArgument naming counter `c` unless it takes reservations: a
+// strict counter with a minimum and no time buckets.
+Status CheckTakesHolds(const CounterInfo& c);
+
+// What the open (held) records `open` of one key hold at `now`: those
+// whose time has not run out (HoldStateAt). Corruption when their units
+// sum beyond int64 (Reserve never lets them).
+Status HeldAt(const std::vector<HoldRecord>& open, int64_t now, HeldNow* out);
 
 // The call's own arguments, before any lookup (Reserve's units and hold).
 Status CheckHoldCall(HoldCall call, std::string_view id, int64_t units,

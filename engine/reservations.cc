@@ -153,14 +153,7 @@ Status DbImpl::FindHoldCounter(const Catalog::Reader& catalog,
                                const Catalog::Entry** out) {
   Status s = FindCounterRef(catalog, counter, KeyUse::kOneKey, out);
   if (!s.ok()) return s;
-  const Catalog::Entry& c = **out;
-  if (!c.bounds.has_min || c.bucket != BucketWidth::kNone) {
-    return Status::InvalidArgument(
-        "counter " + Quote(c.name) +
-        " takes no reservations: they need a strict counter with a minimum "
-        "and no time buckets");
-  }
-  return Status::OK();
+  return CheckTakesHolds(**out);
 }
 
 Result<ReservationResult> DbImpl::Reserve(CounterRef counter,

@@ -17,7 +17,7 @@
 -- markers are opaque strings. Only the op count, key indexes and times
 -- (ms, below 2^53) become numbers.
 
-local VERSION = '6'
+local VERSION = '7'
 
 -- The error a write gets when its counter was deleted (its tag's live key
 -- is gone): the client reloads the counter and answers NotFound.
@@ -197,20 +197,24 @@ end
 -- atomically, so that no write lands between the listing of its markers
 -- and their removal (a count deleted while its marker stays would never
 -- count again). KEYS[1] the tag's marker index, KEYS[2] its key index,
--- KEYS[3] the key's value, KEYS[4] its forward index, KEYS[5] its bucket
--- index (a bucketed counter's: its bucket values go too); ARGV[1] the
--- marker-name prefix of the key, ARGV[2] the key, ARGV[3] the tag.
--- O(markers and forwards of the tag). Returns how many markers went.
+-- KEYS[3] the key's value, KEYS[4] its forward index, KEYS[5] its
+-- reservation index (names "r:RECORD" and "h[:KEY]" under the tag),
+-- KEYS[6] the key's open holds, KEYS[7] its bucket index (a bucketed
+-- counter's: its bucket values go too); ARGV[1] the marker-name prefix of
+-- the key, ARGV[2] the key, ARGV[3] the tag. The key's reservations go
+-- with it (their records are named as its markers are, after "r:").
+-- O(markers, forwards, reservations and buckets of the tag). Returns how
+-- many markers went.
 local ZREM_CHUNK = 1000  -- unpack() has a bound on its arguments
 
--- Deletes the marker keys of the names in `index` that start with
--- `prefix`, and those names; returns how many.
-local function drop_names(index, prefix, tag)
+-- Deletes the keys `under` .. name of the names in `index` that start
+-- with `prefix`, and those names; returns how many.
+local function drop_names(index, prefix, under)
   local names = redis.call('ZRANGE', index, 0, -1)
   local gone = {}
   for _, name in ipairs(names) do
     if string.sub(name, 1, #prefix) == prefix then
-      redis.call('DEL', tag .. ':m:' .. name)
+      redis.call('DEL', under .. name)
       gone[#gone + 1] = name
     end
   end
@@ -242,11 +246,13 @@ local function drop_tag_buckets(keys, args)
 end
 
 local function drop_key(keys, args)
-  local count = drop_names(keys[1], args[1], args[3])
-  drop_names(keys[4], args[1], args[3])
-  drop_buckets(keys[5], args[3], args[2])
-  redis.call('DEL', keys[3])
+  local count = drop_names(keys[1], args[1], args[3] .. ':m:')
+  drop_names(keys[4], args[1], args[3] .. ':m:')
+  drop_names(keys[5], 'r:' .. args[1], args[3] .. ':')
+  drop_buckets(keys[7], args[3], args[2])
+  redis.call('DEL', keys[3], keys[6])
   redis.call('ZREM', keys[2], args[2])
+  redis.call('ZREM', keys[5], 'h:' .. args[2])
   return count
 end
 

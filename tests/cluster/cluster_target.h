@@ -10,8 +10,10 @@
 
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <string>
 
+#include "tally/tally.h"
 #include "testutil/redis_env.h"
 
 namespace tally::test {
@@ -24,6 +26,18 @@ inline std::string ClusterTarget(const std::string& ns) {
   setenv("TALLY_REDIS_PASSWORD_FILE", env["TALLY_REDIS_PASSWORD_FILE"].c_str(),
          1);
   return env["TALLY_REDIS_TARGET"] + "/" + ns + std::to_string(getpid());
+}
+
+// Opens a Db on `target` with a strict counter "stock" (minimum 0)
+// holding `units`: where the concurrency tests start.
+inline Status OpenStock(const std::string& target, int64_t units,
+                        std::unique_ptr<Db>* db) {
+  Status s = Db::Open(Options(), target, db);
+  CounterSpec stock;
+  stock.bounds = CounterBounds::AtLeast(0);
+  if (s.ok()) s = (*db)->CreateCounter("stock", stock);
+  if (s.ok()) s = (*db)->Increment("stock", units).status();
+  return s;
 }
 
 }  // namespace tally::test

@@ -140,11 +140,8 @@ TEST(StrictOnCluster, ConcurrentTakersNeverPassTheBound) {
   const std::string target = test::ClusterTarget("strict");
   if (target.empty()) GTEST_SKIP() << "no cluster: TALLY_REDIS_ENV is unset";
   std::unique_ptr<Db> db;
-  ASSERT_TRUE(Db::Open(Options(), target, &db).ok());
-  CounterSpec stock;
-  stock.bounds = CounterBounds::AtLeast(0);
-  ASSERT_TRUE(db->CreateCounter("stock", stock).ok());
-  ASSERT_TRUE(db->Increment("stock", kStock).ok());
+  const Status opened = test::OpenStock(target, kStock, &db);
+  ASSERT_TRUE(opened.ok()) << opened.ToString();
 
   const Takes total = TakeFromEveryProcess(target, Source{"stock"});
   EXPECT_EQ(total.failed, 0);

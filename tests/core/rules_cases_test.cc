@@ -189,30 +189,6 @@ TEST(RuleCases, Claims) {
   });
 }
 
-HoldState HoldStateNamed(const std::string& name) {
-  return Named<HoldState>(HoldStateName, 5, name);
-}
-
-HoldCall HoldCallNamed(const std::string& name) {
-  if (name == "reserve") return HoldCall::kReserve;
-  if (name == "commit") return HoldCall::kCommit;
-  EXPECT_EQ(name, "release") << "unknown reservation call";
-  return HoldCall::kRelease;
-}
-
-void ExpectHoldRecord(const json& want, const HoldRecord& h) {
-  if (want.contains("state")) {
-    EXPECT_EQ(static_cast<HoldState>(h.state),
-              HoldStateNamed(want["state"].get<std::string>()));
-  }
-  const Fields fields = {
-      {"units", h.units},
-      {"created_at_ms", h.created_at_ms},
-      {"expires_at_ms", h.expires_at_ms},
-      {"closed_at_ms", h.closed_at_ms}};
-  ExpectFields(want, fields);
-}
-
 TEST(RuleCases, Holds) {
   ForEachCase(
       "holds",
@@ -225,16 +201,7 @@ TEST(RuleCases, Holds) {
     const int64_t hold_for = Get<int64_t>(c, "hold_for_ms", 0);
     const bool known = c.contains("record");
     HoldRecord h;
-    if (known) {
-      const json& r = c["record"];
-      h.reservation_id = std::string(id);
-      h.counter_id = counter.id;
-      h.units = r["units"].get<int64_t>();
-      h.created_at_ms = Get<int64_t>(r, "created_at_ms", 0);
-      h.expires_at_ms = Get<int64_t>(r, "expires_at_ms", 0);
-      h.state = static_cast<uint8_t>(HoldStateNamed(r["state"].get<std::string>()));
-      h.closed_at_ms = Get<int64_t>(r, "closed_at_ms", 0);
-    }
+    if (known) h = HoldRecordFrom(c["record"], id, counter.id);
     int64_t value = c["value"].get<int64_t>();
     HeldNow held;
     held.held = c["held"].get<int64_t>();

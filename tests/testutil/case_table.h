@@ -22,6 +22,7 @@
 
 #include "core/buckets.h"
 #include "core/decide.h"
+#include "core/holds.h"
 #include "core/write_op.h"
 #include "tally/status.h"
 #include "tally/types.h"
@@ -150,6 +151,45 @@ inline void ExpectFields(const json& expect, Fields fields) {
       EXPECT_EQ(value, expect[name].get<int64_t>()) << "field " << name;
     }
   }
+}
+
+// A reservation's state, and its call, by the names the tables use.
+inline HoldState HoldStateNamed(const std::string& name) {
+  return Named<HoldState>(HoldStateName, 5, name);
+}
+inline HoldCall HoldCallNamed(const std::string& name) {
+  if (name == "reserve") return HoldCall::kReserve;
+  if (name == "commit") return HoldCall::kCommit;
+  EXPECT_EQ(name, "release") << "unknown reservation call";
+  return HoldCall::kRelease;
+}
+
+// A case's stored reservation ("record") of `id`.
+inline HoldRecord HoldRecordFrom(const json& r, std::string_view id,
+                                 uint64_t counter_id) {
+  HoldRecord h;
+  h.reservation_id = std::string(id);
+  h.counter_id = counter_id;
+  h.units = r["units"].get<int64_t>();
+  h.created_at_ms = Get<int64_t>(r, "created_at_ms", 0);
+  h.expires_at_ms = Get<int64_t>(r, "expires_at_ms", 0);
+  h.state = static_cast<uint8_t>(HoldStateNamed(r["state"].get<std::string>()));
+  h.closed_at_ms = Get<int64_t>(r, "closed_at_ms", 0);
+  return h;
+}
+
+// Compares the fields of a reservation that the case names.
+inline void ExpectHoldRecord(const json& want, const HoldRecord& h) {
+  if (want.contains("state")) {
+    EXPECT_EQ(static_cast<HoldState>(h.state),
+              HoldStateNamed(want["state"].get<std::string>()));
+  }
+  const Fields fields = {
+      {"units", h.units},
+      {"created_at_ms", h.created_at_ms},
+      {"expires_at_ms", h.expires_at_ms},
+      {"closed_at_ms", h.closed_at_ms}};
+  ExpectFields(want, fields);
 }
 
 // Runs `run` on every case of `rule`, each traced by its name. An
