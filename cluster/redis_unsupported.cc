@@ -45,23 +45,6 @@ Result<ReservationInfo> RedisDb::GetReservation(CounterRef, std::string_view) {
 Result<HeldValue> RedisDb::ReadHeld(CounterRef, const ReadOptions&) {
   return NotBuilt("ReadHeld");
 }
-Result<ClaimResult> RedisDb::Claim(std::string_view, std::string_view,
-                                   int64_t) {
-  return NotBuilt("Claim");
-}
-Result<ClaimResult> RedisDb::CompleteClaim(std::string_view, uint64_t,
-                                           std::string_view, const Batch&) {
-  return NotBuilt("CompleteClaim");
-}
-Result<ClaimResult> RedisDb::ReleaseClaim(std::string_view, uint64_t) {
-  return NotBuilt("ReleaseClaim");
-}
-Result<ClaimInfo> RedisDb::GetClaim(std::string_view) {
-  return NotBuilt("GetClaim");
-}
-Result<std::vector<ClaimInfo>> RedisDb::ListClaims(const ListClaimsOptions&) {
-  return NotBuilt("ListClaims");
-}
 Result<int64_t> RedisDb::ReadRange(CounterRef, int64_t, int64_t,
                                    const ReadOptions&) {
   return NotBuilt("ReadRange");
