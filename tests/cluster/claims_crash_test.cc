@@ -19,27 +19,19 @@
 
 #include "cluster/claim_counts.h"
 #include "cluster/client/cluster_client.h"
+#include "cluster/app_client.h"
 #include "cluster/cluster_target.h"
 #include "cluster/keys.h"
 #include "cluster/records.h"
 #include "cluster/target.h"
 #include "tally/limits.h"
 #include "tally/tally.h"
+#include "testutil/testutil.h"
 
 namespace tally::cluster {
 namespace {
 
-#define ASSERT_OK(expr)                                     \
-  do {                                                      \
-    const ::tally::Status _s = (expr);                      \
-    ASSERT_TRUE(_s.ok()) << #expr << ": " << _s.ToString(); \
-  } while (0)
-
-template <typename T>
-T Got(Result<T> r) {
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
-  return r.ok() ? std::move(r).value() : T();
-}
+using test::OkValue;
 
 constexpr int64_t kLease = 60'000;
 
@@ -50,14 +42,7 @@ class ClaimsCrash : public ::testing::Test {
     target_ = test::ClusterTarget("claimcrash" + std::to_string(++tests) + "-");
     if (target_.empty()) GTEST_SKIP() << "no cluster: TALLY_REDIS_ENV is unset";
     ASSERT_OK(Db::Open(Options(), target_, &db_));
-    Target t;
-    ASSERT_OK(ParseTarget(target_, &t));
-    keys_ = std::make_unique<KeySpace>(t.ns);
-    ClientOptions o;
-    o.seeds = t.seeds;
-    o.user = t.user;
-    ASSERT_OK(ReadPassword(&o.password));
-    ASSERT_OK(ClusterClient::Connect(o, &client_));
+    ASSERT_OK(test::ConnectAppClient(target_, &keys_, &client_));
     ASSERT_OK(db_->CreateCounter("items", CounterSpec{4}));
     ASSERT_OK(db_->CreateCounter("seen", CounterSpec{2}));
   }
@@ -79,7 +64,7 @@ class ClaimsCrash : public ::testing::Test {
   // it: the record only.
   void LeaveCompleting(const std::string& key, const Batch& counts,
                        const std::string& result, StoredClaim* c) {
-    const ClaimInfo held = Got(db_->GetClaim(key));
+    const ClaimInfo held = OkValue(db_->GetClaim(key));
     ASSERT_EQ(held.state, ClaimState::kHeld);
     c->rec.state = static_cast<uint8_t>(ClaimState::kDone);
     c->rec.token = held.token;
@@ -107,24 +92,24 @@ class ClaimsCrash : public ::testing::Test {
 };
 
 TEST_F(ClaimsCrash, AKilledCompletionIsFinishedByItsRetryCountingEachOnce) {
-  ASSERT_EQ(Got(db_->Claim("order:1", "w1", kLease)).claim.token, 1u);
+  ASSERT_EQ(OkValue(db_->Claim("order:1", "w1", kLease)).claim.token, 1u);
   StoredClaim c;
   ASSERT_NO_FATAL_FAILURE(LeaveCompleting("order:1", Counts(), "row 1", &c));
   // The client died after counting its first op (under its derived id, at
   // the completion's time, as DeriveCounts makes it) and before the rest.
   OnceOptions at;
   at.event_time_ms = c.rec.ended_at_ms;
-  ASSERT_OK(db_->IncrementOnce("items", DerivedEventId("order:1", 1, 0, 0), 2,
-                               at).status());
+  ASSERT_OK(
+      db_->IncrementOnce("items", DerivedEventId("order:1", 1, 0, 0), 2, at));
   // Meanwhile the claim reads done (its decision is made), the counts
   // partly visible; nobody else can take it, and a release changes nothing.
-  const ClaimInfo seen = Got(db_->GetClaim("order:1"));
+  const ClaimInfo seen = OkValue(db_->GetClaim("order:1"));
   EXPECT_EQ(seen.state, ClaimState::kDone);
   EXPECT_EQ(seen.result, "row 1");
-  EXPECT_EQ(Got(db_->ReadExact("items")), 2);
-  EXPECT_EQ(Got(db_->Claim("order:1", "w2", kLease)).answer,
+  EXPECT_EQ(OkValue(db_->ReadExact("items")), 2);
+  EXPECT_EQ(OkValue(db_->Claim("order:1", "w2", kLease)).answer,
             ClaimAnswer::kDone);
-  EXPECT_EQ(Got(db_->ReleaseClaim("order:1", 1)).answer, ClaimAnswer::kDone);
+  EXPECT_EQ(OkValue(db_->ReleaseClaim("order:1", 1)).answer, ClaimAnswer::kDone);
   // A retry with other counts is refused: only the marked batch finishes.
   Batch other;
   other.Add("items", 9);
@@ -132,12 +117,12 @@ TEST_F(ClaimsCrash, AKilledCompletionIsFinishedByItsRetryCountingEachOnce) {
       db_->CompleteClaim("order:1", 1, "row 1", other);
   ASSERT_FALSE(wrong.ok());
   EXPECT_TRUE(wrong.status().IsInvalidArgument()) << wrong.status().ToString();
-  EXPECT_EQ(Got(db_->ReadExact("items")), 2);
+  EXPECT_EQ(OkValue(db_->ReadExact("items")), 2);
 
   // The worker's retry finishes it: the op counted before is a duplicate,
   // the others count now, the first result stays.
   const ClaimResult done =
-      Got(db_->CompleteClaim("order:1", 1, "row 2", Counts()));
+      OkValue(db_->CompleteClaim("order:1", 1, "row 2", Counts()));
   EXPECT_EQ(done.answer, ClaimAnswer::kCompleted);
   EXPECT_TRUE(done.repeated);
   EXPECT_EQ(done.claim.state, ClaimState::kDone);
@@ -147,45 +132,45 @@ TEST_F(ClaimsCrash, AKilledCompletionIsFinishedByItsRetryCountingEachOnce) {
   EXPECT_EQ(done.counted[0].outcome, Outcome::kDuplicate);
   EXPECT_EQ(done.counted[1].outcome, Outcome::kApplied);
   EXPECT_EQ(done.counted[2].outcome, Outcome::kApplied);
-  EXPECT_EQ(Got(db_->ReadExact("items")), 5);
-  EXPECT_EQ(Got(db_->ReadExact("seen")), 1);
+  EXPECT_EQ(OkValue(db_->ReadExact("items")), 5);
+  EXPECT_EQ(OkValue(db_->ReadExact("seen")), 1);
   // Done for good: a later retry counts nothing.
   const ClaimResult again =
-      Got(db_->CompleteClaim("order:1", 1, "row 3", Counts()));
+      OkValue(db_->CompleteClaim("order:1", 1, "row 3", Counts()));
   EXPECT_EQ(again.answer, ClaimAnswer::kCompleted);
   EXPECT_TRUE(again.repeated);
   EXPECT_TRUE(again.counted.empty());
-  EXPECT_EQ(Got(db_->ReadExact("items")), 5);
-  EXPECT_EQ(Got(db_->ReadExact("seen")), 1);
+  EXPECT_EQ(OkValue(db_->ReadExact("items")), 5);
+  EXPECT_EQ(OkValue(db_->ReadExact("seen")), 1);
   ListClaimsOptions o;
   o.filter = ClaimFilter::kDone;
-  const std::vector<ClaimInfo> listed = Got(db_->ListClaims(o));
+  const std::vector<ClaimInfo> listed = OkValue(db_->ListClaims(o));
   ASSERT_EQ(listed.size(), 1u);
   EXPECT_EQ(listed[0].key, "order:1");
 }
 
 TEST_F(ClaimsCrash, AKilledCompletionWithNothingCountedCountsAllOnce) {
-  ASSERT_OK(db_->Claim("order:2", "w1", kLease).status());
+  ASSERT_OK(db_->Claim("order:2", "w1", kLease));
   StoredClaim c;
   ASSERT_NO_FATAL_FAILURE(LeaveCompleting("order:2", Counts(), "row", &c));
-  EXPECT_EQ(Got(db_->ReadExact("items")), 0);
+  EXPECT_EQ(OkValue(db_->ReadExact("items")), 0);
   // A stale token is stale, completing or not.
-  ASSERT_EQ(Got(db_->GetClaim("order:2")).state, ClaimState::kDone);
+  ASSERT_EQ(OkValue(db_->GetClaim("order:2")).state, ClaimState::kDone);
   for (int i = 0; i < 2; ++i) {
-    const ClaimResult r = Got(db_->CompleteClaim("order:2", 1, "", Counts()));
+    const ClaimResult r = OkValue(db_->CompleteClaim("order:2", 1, "", Counts()));
     EXPECT_EQ(r.answer, ClaimAnswer::kCompleted);
     EXPECT_TRUE(r.repeated);
     EXPECT_EQ(r.counted.size(), i == 0 ? 3u : 0u);
   }
-  EXPECT_EQ(Got(db_->ReadExact("items")), 5);
-  EXPECT_EQ(Got(db_->ReadExact("seen")), 1);
+  EXPECT_EQ(OkValue(db_->ReadExact("items")), 5);
+  EXPECT_EQ(OkValue(db_->ReadExact("seen")), 1);
 }
 
 TEST_F(ClaimsCrash, DerivedIdsAreTheCountersMarkersPerAttempt) {
   CounterSpec stock;
   stock.bounds = CounterBounds::AtLeast(0);
   ASSERT_OK(db_->CreateCounter("stock", stock));
-  ASSERT_OK(db_->Claim("order:3", "w1", kLease).status());
+  ASSERT_OK(db_->Claim("order:3", "w1", kLease));
   Batch take;
   take.Add("items", 1);
   take.Add("stock", -1);
@@ -198,27 +183,27 @@ TEST_F(ClaimsCrash, DerivedIdsAreTheCountersMarkersPerAttempt) {
       db_->CompleteClaim("order:3", 1, "", take);
   ASSERT_FALSE(refused.ok());
   EXPECT_TRUE(refused.status().IsOutOfRange()) << refused.status().ToString();
-  const ClaimInfo held = Got(db_->GetClaim("order:3"));
+  const ClaimInfo held = OkValue(db_->GetClaim("order:3"));
   EXPECT_EQ(held.state, ClaimState::kHeld);
   EXPECT_EQ(held.token, 1u);
   EXPECT_EQ(held.result, "");
-  EXPECT_EQ(Got(db_->CountMarkers("items")), 0u);
-  ASSERT_OK(db_->Increment("stock", 1).status());
-  const ClaimResult done = Got(db_->CompleteClaim("order:3", 1, "ok", take));
+  EXPECT_EQ(OkValue(db_->CountMarkers("items")), 0u);
+  ASSERT_OK(db_->Increment("stock", 1));
+  const ClaimResult done = OkValue(db_->CompleteClaim("order:3", 1, "ok", take));
   EXPECT_EQ(done.answer, ClaimAnswer::kCompleted);
   EXPECT_FALSE(done.repeated);
   EXPECT_EQ(done.claim.result, "ok");
   // Each plain op left a marker under its derived id, attempt 1.
   const std::vector<MarkerInfo> items =
-      Got(db_->ListMarkers("items", ListMarkersOptions()));
+      OkValue(db_->ListMarkers("items", ListMarkersOptions()));
   ASSERT_EQ(items.size(), 1u);
   EXPECT_EQ(items[0].event_id, "claim:order:3#1.1.0");
   const std::vector<MarkerInfo> stocks =
-      Got(db_->ListMarkers("stock", ListMarkersOptions()));
+      OkValue(db_->ListMarkers("stock", ListMarkersOptions()));
   ASSERT_EQ(stocks.size(), 1u);
   EXPECT_EQ(stocks[0].event_id, "claim:order:3#1.1.1");
-  EXPECT_EQ(Got(db_->ReadExact("items")), 1);
-  EXPECT_EQ(Got(db_->ReadExact("stock")), 0);
+  EXPECT_EQ(OkValue(db_->ReadExact("items")), 1);
+  EXPECT_EQ(OkValue(db_->ReadExact("stock")), 0);
 }
 
 TEST(ClaimCounts, DerivedIdsFitAnEventIdAndNeverCollide) {

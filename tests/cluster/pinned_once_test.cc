@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "cluster/client/cluster_client.h"
+#include "cluster/app_client.h"
 #include "cluster/cluster_target.h"
 #include "cluster/keys.h"
 #include "cluster/records.h"
@@ -52,14 +53,7 @@ class PinnedOnce : public ::testing::Test {
     target_ = test::ClusterTarget("pin" + std::to_string(++tests) + "-");
     if (target_.empty()) GTEST_SKIP() << "no cluster: TALLY_REDIS_ENV is unset";
     ASSERT_OK(Db::Open(Options(), target_, &db_));
-    Target t;
-    ASSERT_OK(ParseTarget(target_, &t));
-    keys_ = std::make_unique<KeySpace>(t.ns);
-    ClientOptions o;
-    o.seeds = t.seeds;
-    o.user = t.user;
-    ASSERT_OK(ReadPassword(&o.password));
-    ASSERT_OK(ClusterClient::Connect(o, &client_));
+    ASSERT_OK(test::ConnectAppClient(target_, &keys_, &client_));
   }
 
   // One command on the node of `key`'s slot.
