@@ -72,6 +72,20 @@ std::string KeySpace::Tag(const CounterInfo& c, uint32_t shard,
                  : NamedTag(c.id, shard);
 }
 
+std::string KeySpace::ClaimGroupTag(uint32_t group) const {
+  assert(group < kClaimGroups);
+  std::string tag;
+  tag.reserve(prefix_.size() + 16);
+  tag.append(prefix_).append("{claims");
+  AppendNumber(&tag, '.', group);
+  tag.push_back('}');
+  return tag;
+}
+
+std::string KeySpace::ClaimTag(std::string_view key) const {
+  return ClaimGroupTag(KeyGroupOf(key) % kClaimGroups);
+}
+
 std::string KeySpace::Value(const std::string& tag, std::string_view key) {
   std::string value;
   value.reserve(tag.size() + 3 + key.size());

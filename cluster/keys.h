@@ -13,9 +13,16 @@
 // shard's value; ":v:KEY" a key's), ":m:NAME" (an event's marker, or in
 // the tag of the event id's own shard a forward to the shard that holds
 // it), ":mi" (the marker index), ":fi" (the forward index), ":ki" (a keyed
-// counter's key index); a strict counter's reservations beside its value:
-// ":h[:KEY]" (the key's open holds), ":r:NAME" (one reservation's record)
-// and ":ri" (the index of both, for deletes).
+// counter's key index); a bucketed counter's ":b:START[:KEY]" (a bucket's
+// value) and ":bi[:KEY]" (its bucket index); a strict counter's
+// reservations beside its value: ":h[:KEY]" (the key's open holds),
+// ":r:NAME" (one reservation's record) and ":ri" (the index of both, for
+// deletes).
+// Claims (docs/cluster.md, "Claims") spread over kClaimGroups tags by the
+// hash of their key:
+//   tally:NS:{claims.G}:c:KEY        a claim's record (kept for good)
+//   tally:NS:{claims.G}:ci           sorted set of the group's claim keys
+//                                    (score 0: in key byte order)
 //
 // Thread safety: immutable after construction.
 
@@ -36,6 +43,10 @@ namespace tally::cluster {
 // counter touches a bounded number of tags (kKeyGroups x shards live keys).
 inline constexpr uint32_t kKeyGroups = 64;
 
+// Claims are spread over this many hash tags (by their key's group,
+// KeyGroupOf): a ListClaims page reads every group's index.
+inline constexpr uint32_t kClaimGroups = kKeyGroups;
+
 class KeySpace {
  public:
   // `ns`: the namespace, 1..kMaxNamespaceBytes of [A-Za-z0-9_.-].
@@ -55,6 +66,14 @@ class KeySpace {
   // A keyed counter's tag of group `group` (to enumerate a counter).
   std::string GroupTag(uint64_t id, uint32_t shard, uint32_t group) const;
   std::string NamedTag(uint64_t id, uint32_t shard) const;
+
+  // The tag of claim `key`, and of claim group `group` (to list them).
+  std::string ClaimTag(std::string_view key) const;
+  std::string ClaimGroupTag(uint32_t group) const;
+  static std::string Claim(const std::string& tag, std::string_view key) {
+    return tag + ":c:" + std::string(key);
+  }
+  static std::string ClaimIndex(const std::string& tag) { return tag + ":ci"; }
 
   static std::string Live(const std::string& tag) { return tag + ":live"; }
   static std::string MarkerIndex(const std::string& tag) {

@@ -17,6 +17,8 @@ constexpr std::string_view kForwardVersion = "f1";
 constexpr std::string_view kHoldVersion = "r1";
 constexpr std::string_view kOpenHoldsVersion = "h1";
 constexpr size_t kHoldFields = 6;
+constexpr std::string_view kClaimVersion = "k1";
+constexpr size_t kClaimNumbers = 9;  // the version and 8 decimal fields
 constexpr size_t kCounterFields = 16;
 constexpr size_t kMarkerFields = 14;
 constexpr size_t kForwardFields = 2;
@@ -53,6 +55,37 @@ void Put(std::string* s, int64_t v) {
   buf[0] = ' ';
   const char* end = std::to_chars(buf + 1, buf + sizeof(buf), v).ptr;
   s->append(buf, static_cast<size_t>(end - buf));
+}
+
+// ' x' and `bytes` in lower-case hex.
+void PutHex(std::string* s, std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  s->append(" x");
+  for (const char c : bytes) {
+    const auto b = static_cast<uint8_t>(c);
+    s->push_back(kDigits[b >> 4]);
+    s->push_back(kDigits[b & 15]);
+  }
+}
+
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+// PutHex's field (without its space) back into bytes; false when it is not
+// one.
+bool TakeHex(std::string_view field, std::string* out) {
+  if (field.empty() || field[0] != 'x' || field.size() % 2 != 1) return false;
+  out->clear();
+  for (size_t i = 1; i < field.size(); i += 2) {
+    const int hi = HexDigit(field[i]);
+    const int lo = HexDigit(field[i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    out->push_back(static_cast<char>(hi * 16 + lo));
+  }
+  return true;
 }
 
 bool Flag(int64_t v) { return v == 1; }
@@ -290,6 +323,53 @@ Status DecodeForward(std::string_view what, std::string_view record,
                               " is malformed: " + core::Quote(record));
   }
   *shard = static_cast<uint32_t>(f[0]);
+  return Status::OK();
+}
+
+std::string EncodeClaim(const StoredClaim& c) {
+  std::string s(kClaimVersion);
+  for (const int64_t v :
+       {int64_t{c.rec.state}, static_cast<int64_t>(c.rec.token),
+        c.rec.granted_at_ms, c.rec.lease_until_ms, c.rec.ended_at_ms,
+        int64_t{c.completing}, static_cast<int64_t>(c.attempt),
+        static_cast<int64_t>(c.counts)}) {
+    Put(&s, v);
+  }
+  PutHex(&s, c.rec.holder);
+  PutHex(&s, c.rec.result);
+  return s;
+}
+
+Status DecodeClaim(std::string_view what, std::string_view record,
+                   StoredClaim* c) {
+  // The decimal fields end at the space before the holder.
+  size_t end = 0;
+  for (size_t n = 0; n < kClaimNumbers && end != std::string_view::npos; ++n) {
+    end = record.find(' ', end == 0 ? 0 : end + 1);
+  }
+  std::vector<int64_t> f;
+  bool ok = end != std::string_view::npos &&
+            Fields(record.substr(0, end), kClaimVersion, kClaimNumbers, &f);
+  const auto state = ok ? f[0] : -1;
+  ok = ok && (state == 0 || state == 2 || state == 3) && f[1] >= 1 &&
+       IsFlag(f[5]) && (f[5] == 0 || state == 3) && f[6] >= 0;
+  const std::string_view rest = ok ? record.substr(end + 1) : "";
+  const size_t space = rest.find(' ');
+  ok = ok && space != std::string_view::npos &&
+       TakeHex(rest.substr(0, space), &c->rec.holder) &&
+       TakeHex(rest.substr(space + 1), &c->rec.result);
+  if (!ok) {
+    return Status::Corruption("claim record " + core::Quote(what) +
+                              " is malformed: " + core::Quote(record));
+  }
+  c->rec.state = static_cast<uint8_t>(f[0]);
+  c->rec.token = static_cast<uint64_t>(f[1]);
+  c->rec.granted_at_ms = f[2];
+  c->rec.lease_until_ms = f[3];
+  c->rec.ended_at_ms = f[4];
+  c->completing = Flag(f[5]);
+  c->attempt = static_cast<uint64_t>(f[6]);
+  c->counts = static_cast<uint64_t>(f[7]);
   return Status::OK();
 }
 

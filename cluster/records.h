@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/claims.h"
 #include "core/holds.h"
 #include "core/write_op.h"
 #include "tally/status.h"
@@ -69,6 +70,28 @@ bool IsForward(std::string_view record);
 // shard below `shards`.
 Status DecodeForward(std::string_view what, std::string_view record,
                      uint32_t shards, uint32_t* shard);
+
+// A claim as the cluster stores it: core's record, and the fields of a
+// completion in two steps (docs/cluster.md, "Claims"). While `completing`,
+// rec is already the completed record (state kDone, ended_at, result): its
+// decision is made, its counts may not all be applied yet.
+struct StoredClaim {
+  core::ClaimRecord rec;
+  bool completing = false;
+  // The completion attempt of this grant (0 first; one more after each
+  // refused counts batch): part of the counts' derived event ids.
+  uint64_t attempt = 0;
+  uint64_t counts = 0;  // completing: the digest of its counts batch
+};
+
+// "k1 STATE TOKEN GRANTED LEASE_UNTIL ENDED COMPLETING ATTEMPT COUNTS
+// xHOLDER xRESULT": decimal fields (COUNTS as a signed int64), then the
+// holder and the result as hex after an 'x' (arbitrary bytes, one field
+// each; "x" when empty). The key is the record's key's, not stored.
+std::string EncodeClaim(const StoredClaim& c);
+// Corruption naming `what` (the record's key) when `record` is not one.
+Status DecodeClaim(std::string_view what, std::string_view record,
+                   StoredClaim* c);
 
 }  // namespace tally::cluster
 

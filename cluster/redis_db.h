@@ -33,7 +33,9 @@
 #include "cluster/client/cluster_client.h"
 #include "cluster/guarded_call.h"
 #include "cluster/keys.h"
+#include "cluster/records.h"
 #include "cluster/target.h"
+#include "core/claims.h"
 #include "core/holds.h"
 #include "core/write_op.h"
 #include "tally/backend.h"
@@ -49,6 +51,12 @@ namespace tally::cluster {
 // it holds otherwise: deploy it with scripts/redis_cluster load-functions).
 Status OpenCluster(const Options& options, const std::string& target,
                    std::unique_ptr<Db>* db);
+
+// A read of `args` on the slot of `key` (a key, or its tag); from a
+// replica where the client reads from them and `replica_ok`, else from
+// the master (a record a guarded write compares with).
+Command ReadCommand(std::vector<std::string> args, const std::string& key,
+                    bool replica_ok = true);
 
 class RedisDb final : public Db, private BackendOps {
  public:
@@ -98,7 +106,7 @@ class RedisDb final : public Db, private BackendOps {
   Result<HeldValue> ReadHeld(CounterRef counter,
                              const ReadOptions& options) override;
 
-  // ---- not built on a cluster yet (redis_unsupported.cc) ----
+  // ---- claims (redis_claims.cc; docs/cluster.md, "Claims") ----
   Result<ClaimResult> Claim(std::string_view key, std::string_view holder,
                             int64_t lease_ms) override;
   Result<ClaimResult> CompleteClaim(std::string_view key, uint64_t token,
@@ -109,6 +117,8 @@ class RedisDb final : public Db, private BackendOps {
   Result<ClaimInfo> GetClaim(std::string_view key) override;
   Result<std::vector<ClaimInfo>> ListClaims(
       const ListClaimsOptions& options) override;
+
+  // ---- not built on a cluster yet (redis_unsupported.cc) ----
   Result<TopKeysResult> TopKeys(std::string_view counter, size_t n,
                                 const TopKeysOptions& options) override;
   Result<CachedValue> ReadCached(std::string_view counter) override;
@@ -246,15 +256,49 @@ class RedisDb final : public Db, private BackendOps {
   Status MarkerNames(const CounterInfo& c, std::string_view key,
                      std::vector<std::pair<std::string, std::string>>* names);
 
+  // ---- claims (redis_claims.cc, redis_claim_counts.cc) ----
+  struct ClaimRead;
+  // One claim call: read the record, step by core::ClaimStep, write it
+  // back guarded on what was read (again when another client wrote in
+  // between); CompleteClaim's counts in two steps (FinishCompletion).
+  Result<ClaimResult> ClaimOne(core::ClaimCall call, std::string_view key,
+                               const core::ClaimArgs& args,
+                               const Batch* counts);
+  // Reads the record of claim `key` from its master.
+  Status ReadClaim(std::string_view key, ClaimRead* read);
+  // Writes `next` where `read` still stands (*written false otherwise:
+  // nothing was written).
+  Status WriteClaim(std::string_view key, const ClaimRead& read,
+                    const StoredClaim& next, bool* written);
+  // The second step of a completion with counts: applies the counts of the
+  // completing record `marked` under their derived event ids, then writes
+  // it done (or, for a refused batch nothing of which was sent, held again
+  // with the next attempt, and returns the refusal). *stale: the record
+  // changed meanwhile (nothing decided; the caller reads again).
+  Status FinishCompletion(std::string_view key, const ClaimRead& marked,
+                          const Batch& counts, ClaimResult* r, bool* stale);
+  // Reads the records of claim `keys` and appends those `filter` passes to
+  // *out, up to `limit` in all.
+  Status ListRecords(const std::vector<std::string>& keys, ClaimFilter filter,
+                     size_t limit, std::vector<ClaimInfo>* out);
+  // Checks a claim's counts as a batch of once-ops, as far as can be
+  // before they are marked (counters, keys, arguments, strict bounds now).
+  Status CheckBatch(const std::vector<core::WriteOp>& ops);
+
   // ---- writes (redis_writes.cc) ----
   struct PlannedOp;
   struct WriteCall;
   struct TagCall;
   // Plans, decides and commits `ops` (one call's, or a batch's). `gone`:
   // a tag refused the write because its counter was deleted since this
-  // client cached it (that tag wrote nothing).
+  // client cached it (that tag wrote nothing). `sent` (optional): whether
+  // any op was sent to be written (on an error: something may be written).
   Status Execute(const std::vector<core::WriteOp>& ops, bool batch,
-                 std::vector<IncrementResult>* results, bool* gone);
+                 std::vector<IncrementResult>* results, bool* gone,
+                 bool* sent = nullptr);
+  // IOError unless the replicas the target asks for (replicas=N)
+  // confirmed write `r` of `what`.
+  Status CheckAcked(const std::string& what, const Reply& r) const;
   Status Plan(const std::vector<core::WriteOp>& ops, int64_t now,
               WriteCall* call);
   size_t StrictKeyOf(const CounterInfo& c, const core::WriteOp& op,
@@ -301,6 +345,7 @@ class RedisDb final : public Db, private BackendOps {
   std::atomic<uint64_t> duplicates_{0};
   std::atomic<uint64_t> conflicts_{0};
   std::atomic<uint64_t> outside_window_{0};
+  std::atomic<uint64_t> refused_{0};
   std::atomic<uint64_t> rejected_{0};
 };
 

@@ -25,16 +25,18 @@
 #include "tally/limits.h"
 
 namespace tally::cluster {
-namespace {
 
-Command Read(std::vector<std::string> args, const std::string& tag) {
+Command ReadCommand(std::vector<std::string> args, const std::string& key,
+                    bool replica_ok) {
   Command c;
   c.args = std::move(args);
-  c.slot = ClusterClient::SlotOf(tag);
-  c.read_only = true;
+  c.slot = ClusterClient::SlotOf(key);
+  c.read_only = replica_ok;
   c.idempotent = true;
   return c;
 }
+
+namespace {
 
 // A value key's reply as an int64 (nil: 0).
 Status ValueOf(const CounterInfo& c, const Reply& r, int64_t* out) {
@@ -76,10 +78,10 @@ Status RedisDb::ReadValues(const CounterInfo& c,
   for (const std::string_view key : keys) {
     for (uint32_t shard = 0; shard < c.shards; ++shard) {
       const std::string tag = keys_.Tag(c, shard, key);
-      cmds.push_back(Read({"GET", KeySpace::Value(tag, key)}, tag));
+      cmds.push_back(ReadCommand({"GET", KeySpace::Value(tag, key)}, tag));
       // In the same node's pipeline, after the value: a counter deleted
       // since this client cached it has no live key (its values are gone).
-      cmds.push_back(Read({"EXISTS", KeySpace::Live(tag)}, tag));
+      cmds.push_back(ReadCommand({"EXISTS", KeySpace::Live(tag)}, tag));
     }
   }
   std::vector<Reply> replies;
@@ -127,10 +129,10 @@ Status RedisDb::ReadBuckets(const CounterInfo& c,
     for (uint32_t shard = 0; shard < c.shards; ++shard) {
       tags.push_back(keys_.Tag(c, shard, key));
       const std::string& tag = tags.back();
-      cmds.push_back(Read({"ZRANGEBYSCORE", KeySpace::BucketIndex(tag, key),
+      cmds.push_back(ReadCommand({"ZRANGEBYSCORE", KeySpace::BucketIndex(tag, key),
                            std::to_string(from), "(" + std::to_string(to)},
                           tag));
-      cmds.push_back(Read({"EXISTS", KeySpace::Live(tag)}, tag));
+      cmds.push_back(ReadCommand({"EXISTS", KeySpace::Live(tag)}, tag));
     }
   }
   std::vector<Reply> replies;
@@ -161,7 +163,7 @@ Status RedisDb::ReadBuckets(const CounterInfo& c,
         s = core::TooManyBuckets(c);
         return key.empty() ? s : s.WithContext("key " + core::Quote(key));
       }
-      gets.push_back(Read({"GET", KeySpace::BucketValue(tags[i], key, at)},
+      gets.push_back(ReadCommand({"GET", KeySpace::BucketValue(tags[i], key, at)},
                           tags[i]));
       owner.push_back(i);
     }
@@ -257,9 +259,9 @@ Result<QuotaState> RedisDb::ReadQuota(CounterRef counter, const ReadOptions&) {
   const core::QuotaWindow w = core::QuotaWindowAt(c, now);
   const std::string tag = keys_.Tag(c, 0, counter.key);
   std::vector<Command> cmds = {
-      Read({"GET", KeySpace::BucketValue(tag, counter.key, w.start)}, tag)};
+      ReadCommand({"GET", KeySpace::BucketValue(tag, counter.key, w.start)}, tag)};
   if (w.previous) {
-    cmds.push_back(Read(
+    cmds.push_back(ReadCommand(
         {"GET", KeySpace::BucketValue(tag, counter.key, w.start - w.width)},
         tag));
   }
@@ -300,7 +302,8 @@ Status RedisDb::AllKeys(const CounterInfo& c, std::vector<std::string>* keys) {
   for (uint32_t shard = 0; shard < c.shards; ++shard) {
     for (uint32_t g = 0; g < kKeyGroups; ++g) {
       const std::string tag = keys_.GroupTag(c.id, shard, g);
-      cmds.push_back(Read({"ZRANGE", KeySpace::KeyIndex(tag), "0", "-1"}, tag));
+      cmds.push_back(
+          ReadCommand({"ZRANGE", KeySpace::KeyIndex(tag), "0", "-1"}, tag));
     }
   }
   std::vector<Reply> replies;
@@ -410,9 +413,8 @@ Status RedisDb::MarkerNames(const CounterInfo& c, std::string_view key,
   for (const std::string& tag : tags) {
     // Not expired by the engine's clock: kept forever (0) or expiring at
     // or after now.
-    cmds.push_back(Read({"ZRANGE", KeySpace::MarkerIndex(tag), "0", "-1",
-                         "WITHSCORES"},
-                        tag));
+    cmds.push_back(ReadCommand(
+        {"ZRANGE", KeySpace::MarkerIndex(tag), "0", "-1", "WITHSCORES"}, tag));
   }
   std::vector<Reply> replies;
   Status s = Run(cmds, &replies, false);
@@ -463,8 +465,8 @@ Result<MarkerInfo> RedisDb::GetMarker(CounterRef counter,
   const std::string name = KeySpace::MarkerName(counter.key, event_id);
   for (uint32_t shard = 0; shard < c.shards; ++shard) {
     tags.push_back(keys_.Tag(c, shard, counter.key));
-    cmds.push_back(Read({"GET", KeySpace::Marker(tags.back(), name)},
-                        tags.back()));
+    cmds.push_back(ReadCommand({"GET", KeySpace::Marker(tags.back(), name)},
+                               tags.back()));
   }
   std::vector<Reply> replies;
   s = Run(cmds, &replies, false);
@@ -518,7 +520,7 @@ Result<std::vector<MarkerInfo>> RedisDb::ListMarkers(
       if (!options.start_after.empty() && event <= options.start_after) {
         continue;
       }
-      cmds.push_back(Read(
+      cmds.push_back(ReadCommand(
           {"GET", KeySpace::Marker(names[at].first, names[at].second)},
           names[at].first));
       which.push_back(at);

@@ -3,6 +3,8 @@
 // construction; features not built on the cluster yet answer NotSupported
 // naming themselves. Also the engine statistics a cluster client keeps.
 
+#include <unistd.h>
+
 #include "cluster/redis_db.h"
 #include "core/validate.h"
 
@@ -27,23 +29,6 @@ Status RedisDb::NotBuiltFor(std::string_view counter, bool keyed_only,
   return NotBuilt(call);
 }
 
-Result<ClaimResult> RedisDb::Claim(std::string_view, std::string_view,
-                                   int64_t) {
-  return NotBuilt("Claim");
-}
-Result<ClaimResult> RedisDb::CompleteClaim(std::string_view, uint64_t,
-                                           std::string_view, const Batch&) {
-  return NotBuilt("CompleteClaim");
-}
-Result<ClaimResult> RedisDb::ReleaseClaim(std::string_view, uint64_t) {
-  return NotBuilt("ReleaseClaim");
-}
-Result<ClaimInfo> RedisDb::GetClaim(std::string_view) {
-  return NotBuilt("GetClaim");
-}
-Result<std::vector<ClaimInfo>> RedisDb::ListClaims(const ListClaimsOptions&) {
-  return NotBuilt("ListClaims");
-}
 Result<TopKeysResult> RedisDb::TopKeys(std::string_view counter, size_t,
                                        const TopKeysOptions&) {
   return NotBuiltFor(counter, true, "TopKeys");
@@ -70,7 +55,14 @@ EngineStats RedisDb::GetStats() const {
   s.duplicates = duplicates_.load(std::memory_order_relaxed);
   s.conflicts = conflicts_.load(std::memory_order_relaxed);
   s.outside_window = outside_window_.load(std::memory_order_relaxed);
+  s.refused = refused_.load(std::memory_order_relaxed);
   s.rejected = rejected_.load(std::memory_order_relaxed);
+  // This client's own figures, taken now (a cluster's other clients count
+  // theirs).
+  s.origin.source = StatsSource::kThisProcess;
+  s.origin.writer_pid = static_cast<uint64_t>(getpid());
+  s.origin.as_of_ms = clock_->NowMillis();
+  s.origin.live = true;
   return s;
 }
 Result<DbStats> RedisDb::GetDbStats() { return NotBuilt("GetDbStats"); }

@@ -933,19 +933,28 @@ Status RedisDb::CheckReply(const std::string& tag, const Reply& r, size_t n,
     return Status::IOError("write to " + core::Quote(tag) +
                            ": unexpected answer from its function");
   }
-  // With replicas=N an acknowledgement means N replicas hold the write
-  // (WAIT on the same connection); fewer in wait_ms and the call is not
-  // acknowledged, though the master holds it (docs/cluster.md,
-  // "Durability").
+  Status s = CheckAcked("the write to " + core::Quote(tag), r);
+  if (!s.ok()) {
+    return Status::IOError(s.message() +
+                           " (a once-increment is safe to retry under its "
+                           "event id)");
+  }
+  return Status::OK();
+}
+
+// With replicas=N an acknowledgement means N replicas hold the write
+// (WAIT on the same connection); fewer in wait_ms and the call is not
+// acknowledged, though the master holds it (docs/cluster.md,
+// "Durability").
+Status RedisDb::CheckAcked(const std::string& what, const Reply& r) const {
   if (target_.wait_replicas > 0 && r.replicas_acked < target_.wait_replicas) {
     return Status::IOError(
-        "the write to " + core::Quote(tag) + " is on its master but " +
+        what + " is on its master but " +
         std::to_string(std::max(r.replicas_acked, 0)) + " of the " +
         std::to_string(target_.wait_replicas) +
         " replicas the target asks for (replicas=) confirmed it within " +
         std::to_string(target_.wait_ms) +
-        " ms: not acknowledged; a failover now could lose it (a "
-        "once-increment is safe to retry under its event id)");
+        " ms: not acknowledged; a failover now could lose it");
   }
   return Status::OK();
 }
@@ -1005,8 +1014,19 @@ Status RedisDb::TakeReply(const TagCall& t, const Reply& r, WriteCall* call,
   return Status::OK();
 }
 
+Status RedisDb::CheckBatch(const std::vector<core::WriteOp>& ops) {
+  WriteCall call;
+  call.batch = true;
+  const int64_t now = clock_->NowMillis();
+  Status s = Plan(ops, now, &call);
+  if (s.ok()) s = ReadState(&call);
+  return s.ok() ? Decide(now, &call) : s;
+}
+
 Status RedisDb::Execute(const std::vector<core::WriteOp>& ops, bool batch,
-                        std::vector<IncrementResult>* results, bool* gone) {
+                        std::vector<IncrementResult>* results, bool* gone,
+                        bool* sent) {
+  if (sent != nullptr) *sent = false;
   Status s = CheckWritable();
   if (!s.ok()) return s;
   WriteCall call;
@@ -1021,6 +1041,9 @@ Status RedisDb::Execute(const std::vector<core::WriteOp>& ops, bool batch,
   s = Decide(now, &call);
   if (s.ok()) s = Commit(now, &call);
   *gone = call.gone;
+  for (const PlannedOp& p : call.ops) {
+    if (sent != nullptr) *sent = *sent || p.sent || p.committed;
+  }
   if (!s.ok()) return s;
   // The counters this call gave their first plain increment.
   std::vector<bool> plain(call.counters.size(), false);
@@ -1053,6 +1076,7 @@ Status RedisDb::Execute(const std::vector<core::WriteOp>& ops, bool batch,
   duplicates_.fetch_add(counted.duplicates, std::memory_order_relaxed);
   conflicts_.fetch_add(counted.conflicts, std::memory_order_relaxed);
   outside_window_.fetch_add(counted.outside_window, std::memory_order_relaxed);
+  refused_.fetch_add(counted.refused, std::memory_order_relaxed);
   return Status::OK();
 }
 

@@ -6,6 +6,7 @@
 
 #include "core/deadline.h"
 #include "core/validate.h"
+#include "tally/limits.h"
 
 namespace tally::core {
 namespace {
@@ -142,6 +143,30 @@ ClaimInfo ClaimInfoOf(std::string_view key, const ClaimRecord& rec,
   info.ended_at_ms = rec.ended_at_ms;
   info.result = rec.result;
   return info;
+}
+
+Status CheckListClaims(const ListClaimsOptions& options) {
+  if (options.limit < 1 || options.limit > kMaxListClaims) {
+    return Status::InvalidArgument(
+        "claim list limit " + std::to_string(options.limit) +
+        " is outside 1.." + std::to_string(kMaxListClaims) +
+        " (kMaxListClaims)");
+  }
+  if (options.filter != ClaimFilter::kAll &&
+      options.filter != ClaimFilter::kHeld &&
+      options.filter != ClaimFilter::kDone) {
+    return Status::InvalidArgument(
+        "claim list filter " +
+        std::to_string(static_cast<int>(options.filter)) +
+        " is not kAll, kHeld or kDone");
+  }
+  return ValidateStartAfter(options.start_after, kMaxClaimKeyBytes,
+                            "claim key");
+}
+
+bool ClaimListed(ClaimFilter filter, const ClaimInfo& info) {
+  return !((filter == ClaimFilter::kHeld && info.state != ClaimState::kHeld) ||
+           (filter == ClaimFilter::kDone && info.state != ClaimState::kDone));
 }
 
 }  // namespace tally::core

@@ -68,6 +68,14 @@ Status ClaimStep(ClaimCall call, std::string_view key, const ClaimArgs& args,
 ClaimInfo ClaimInfoOf(std::string_view key, const ClaimRecord& rec,
                       int64_t now);
 
+// Db::ListClaims's options: the limit (1..kMaxListClaims), the filter, and
+// a start_after no longer than a claim key; InvalidArgument naming the bad
+// value otherwise.
+Status CheckListClaims(const ListClaimsOptions& options);
+
+// Whether `info` (as ClaimInfoOf sees it) passes ListClaims's `filter`.
+bool ClaimListed(ClaimFilter filter, const ClaimInfo& info);
+
 }  // namespace tally::core
 
 #endif  // TALLY_CORE_CLAIMS_H_

@@ -429,14 +429,17 @@ Status ValidateListMarkers(const ListMarkersOptions& options) {
         "marker list limit " + std::to_string(options.limit) +
         " is outside 1.." + std::to_string(kMaxListMarkers));
   }
-  if (options.start_after.size() > kMaxEventIdBytes) {
-    return Status::InvalidArgument(
-        "start_after " + Quote(options.start_after) + " is " +
-        std::to_string(options.start_after.size()) +
-        " bytes, longer than any event id (the limit is " +
-        std::to_string(kMaxEventIdBytes) + ")");
-  }
-  return Status::OK();
+  return ValidateStartAfter(options.start_after, kMaxEventIdBytes,
+                            "event id");
+}
+
+Status ValidateStartAfter(std::string_view start_after, size_t limit,
+                          std::string_view what) {
+  if (start_after.size() <= limit) return Status::OK();
+  return Status::InvalidArgument(
+      "start_after " + Quote(start_after) + " is " +
+      std::to_string(start_after.size()) + " bytes, longer than any " +
+      std::string(what) + " (the limit is " + std::to_string(limit) + ")");
 }
 
 }  // namespace tally::core

@@ -77,6 +77,10 @@ Status ValidateListKeys(const ListKeysOptions& options);
 // ListMarkers' options: limit 1..kMaxListMarkers, start_after no longer
 // than an event id.
 Status ValidateListMarkers(const ListMarkersOptions& options);
+// A list's start_after: at most `limit` bytes, as the keys it pages over
+// (`what`: "event id", "claim key").
+Status ValidateStartAfter(std::string_view start_after, size_t limit,
+                          std::string_view what);
 // An explicit event time (kEventTimeNow passes).
 Status ValidateEventTime(int64_t event_time_ms);
 // ReadRange's range: two explicit event times, from before to.

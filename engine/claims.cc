@@ -146,28 +146,8 @@ Result<ClaimInfo> DbImpl::GetClaim(std::string_view key) {
 Result<std::vector<ClaimInfo>> DbImpl::ListClaims(
     const ListClaimsOptions& options) {
   Status s = CheckReads(kReadMarkers, "ListClaims");
+  if (s.ok()) s = CheckListClaims(options);
   if (!s.ok()) return s;
-  if (options.limit < 1 || options.limit > kMaxListClaims) {
-    return Status::InvalidArgument(
-        "claim list limit " + std::to_string(options.limit) +
-        " is outside 1.." + std::to_string(kMaxListClaims) +
-        " (kMaxListClaims)");
-  }
-  if (options.filter != ClaimFilter::kAll &&
-      options.filter != ClaimFilter::kHeld &&
-      options.filter != ClaimFilter::kDone) {
-    return Status::InvalidArgument(
-        "claim list filter " +
-        std::to_string(static_cast<int>(options.filter)) +
-        " is not kAll, kHeld or kDone");
-  }
-  if (options.start_after.size() > kMaxClaimKeyBytes) {
-    return Status::InvalidArgument(
-        "start_after " + Quote(options.start_after) + " is " +
-        std::to_string(options.start_after.size()) +
-        " bytes, longer than any claim key (the limit is " +
-        std::to_string(kMaxClaimKeyBytes) + ")");
-  }
   Catalog::Reader catalog(catalog_.get());
   std::vector<ClaimInfo> out;
   if (claims_ == nullptr) return out;  // an old read-only database
@@ -185,12 +165,7 @@ Result<std::vector<ClaimInfo>> DbImpl::ListClaims(
     s = schema::DecodeClaim(it->value().ToStringView(), &rec);
     if (!s.ok()) return Status::Corruption(ClaimNaming(key) + ": " + s.message());
     ClaimInfo info = ClaimInfoOf(key, rec, now);
-    if ((options.filter == ClaimFilter::kHeld &&
-         info.state != ClaimState::kHeld) ||
-        (options.filter == ClaimFilter::kDone &&
-         info.state != ClaimState::kDone)) {
-      continue;
-    }
+    if (!ClaimListed(options.filter, info)) continue;
     out.push_back(std::move(info));
   }
   if (!it->status().ok()) return FromRocks(it->status(), "list claims");

@@ -23,6 +23,7 @@
 
 #include "cluster/app_client.h"
 #include "cluster/client/cluster_client.h"
+#include "cluster/app_client.h"
 #include "cluster/cluster_target.h"
 #include "cluster/keys.h"
 #include "cluster/records.h"

@@ -112,62 +112,13 @@ TEST(RuleCases, Reset) {
   });
 }
 
-uint8_t ClaimStateNamed(const std::string& name) {
-  // Stored states: held, released or done (expired never is).
-  const auto state = Named<ClaimState>(ClaimStateName, 4, name);
-  EXPECT_NE(state, ClaimState::kExpired) << "a stored claim never is expired";
-  return static_cast<uint8_t>(state);
-}
-
-ClaimRecord ClaimRecordOf(const json& j) {
-  ClaimRecord r;
-  r.state = ClaimStateNamed(j["state"].get<std::string>());
-  r.token = j["token"].get<uint64_t>();
-  r.holder = Get<std::string>(j, "holder", "");
-  r.granted_at_ms = Get<int64_t>(j, "granted_at_ms", 0);
-  r.lease_until_ms = Get<int64_t>(j, "lease_until_ms", 0);
-  r.ended_at_ms = Get<int64_t>(j, "ended_at_ms", 0);
-  r.result = Get<std::string>(j, "result", "");
-  return r;
-}
-
-ClaimCall ClaimCallNamed(const std::string& name) {
-  if (name == "claim") return ClaimCall::kClaim;
-  if (name == "complete") return ClaimCall::kComplete;
-  EXPECT_EQ(name, "release") << "unknown claim call";
-  return ClaimCall::kRelease;
-}
-
-void ExpectClaimRecord(const json& want, const ClaimRecord& r) {
-  if (want.contains("state")) {
-    EXPECT_EQ(r.state, ClaimStateNamed(want["state"].get<std::string>()));
-  }
-  if (want.contains("holder")) {
-    EXPECT_EQ(r.holder, want["holder"]);
-  }
-  if (want.contains("result")) {
-    EXPECT_EQ(r.result, want["result"]);
-  }
-  const Fields fields = {
-      {"token", static_cast<int64_t>(r.token)},
-      {"granted_at_ms", r.granted_at_ms},
-      {"lease_until_ms", r.lease_until_ms},
-      {"ended_at_ms", r.ended_at_ms}};
-  ExpectFields(want, fields);
-}
-
 TEST(RuleCases, Claims) {
   ForEachCase(
       "claims",
       {"status", "message_has", "answer", "repeated", "write", "record"},
       [](const json& c, const json& expect) {
     const ClaimCall call = ClaimCallNamed(c["call"].get<std::string>());
-    const json& a = c["args"];
-    ClaimArgs args;
-    args.holder = View(a, "holder");
-    args.lease_ms = Get<int64_t>(a, "lease_ms", 0);
-    args.token = Get<uint64_t>(a, "token", 0);
-    args.result = View(a, "result");
+    const ClaimArgs args = ClaimArgsOf(c["args"]);
     const bool found = c.contains("record");
     ClaimRecord rec = found ? ClaimRecordOf(c["record"]) : ClaimRecord{};
     ClaimResult result;
