@@ -84,6 +84,9 @@ class KeySpace {
     return tag + ":fi";
   }
   static std::string KeyIndex(const std::string& tag) { return tag + ":ki"; }
+  // A counter's roll-up (cluster/records.h, EncodeRollup), in the tag of
+  // its shard 0 (a keyed counter's: and key group 0).
+  static std::string Rollup(const std::string& tag) { return tag + ":rollup"; }
   // A key's reset sequence (in shard 0's tag): bumped by every reset of
   // the key, guarded by the next (":rs", a keyed counter's ":rs:KEY").
   static std::string ResetSequence(const std::string& tag,

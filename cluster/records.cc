@@ -1,5 +1,6 @@
 #include "cluster/records.h"
 
+#include <cassert>
 #include <charconv>
 #include <cstdint>
 #include <vector>
@@ -18,6 +19,8 @@ constexpr std::string_view kHoldVersion = "r1";
 constexpr std::string_view kOpenHoldsVersion = "h1";
 constexpr size_t kHoldFields = 6;
 constexpr std::string_view kClaimVersion = "k1";
+constexpr std::string_view kRollupVersion = "u1";
+constexpr size_t kRollupNumbers = 6;  // the version and 5 decimal fields
 constexpr size_t kClaimNumbers = 9;  // the version and 8 decimal fields
 constexpr size_t kCounterFields = 16;
 constexpr size_t kMarkerFields = 14;
@@ -370,6 +373,61 @@ Status DecodeClaim(std::string_view what, std::string_view record,
   c->completing = Flag(f[5]);
   c->attempt = static_cast<uint64_t>(f[6]);
   c->counts = static_cast<uint64_t>(f[7]);
+  return Status::OK();
+}
+
+std::string EncodeRollup(const TopKeysResult& top) {
+  assert(top.keys.size() <= kMaxTopKeys);
+  std::string s(kRollupVersion);
+  for (const int64_t v :
+       {top.as_of_ms, static_cast<int64_t>(top.key_count), top.total,
+        static_cast<int64_t>(top.out_of_range_keys),
+        static_cast<int64_t>(top.keys.size())}) {
+    Put(&s, v);
+  }
+  PutHex(&s, top.first_out_of_range_key);
+  for (const KeyValue& kv : top.keys) {
+    Put(&s, kv.value);
+    PutHex(&s, kv.key);
+  }
+  return s;
+}
+
+Status DecodeRollup(std::string_view what, std::string_view record,
+                    TopKeysResult* top) {
+  std::vector<std::string_view> parts;
+  for (size_t start = 0; start <= record.size();) {
+    size_t end = record.find(' ', start);
+    if (end == std::string_view::npos) end = record.size();
+    parts.push_back(record.substr(start, end - start));
+    start = end + 1;
+  }
+  const size_t head = record.find(" x");  // the first hex field's space
+  std::vector<int64_t> f;
+  bool ok = parts.size() >= kRollupNumbers + 1 &&
+            Fields(record.substr(0, head), kRollupVersion, kRollupNumbers,
+                   &f) &&
+            f[1] >= 0 && f[3] >= 0 && f[4] >= 0 &&
+            f[4] <= static_cast<int64_t>(kMaxTopKeys) &&
+            parts.size() == kRollupNumbers + 1 + 2 * static_cast<size_t>(f[4]) &&
+            TakeHex(parts[kRollupNumbers], &top->first_out_of_range_key);
+  top->keys.clear();
+  for (size_t i = kRollupNumbers + 1; ok && i < parts.size(); i += 2) {
+    KeyValue kv;
+    const char* last = parts[i].data() + parts[i].size();
+    auto [ptr, ec] = std::from_chars(parts[i].data(), last, kv.value);
+    ok = !parts[i].empty() && ec == std::errc() && ptr == last &&
+         TakeHex(parts[i + 1], &kv.key) && !kv.key.empty();
+    top->keys.push_back(std::move(kv));
+  }
+  if (!ok) {
+    return Status::Corruption("roll-up record " + core::Quote(what) +
+                              " is malformed: " + core::Quote(record));
+  }
+  top->as_of_ms = f[0];
+  top->key_count = static_cast<uint64_t>(f[1]);
+  top->total = f[2];
+  top->out_of_range_keys = static_cast<uint64_t>(f[3]);
   return Status::OK();
 }
 

@@ -93,6 +93,16 @@ std::string EncodeClaim(const StoredClaim& c);
 Status DecodeClaim(std::string_view what, std::string_view record,
                    StoredClaim* c);
 
+// A counter's roll-up (Db::ReadCached, TopKeys): "u1 AS_OF KEY_COUNT TOTAL
+// OUT_OF_RANGE N xFIRST_OUT_OF_RANGE" then N times " VALUE xKEY" (the top
+// keys, largest first; a named counter's: none). Keys in hex as a claim's
+// holder. The record carries TopKeysResult's as_of_ms, key_count, total,
+// out_of_range_keys, first_out_of_range_key and keys.
+std::string EncodeRollup(const TopKeysResult& top);
+// Corruption naming `what` (the record's key) when `record` is not one.
+Status DecodeRollup(std::string_view what, std::string_view record,
+                    TopKeysResult* top);
+
 }  // namespace tally::cluster
 
 #endif  // TALLY_CLUSTER_RECORDS_H_

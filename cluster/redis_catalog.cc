@@ -415,6 +415,7 @@ Status RedisDb::DeleteCounter(std::string_view name) {
           "DEL", KeySpace::MarkerIndex(tag), KeySpace::KeyIndex(tag),
           KeySpace::ForwardIndex(tag), KeySpace::HoldIndex(tag)};
       if (!c.keyed) del.push_back(KeySpace::Value(tag, {}));
+      del.push_back(KeySpace::Rollup(tag));
       // Markers and forwards are kept at the same keys (TAG:m:NAME).
       for (const size_t index : {j + 1, j + 3}) {
         for (const Reply& m : r[index].elements) {

@@ -25,6 +25,7 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -118,7 +119,7 @@ class RedisDb final : public Db, private BackendOps {
   Result<std::vector<ClaimInfo>> ListClaims(
       const ListClaimsOptions& options) override;
 
-  // ---- not built on a cluster yet (redis_unsupported.cc) ----
+  // ---- roll-ups (redis_rollups.cc; docs/cluster.md, "Roll-ups") ----
   Result<TopKeysResult> TopKeys(std::string_view counter, size_t n,
                                 const TopKeysOptions& options) override;
   Result<CachedValue> ReadCached(std::string_view counter) override;
@@ -187,11 +188,6 @@ class RedisDb final : public Db, private BackendOps {
   Status CheckWritable() const;
   // What a feature not built on this backend yet answers.
   Status NotBuilt(std::string_view call) const;
-  // NotFound for a missing counter (InvalidArgument for a named one when
-  // `keyed_only`), else NotBuilt(call): a missing counter is named first,
-  // as every backend names it.
-  Status NotBuiltFor(std::string_view counter, bool keyed_only,
-                     std::string_view call);
   // What a call that needs local files answers.
   Status NeedsFiles(std::string_view call, std::string_view why) const;
   // The cluster refused the counter's spec (a feature not built yet).
@@ -331,6 +327,15 @@ class RedisDb final : public Db, private BackendOps {
   Status Run(const std::vector<Command>& commands, std::vector<Reply>* replies,
              bool writes);
 
+  // ---- roll-ups (redis_rollups.cc) ----
+  std::string RollupTagOf(const CounterInfo& c) const;
+  Status ScanCounter(const CounterInfo& c, size_t keep, TopKeysResult* out);
+  Status ReadRollup(const CounterInfo& c, std::optional<std::string>* raw,
+                    TopKeysResult* top);
+  Status RollUp(const CounterInfo& c);
+  Status CachedRollup(const CounterInfo& c, TopKeysResult* top);
+  void NoteApplied(uint64_t id, uint64_t n);
+
   const Options options_;
   const Clock* const clock_;
   const std::string path_;
@@ -346,6 +351,16 @@ class RedisDb final : public Db, private BackendOps {
   std::atomic<uint64_t> conflicts_{0};
   std::atomic<uint64_t> outside_window_{0};
   std::atomic<uint64_t> refused_{0};
+  // The roll-ups this process made (counter id -> when, and its applied
+  // count then) and the increments it applied since to those counters:
+  // CachedValue::lag_increments.
+  struct RollupSeen {
+    int64_t as_of_ms = 0;
+    uint64_t applied = 0;
+  };
+  std::map<uint64_t, RollupSeen> rolled_up_ TALLY_GUARDED_BY(mu_);
+  std::map<uint64_t, uint64_t> applied_of_ TALLY_GUARDED_BY(mu_);
+  std::atomic<bool> any_rollups_{false};
   std::atomic<uint64_t> rejected_{0};
 };
 

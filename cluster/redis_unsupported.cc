@@ -17,30 +17,6 @@ constexpr std::string_view kNoFiles =
 
 }  // namespace
 
-Status RedisDb::NotBuiltFor(std::string_view counter, bool keyed_only,
-                            std::string_view call) {
-  CounterInfo c;
-  Status s = FindCounter(counter, &c);
-  if (!s.ok()) return s;
-  if (keyed_only && !c.keyed) {
-    return Status::InvalidArgument(std::string(call) + ": counter " +
-                                   core::Quote(c.name) + " is not keyed");
-  }
-  return NotBuilt(call);
-}
-
-Result<TopKeysResult> RedisDb::TopKeys(std::string_view counter, size_t,
-                                       const TopKeysOptions&) {
-  return NotBuiltFor(counter, true, "TopKeys");
-}
-Result<CachedValue> RedisDb::ReadCached(std::string_view counter) {
-  return NotBuiltFor(counter, false, "ReadCached");
-}
-Status RedisDb::RollupNow(std::string_view counter) {
-  if (counter.empty()) return NotBuilt("RollupNow");
-  return NotBuiltFor(counter, false, "RollupNow");
-}
-
 Status RedisDb::Verify(VerifyReport*, const ProgressFn&) {
   return NotBuilt("Verify");
 }

@@ -1071,6 +1071,9 @@ Status RedisDb::Execute(const std::vector<core::WriteOp>& ops, bool batch,
   for (const PlannedOp& p : call.ops) {
     results->push_back(p.d.Result());
     counted.Add(p.d.outcome);
+    if (p.d.outcome == Outcome::kApplied) {
+      NoteApplied(call.counters[p.counter].id, 1);
+    }
   }
   applied_.fetch_add(counted.applied, std::memory_order_relaxed);
   duplicates_.fetch_add(counted.duplicates, std::memory_order_relaxed);

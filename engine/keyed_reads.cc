@@ -251,12 +251,8 @@ Result<TopKeysResult> DbImpl::TopKeys(std::string_view counter, size_t n,
   Status reads = CheckReads(options.exact ? kReadValues : kReadRollups,
                             "TopKeys");
   if (!reads.ok()) return reads;
-  if (n < 1 || n > kMaxTopKeys) {
-    return Status::InvalidArgument("top " + std::to_string(n) +
-                                   " keys: give 1.." +
-                                   std::to_string(kMaxTopKeys) +
-                                   " (kMaxTopKeys)");
-  }
+  Status valid = ValidateTopKeys(n);
+  if (!valid.ok()) return valid;
   TopKeysResult out;
   // The stored list, cut to n, with its lag.
   auto stored = [&](const CounterInfo& c) -> Status {
@@ -283,9 +279,7 @@ Result<TopKeysResult> DbImpl::TopKeys(std::string_view counter, size_t n,
     if (s.ok()) return out;
     if (!s.IsNotFound()) return s;
     if (options_.read_only) {
-      return Status::NotFound("counter " + Quote(c->name) +
-                              " has no roll-up yet; a writable open makes "
-                              "one (RollupNow or the roll-up worker)");
+      return NoRollupYet(*c);
     }
   }
   // Never rolled up: roll it up now (outside the catalog hold), then read.

@@ -35,20 +35,6 @@ int64_t SteadyMs() {
       .count();
 }
 
-// ReadCached of a keyed counter whose roll-up left keys out of its total.
-Status OutOfRangeKeys(const CounterInfo& c, const TopKeysResult& top) {
-  const std::string more =
-      top.out_of_range_keys > 1
-          ? " (and " + std::to_string(top.out_of_range_keys - 1) +
-                " more keys)"
-          : std::string();
-  return Status::OutOfRange(
-      "counter " + Quote(c.name) + ": key " +
-      Quote(top.first_out_of_range_key) + more +
-      " holds a value beyond int64, so the counter's total is unknown; "
-      "delete such keys (DeleteKey; ListKeys marks them out_of_range)");
-}
-
 }  // namespace
 
 // A keyed counter's roll-up scans every key: the worker waits nine times
@@ -238,9 +224,7 @@ Status DbImpl::ReadRollupRecord(const Catalog::Entry& c,
   rocksdb::Status rs = get();
   if (rs.IsNotFound()) {
     if (options_.read_only) {
-      return Status::NotFound("counter " + Quote(c.name) +
-                              " has no roll-up yet; a writable open makes "
-                              "one (RollupNow or the roll-up worker)");
+      return NoRollupYet(c);
     }
     if (c.keyed) {
       return Status::NotFound("counter " + Quote(c.name) +

@@ -14,6 +14,7 @@
 #include "core/hash.h"
 #include "core/holds.h"
 #include "core/shard_picker.h"
+#include "core/top_keys.h"
 #include "core/validate.h"
 #include "core/write_op.h"
 

@@ -44,16 +44,6 @@ namespace {
 
 using core::cases::json;
 
-// The clock of the cases: each sets its "now".
-class CaseClock : public Clock {
- public:
-  int64_t NowMillis() const override { return now_.load(); }
-  void Set(int64_t now) { now_.store(now); }
-
- private:
-  std::atomic<int64_t> now_{0};
-};
-
 // A quota case's window: its "bucket", and the clock in it ("previous"'s
 // elapsed for a sliding quota's, else the window's start).
 struct Window {
@@ -570,7 +560,7 @@ class CaseTables : public ::testing::Test {
     EXPECT_GT(ran, 0u);
   }
 
-  CaseClock clock_;
+  test::TestClock clock_;  // each case sets its "now"
   std::string target_;
   std::unique_ptr<Db> db_;
   std::unique_ptr<KeySpace> keys_;

@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -27,6 +28,18 @@ inline std::string ClusterTarget(const std::string& ns) {
          1);
   return env["TALLY_REDIS_TARGET"] + "/" + ns + std::to_string(getpid());
 }
+
+// A clock a test sets and steps (Options::clock), read from any thread.
+class TestClock : public Clock {
+ public:
+  explicit TestClock(int64_t now = 0) : now_(now) {}
+  int64_t NowMillis() const override { return now_.load(); }
+  void Set(int64_t now) { now_.store(now); }
+  void Advance(int64_t ms) { now_.fetch_add(ms); }
+
+ private:
+  std::atomic<int64_t> now_;
+};
 
 // Opens a Db on `target` with a strict counter "stock" (minimum 0)
 // holding `units`: where the concurrency tests start.

@@ -24,6 +24,7 @@
 #include "cluster/app_client.h"
 #include "cluster/client/cluster_client.h"
 #include "cluster/app_client.h"
+#include "cluster/api_checks.h"
 #include "cluster/cluster_target.h"
 #include "cluster/keys.h"
 #include "cluster/records.h"
@@ -33,18 +34,6 @@
 
 namespace tally::cluster {
 namespace {
-
-#define ASSERT_OK(expr)                                   \
-  do {                                                    \
-    const ::tally::Status _s = (expr);                    \
-    ASSERT_TRUE(_s.ok()) << #expr << ": " << _s.ToString(); \
-  } while (0)
-
-template <typename T>
-T Got(Result<T> r) {
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
-  return r.ok() ? std::move(r).value() : T();
-}
 
 class PinnedOnce : public ::testing::Test {
  protected:
@@ -124,7 +113,7 @@ const char* const kPin = "edge-3";
 
 TEST_F(PinnedOnce, AForwardWithoutItsCountIsCountedOnceByAnyCopy) {
   ASSERT_OK(db_->CreateCounter("c", CounterSpec{kShards}));
-  const CounterInfo c = Got(db_->DescribeCounter("c"));
+  const CounterInfo c = test::Got(db_->DescribeCounter("c"));
   const uint32_t pinned = core::ShardOfKey(kPin, kShards);
   ASSERT_NE(core::ShardOfKey(kEvent, kShards), pinned);
   // Three ways a copy can come back after the crash: without the key, with
@@ -143,33 +132,33 @@ TEST_F(PinnedOnce, AForwardWithoutItsCountIsCountedOnceByAnyCopy) {
     for (size_t k = 0; k < copies.size(); ++k) {
       const std::string& key = copies[(first + k) % copies.size()];
       const IncrementResult r =
-          Got(db_->IncrementOnce("c", event, 4, OnceOptions{0, key}));
+          test::Got(db_->IncrementOnce("c", event, 4, OnceOptions{0, key}));
       EXPECT_EQ(r.outcome, k == 0 ? Outcome::kApplied : Outcome::kDuplicate);
       EXPECT_EQ(r.shard, to) << "copy with key '" << key << "'";
     }
-    const MarkerInfo m = Got(db_->GetMarker("c", event));
+    const MarkerInfo m = test::Got(db_->GetMarker("c", event));
     EXPECT_EQ(m.shard, to);
     EXPECT_EQ(m.delta, 4);
     EXPECT_TRUE(m.pinned);
   }
-  EXPECT_EQ(Got(db_->ReadExact("c")), 12);
-  EXPECT_EQ(Got(db_->CountMarkers("c")), 3u);
-  EXPECT_EQ(Got(db_->ShardCounts("c")), expected);
+  EXPECT_EQ(test::Got(db_->ReadExact("c")), 12);
+  EXPECT_EQ(test::Got(db_->CountMarkers("c")), 3u);
+  EXPECT_EQ(test::Got(db_->ShardCounts("c")), expected);
 }
 
 TEST_F(PinnedOnce, ACopyWithAnotherDeltaIsAConflictWhereverItIsPinned) {
   ASSERT_OK(db_->CreateCounter("c", CounterSpec{kShards}));
   const IncrementResult r =
-      Got(db_->IncrementOnce("c", kEvent, 5, OnceOptions{0, kPin}));
+      test::Got(db_->IncrementOnce("c", kEvent, 5, OnceOptions{0, kPin}));
   EXPECT_EQ(r.outcome, Outcome::kApplied);
   EXPECT_EQ(r.shard, core::ShardOfKey(kPin, kShards));
   for (const char* key : {"", kPin, "edge-9"}) {
-    EXPECT_EQ(Got(db_->IncrementOnce("c", kEvent, 6, OnceOptions{0, key}))
+    EXPECT_EQ(test::Got(db_->IncrementOnce("c", kEvent, 6, OnceOptions{0, key}))
                   .outcome,
               Outcome::kConflict)
         << "key '" << key << "'";
   }
-  EXPECT_EQ(Got(db_->ReadExact("c")), 5);
+  EXPECT_EQ(test::Got(db_->ReadExact("c")), 5);
 }
 
 TEST_F(PinnedOnce, DeletingAKeyOrTheCounterLeavesNoForwardBehind) {
@@ -182,27 +171,27 @@ TEST_F(PinnedOnce, DeletingAKeyOrTheCounterLeavesNoForwardBehind) {
   for (int e = 0; e < 20; ++e) {
     for (const char* post : {"post-1", "post-2"}) {
       const std::string event = "u" + std::to_string(e);
-      ASSERT_EQ(Got(db_->IncrementOnce({"likes", post}, event, 1,
+      ASSERT_EQ(test::Got(db_->IncrementOnce({"likes", post}, event, 1,
                                        OnceOptions{0, e % 2 ? kPin : ""}))
                     .outcome,
                 Outcome::kApplied);
     }
   }
-  const CounterInfo c = Got(db_->DescribeCounter("likes"));
+  const CounterInfo c = test::Got(db_->DescribeCounter("likes"));
   const uint32_t pinned = core::ShardOfKey(kPin, kShards);
   std::string lone = "lone";
   while (core::ShardOfKey(lone, kShards) == pinned) lone += "x";
   LeaveForward(c, "post-1", lone, pinned);
   // post-1 goes whole: a redelivery of each of its events counts again.
   ASSERT_OK(db_->DeleteKey("likes", "post-1"));
-  EXPECT_EQ(Got(db_->CountMarkers({"likes", "post-1"})), 0u);
-  EXPECT_EQ(Got(db_->CountMarkers({"likes", "post-2"})), 20u);
-  EXPECT_EQ(Got(db_->IncrementOnce({"likes", "post-1"}, lone, 1)).outcome,
+  EXPECT_EQ(test::Got(db_->CountMarkers({"likes", "post-1"})), 0u);
+  EXPECT_EQ(test::Got(db_->CountMarkers({"likes", "post-2"})), 20u);
+  EXPECT_EQ(test::Got(db_->IncrementOnce({"likes", "post-1"}, lone, 1)).outcome,
             Outcome::kApplied);
-  EXPECT_EQ(Got(db_->IncrementOnce({"likes", "post-1"}, lone, 1)).shard,
+  EXPECT_EQ(test::Got(db_->IncrementOnce({"likes", "post-1"}, lone, 1)).shard,
             core::ShardOfKey(lone, kShards))
       << "the deleted key's forward is gone: the copy counts at home";
-  EXPECT_EQ(Got(db_->IncrementOnce({"likes", "post-2"}, "u1", 1)).outcome,
+  EXPECT_EQ(test::Got(db_->IncrementOnce({"likes", "post-2"}, "u1", 1)).outcome,
             Outcome::kDuplicate);
   ASSERT_OK(db_->DeleteCounter("likes"));
   EXPECT_EQ(KeysLeft(), std::vector<std::string>())
@@ -213,11 +202,11 @@ TEST_F(PinnedOnce, AForwardExpiresWithItsMarkersWindow) {
   CounterSpec spec{kShards};
   spec.dedupe_window_ms = 60'000;
   ASSERT_OK(db_->CreateCounter("c", spec));
-  const int64_t now = Got(db_->DescribeCounter("c")).created_at_ms;
-  ASSERT_EQ(Got(db_->IncrementOnce("c", kEvent, 1, OnceOptions{now, kPin}))
+  const int64_t now = test::Got(db_->DescribeCounter("c")).created_at_ms;
+  ASSERT_EQ(test::Got(db_->IncrementOnce("c", kEvent, 1, OnceOptions{now, kPin}))
                 .outcome,
             Outcome::kApplied);
-  const CounterInfo c = Got(db_->DescribeCounter("c"));
+  const CounterInfo c = test::Got(db_->DescribeCounter("c"));
   const uint32_t home = core::ShardOfKey(kEvent, kShards);
   const std::string forward = KeySpace::Marker(
       keys_->Tag(c, home, ""), KeySpace::MarkerName("", kEvent));

@@ -1,7 +1,8 @@
-// The cluster backend's reservation records (cluster/records.h): what
-// they encode reads back the same, and a reader refuses what is not one
-// (Corruption naming the key), since a damaged or foreign value at a
-// reservation's key must never count as held units.
+// The cluster backend's reservation and roll-up records (cluster/
+// records.h): what they encode reads back the same, and a reader refuses
+// what is not one (Corruption naming the key), since a damaged or foreign
+// value at a reservation's key must never count as held units, nor one at
+// a roll-up's as a cached total.
 
 #include <gtest/gtest.h>
 
@@ -76,6 +77,43 @@ TEST(ClusterRecords, ReservationRecordsReadBackAndRefuseDamage) {
        {"r1 3 1 2 1", "r1 0 1 2 1 5", "r1 3 2 2 1 5", "r1 3 1 2 5 5",
         "r1 3 1 2 0 5", "r1 3 1 2 1 0", "m1 3 1 2 1 5"}) {
     EXPECT_TRUE(DecodeHold("k", bad, 7, &back).IsCorruption()) << bad;
+  }
+}
+
+TEST(ClusterRecords, RollupsReadBackAndRefuseDamage) {
+  TopKeysResult top;
+  top.as_of_ms = 1'796'126'400'000;
+  top.key_count = 4;
+  top.total = -5;
+  top.out_of_range_keys = 1;
+  top.first_out_of_range_key = "big key";
+  top.keys = {{"a b", 7}, {std::string("\0\xff", 2), -12}};
+  const std::string record = EncodeRollup(top);
+  TopKeysResult back;
+  ASSERT_TRUE(DecodeRollup("k", record, &back).ok()) << record;
+  EXPECT_EQ(back.as_of_ms, top.as_of_ms);
+  EXPECT_EQ(back.key_count, 4u);
+  EXPECT_EQ(back.total, -5);
+  EXPECT_EQ(back.out_of_range_keys, 1u);
+  EXPECT_EQ(back.first_out_of_range_key, "big key");
+  ASSERT_EQ(back.keys.size(), 2u);
+  EXPECT_EQ(back.keys[1].key, std::string("\0\xff", 2));
+  EXPECT_EQ(back.keys[1].value, -12);
+
+  TopKeysResult named;  // a named counter's: no keys
+  named.total = 9;
+  ASSERT_TRUE(DecodeRollup("k", EncodeRollup(named), &back).ok());
+  EXPECT_EQ(back.total, 9);
+  EXPECT_TRUE(back.keys.empty());
+
+  for (const std::string& bad :
+       {std::string(), std::string("u1"), record + " 3",
+        record.substr(0, record.size() - 1) + "g", "u2" + record.substr(2),
+        std::string("u1 1 0 0 0 1 x 5 x"), std::string("u1 1 0 0 0 2 x 5 x61"),
+        std::string("u1 1 -1 0 0 0 x")}) {
+    const Status s = DecodeRollup("the-key", bad, &back);
+    EXPECT_TRUE(s.IsCorruption()) << bad;
+    EXPECT_NE(s.message().find("the-key"), std::string::npos);
   }
 }
 
