@@ -66,6 +66,20 @@ std::string KeySpace::GroupTag(uint64_t id, uint32_t shard,
   return tag;
 }
 
+std::vector<std::string> KeySpace::TagsOf(const CounterInfo& c) const {
+  std::vector<std::string> tags;
+  for (uint32_t s = 0; s < c.shards; ++s) {
+    if (!c.keyed) {
+      tags.push_back(NamedTag(c.id, s));
+      continue;
+    }
+    for (uint32_t g = 0; g < kKeyGroups; ++g) {
+      tags.push_back(GroupTag(c.id, s, g));
+    }
+  }
+  return tags;
+}
+
 std::string KeySpace::Tag(const CounterInfo& c, uint32_t shard,
                           std::string_view key) const {
   return c.keyed ? GroupTag(c.id, shard, KeyGroupOf(key))

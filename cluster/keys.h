@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tally/types.h"
 
@@ -58,6 +59,9 @@ class KeySpace {
   // Counter id -> "1" once the counter has had a plain increment
   // (CounterInfo::flags, kCounterFlagPlainIncrements).
   std::string PlainFlags() const { return prefix_ + "{catalog}:plain"; }
+  // The database's id (DatabaseId): 32 hex characters, made by the first
+  // writable client that asks.
+  std::string DatabaseId() const { return prefix_ + "{catalog}:id"; }
 
   // The tag of (counter, shard, key): "tally:NS:{ID.S}" or, for a keyed
   // counter, "tally:NS:{ID.S.G}" with G the key's group.
@@ -66,6 +70,9 @@ class KeySpace {
   // A keyed counter's tag of group `group` (to enumerate a counter).
   std::string GroupTag(uint64_t id, uint32_t shard, uint32_t group) const;
   std::string NamedTag(uint64_t id, uint32_t shard) const;
+  // Every hash tag of counter `c` (shard by shard, a keyed counter's group
+  // by group).
+  std::vector<std::string> TagsOf(const CounterInfo& c) const;
 
   // The tag of claim `key`, and of claim group `group` (to list them).
   std::string ClaimTag(std::string_view key) const;

@@ -20,6 +20,7 @@
 #include "core/decide.h"
 #include "core/validate.h"
 #include "tally/limits.h"
+#include "util/random_id.h"
 
 namespace tally::cluster {
 namespace {
@@ -37,21 +38,6 @@ Command Cmd(std::vector<std::string> args, int slot) {
   c.args = std::move(args);
   c.slot = slot;
   return c;
-}
-
-// Every hash tag of counter `c`.
-std::vector<std::string> TagsOf(const KeySpace& keys, const CounterInfo& c) {
-  std::vector<std::string> tags;
-  for (uint32_t s = 0; s < c.shards; ++s) {
-    if (!c.keyed) {
-      tags.push_back(keys.NamedTag(c.id, s));
-      continue;
-    }
-    for (uint32_t g = 0; g < kKeyGroups; ++g) {
-      tags.push_back(keys.GroupTag(c.id, s, g));
-    }
-  }
-  return tags;
 }
 
 Status ReplyError(const Reply& r, std::string_view what) {
@@ -151,7 +137,7 @@ Status RedisDb::NeedsFiles(std::string_view call, std::string_view why) const {
 }
 
 Status RedisDb::CheckSpecBuilt(const CounterSpec& spec) const {
-  if (spec.outbox) return NotBuilt("a counter with an outbox");
+  if (spec.outbox) return NoOutbox("a counter with an outbox");
   return Status::OK();
 }
 
@@ -203,7 +189,7 @@ Status RedisDb::CreateCounter(std::string_view name, const CounterSpec& spec) {
   c.keyed = spec.keyed;
   c.bounds = spec.bounds;
   c.sliding = spec.sliding;
-  const std::vector<std::string> tags = TagsOf(keys_, c);
+  const std::vector<std::string> tags = keys_.TagsOf(c);
   for (size_t at = 0; at < tags.size(); at += kChunk) {
     std::vector<Command> live;
     for (size_t i = at; i < std::min(tags.size(), at + kChunk); ++i) {
@@ -389,7 +375,7 @@ Status RedisDb::DeleteCounter(std::string_view name) {
   if (!s.ok()) return s;
   if (r[0].integer == 0) return core::CounterNotFound(name);
   // The live keys first (writers stop), then what each tag holds.
-  const std::vector<std::string> tags = TagsOf(keys_, c);
+  const std::vector<std::string> tags = keys_.TagsOf(c);
   for (size_t at = 0; at < tags.size(); at += kChunk) {
     std::vector<Command> cmds;
     for (size_t i = at; i < std::min(tags.size(), at + kChunk); ++i) {
@@ -437,6 +423,33 @@ Status RedisDb::DeleteCounter(std::string_view name) {
     if (!s.ok()) return s;
   }
   return Status::OK();
+}
+
+// The database's id, made once: the first writable client to ask stores a
+// random one (SET NX), every client reads the stored one. A read-only
+// client of a database no writable client asked yet gets NotFound.
+Result<std::string> RedisDb::DatabaseId() {
+  const std::string key = keys_.DatabaseId();
+  const int slot = ClusterClient::SlotOf(key);
+  std::vector<Command> cmds;
+  if (!options_.read_only) {
+    cmds.push_back(Cmd({"SET", key, RandomHexId(), "NX"}, slot));
+  }
+  cmds.push_back(Cmd({"GET", key}, slot));
+  std::vector<Reply> r;
+  Status s = Run(cmds, &r, !options_.read_only);
+  if (!s.ok()) return s;
+  const Reply& got = r.back();
+  if (got.kind == Reply::Kind::kNil) {
+    return Status::NotFound("database " + path_ +
+                            " has no id yet: a writable client makes it");
+  }
+  if (got.kind != Reply::Kind::kString || !IsHexId(got.str)) {
+    return Status::Corruption("database id " + core::Quote(key) +
+                              " is not 32 hex characters: " +
+                              core::Quote(got.str));
+  }
+  return got.str;
 }
 
 }  // namespace tally::cluster

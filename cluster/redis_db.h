@@ -38,6 +38,7 @@
 #include "cluster/target.h"
 #include "core/claims.h"
 #include "core/holds.h"
+#include "core/findings.h"
 #include "core/write_op.h"
 #include "tally/backend.h"
 #include "tally/db.h"
@@ -188,8 +189,10 @@ class RedisDb final : public Db, private BackendOps {
   Status CheckWritable() const;
   // What a feature not built on this backend yet answers.
   Status NotBuilt(std::string_view call) const;
-  // What a call that needs local files answers.
+  // What a call that needs local files answers (`why` says so).
   Status NeedsFiles(std::string_view call, std::string_view why) const;
+  // What an outbox call, or a counter with an outbox, answers.
+  Status NoOutbox(std::string_view what) const;
   // The cluster refused the counter's spec (a feature not built yet).
   Status CheckSpecBuilt(const CounterSpec& spec) const;
 
@@ -326,6 +329,21 @@ class RedisDb final : public Db, private BackendOps {
   // Runs `commands`, with the target's WAIT when `writes`.
   Status Run(const std::vector<Command>& commands, std::vector<Reply>* replies,
              bool writes);
+
+  // ---- Verify (redis_verify.cc) ----
+  struct TagLists;
+  // Per key of a tag: its value, and its markers' delta sum.
+  using KeySums = std::map<std::string, std::pair<int64_t, __int128>>;
+  Status ListTags(const CounterInfo& c, std::vector<TagLists>* lists);
+  Status VerifyTags(const CounterInfo& c, const std::vector<TagLists>& lists,
+                    VerifyReport* report);
+  void VerifyMarkers(const CounterInfo& c, const TagLists& t,
+                     const std::vector<Reply>& r, size_t* at, KeySums* sums,
+                     const std::string& where, VerifyReport* report);
+  void VerifyHolds(const CounterInfo& c, const TagLists& t,
+                   const std::vector<Reply>& r, size_t* at,
+                   const std::string& where, VerifyReport* report);
+  Status VerifyClaims(core::Findings* findings);
 
   // ---- roll-ups (redis_rollups.cc) ----
   std::string RollupTagOf(const CounterInfo& c) const;

@@ -1,9 +1,8 @@
 // What RedisDb does not offer, and why (docs/cluster.md has the table):
 // calls that need the database's local files answer NotSupported by
-// construction; features not built on the cluster yet answer NotSupported
-// naming themselves. Also the engine statistics a cluster client keeps.
-
-#include <unistd.h>
+// construction, and so do outboxes (one ordered log would undo the
+// spreading); features not built on the cluster yet answer NotSupported
+// naming themselves.
 
 #include "cluster/redis_db.h"
 #include "core/validate.h"
@@ -11,37 +10,24 @@
 namespace tally::cluster {
 namespace {
 
+// Why a cluster has no outbox (docs/cluster.md's table).
+constexpr std::string_view kNoOutbox =
+    "an outbox is one ordered log of every write of its counters; on a "
+    "cluster it would be one key on one master that each such write must "
+    "also reach, undoing the spreading over masters; a cluster is the hub "
+    "outboxes drain into (docs/cluster.md)";
+
 constexpr std::string_view kNoFiles =
     "a cluster's data lives in its nodes, not in local files; back it up with "
     "its nodes' own persistence (AOF or RDB files, docs/cluster.md)";
 
 }  // namespace
 
-Status RedisDb::Verify(VerifyReport*, const ProgressFn&) {
-  return NotBuilt("Verify");
-}
 Status RedisDb::Compact(const ProgressFn&) {
   return NeedsFiles("Compact",
                     "there are no local files to compact; Redis frees a "
                     "deleted or expired key itself");
 }
-EngineStats RedisDb::GetStats() const {
-  EngineStats s;
-  s.applied = applied_.load(std::memory_order_relaxed);
-  s.duplicates = duplicates_.load(std::memory_order_relaxed);
-  s.conflicts = conflicts_.load(std::memory_order_relaxed);
-  s.outside_window = outside_window_.load(std::memory_order_relaxed);
-  s.refused = refused_.load(std::memory_order_relaxed);
-  s.rejected = rejected_.load(std::memory_order_relaxed);
-  // This client's own figures, taken now (a cluster's other clients count
-  // theirs).
-  s.origin.source = StatsSource::kThisProcess;
-  s.origin.writer_pid = static_cast<uint64_t>(getpid());
-  s.origin.as_of_ms = clock_->NowMillis();
-  s.origin.live = true;
-  return s;
-}
-Result<DbStats> RedisDb::GetDbStats() { return NotBuilt("GetDbStats"); }
 // A cluster's shard is one INCRBY'd integer: a read folds nothing, so the
 // answer for any counter is 0 (NotFound for a missing one).
 Result<uint64_t> RedisDb::PendingOperands(std::string_view counter) {
@@ -61,15 +47,19 @@ Status RedisDb::ImportCounter(const CounterImport&) {
   return NotBuilt("ImportCounter");
 }
 Status RedisDb::ImportOutbox(const std::vector<OutboxEntry>&) {
-  return NotBuilt("ImportOutbox");
+  return NeedsFiles("ImportOutbox", kNoOutbox);
 }
 Result<std::vector<OutboxEntry>> RedisDb::ReadOutbox(uint64_t, size_t) {
-  return NotBuilt("ReadOutbox");
+  return NeedsFiles("ReadOutbox", kNoOutbox);
 }
-Status RedisDb::AckOutbox(uint64_t) { return NotBuilt("AckOutbox"); }
+Status RedisDb::AckOutbox(uint64_t) {
+  return NeedsFiles("AckOutbox", kNoOutbox);
+}
 Result<OutboxStatus> RedisDb::GetOutboxStatus() {
-  return NotBuilt("GetOutboxStatus");
+  return NeedsFiles("GetOutboxStatus", kNoOutbox);
 }
-Result<std::string> RedisDb::DatabaseId() { return NotBuilt("DatabaseId"); }
+Status RedisDb::NoOutbox(std::string_view what) const {
+  return NeedsFiles(what, kNoOutbox);
+}
 
 }  // namespace tally::cluster

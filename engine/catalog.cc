@@ -9,7 +9,7 @@
 #include "engine/coding.h"
 #include "engine/counter_range.h"
 #include "engine/format.h"
-#include "engine/random_id.h"
+#include "util/random_id.h"
 #include "tally/limits.h"
 #include "util/rocks_status.h"
 

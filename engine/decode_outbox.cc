@@ -3,7 +3,7 @@
 
 #include "engine/family_record.h"
 #include "engine/format.h"
-#include "engine/random_id.h"
+#include "util/random_id.h"
 
 namespace tally::engine {
 

@@ -15,7 +15,7 @@
 #include "engine/family_record.h"
 #include "engine/format.h"
 #include "engine/outbox_run.h"
-#include "engine/random_id.h"
+#include "util/random_id.h"
 #include "engine/rules.h"
 #include "engine/write_plan.h"
 #include "schema/records.h"

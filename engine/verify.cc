@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "core/findings.h"
 #include "engine/rules.h"
 #include "engine/coding.h"
 #include "engine/column_families.h"
@@ -59,20 +60,7 @@ std::string SumMismatch(const Sums& s) {
          " != marker delta sum " + DecimalString(s.markers);
 }
 
-class Findings {
- public:
-  explicit Findings(VerifyReport* report) : report_(report) {}
-  void Add(std::string problem) {
-    if (report_->problems.size() < kMaxVerifyProblems) {
-      report_->problems.push_back(std::move(problem));
-    } else {
-      ++report_->problems_dropped;
-    }
-  }
-
- private:
-  VerifyReport* report_;
-};
+using core::Findings;
 
 // A scan that stopped on damaged data is a finding (the message names the
 // file); any other failure ends the check with an error.

@@ -112,5 +112,22 @@ TEST_F(TwoClients, AStaleClientGetsNotFoundForADeletedCounter) {
   EXPECT_TRUE(a_->ListCounters().value().empty());
 }
 
+// DatabaseId on a cluster: made once by the first writable client that
+// asks, the same for every client after; a read-only client asking first
+// gets NotFound and makes none.
+TEST_F(TwoClients, EveryClientSeesOneDatabaseId) {
+  Options ro;
+  ro.read_only = true;
+  std::unique_ptr<Db> reader;
+  ASSERT_TRUE(Db::Open(ro, target_, &reader).ok());
+  EXPECT_TRUE(DatabaseId(*reader).status().IsNotFound());
+  const Result<std::string> id = DatabaseId(*a_);
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  EXPECT_EQ(id.value().size(), 32u);
+  EXPECT_EQ(DatabaseId(*b_).value(), id.value());
+  EXPECT_EQ(DatabaseId(*reader).value(), id.value());
+  EXPECT_EQ(DatabaseId(*a_).value(), id.value()) << "made once";
+}
+
 }  // namespace
 }  // namespace tally

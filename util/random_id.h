@@ -3,14 +3,14 @@
 // compared, never decoded; std::random_device is the kernel's generator on
 // Linux, so two ids collide with probability about n^2 / 2^129.
 
-#ifndef TALLY_ENGINE_RANDOM_ID_H_
-#define TALLY_ENGINE_RANDOM_ID_H_
+#ifndef TALLY_UTIL_RANDOM_ID_H_
+#define TALLY_UTIL_RANDOM_ID_H_
 
 #include <random>
 #include <string>
 #include <string_view>
 
-namespace tally::engine {
+namespace tally {
 
 inline constexpr size_t kRandomIdChars = 32;
 
@@ -35,6 +35,6 @@ inline bool IsHexId(std::string_view id) {
   return true;
 }
 
-}  // namespace tally::engine
+}  // namespace tally
 
-#endif  // TALLY_ENGINE_RANDOM_ID_H_
+#endif  // TALLY_UTIL_RANDOM_ID_H_
