@@ -125,12 +125,6 @@ Status RedisDb::Run(const std::vector<Command>& commands,
   return client_->Run(commands, replies, ro);
 }
 
-Status RedisDb::NotBuilt(std::string_view call) const {
-  return Status::NotSupported(std::string(call) +
-                              " is not built on a Redis Cluster target yet "
-                              "(docs/cluster.md lists what is)");
-}
-
 Status RedisDb::NeedsFiles(std::string_view call, std::string_view why) const {
   return Status::NotSupported(std::string(call) + " on a Redis Cluster target: " +
                               std::string(why));
@@ -148,19 +142,15 @@ Status RedisDb::CheckWritable() const {
                               "writes are refused");
 }
 
-Status RedisDb::CreateCounter(std::string_view name, const CounterSpec& spec) {
-  Status writable = CheckWritable();
-  if (!writable.ok()) return writable;
-  Status s = core::ValidateCounterName(name);
-  if (s.ok()) s = core::ValidateSpec(spec);
-  if (s.ok()) s = CheckSpecBuilt(spec);
-  if (!s.ok()) return s;
+// A counter named `name` may be created: AlreadyExists when the catalog
+// holds the name, InvalidArgument at kMaxCounters.
+Status RedisDb::CheckNewName(std::string_view name) {
   const std::string catalog = keys_.Catalog();
   const int cat_slot = ClusterClient::SlotOf(catalog);
   std::vector<Reply> r;
-  s = Run({Cmd({"HEXISTS", catalog, std::string(name)}, cat_slot),
-           Cmd({"HLEN", catalog}, cat_slot)},
-          &r, false);
+  Status s = Run({Cmd({"HEXISTS", catalog, std::string(name)}, cat_slot),
+                  Cmd({"HLEN", catalog}, cat_slot)},
+                 &r, false);
   if (!s.ok()) return s;
   if (!r[0].ok()) return ReplyError(r[0], "catalog");
   if (r[0].integer == 1) {
@@ -172,13 +162,88 @@ Status RedisDb::CreateCounter(std::string_view name, const CounterSpec& spec) {
         "the database holds " + std::to_string(r[1].integer) +
         " counters, the limit (kMaxCounters)");
   }
-  s = Run({Cmd({"INCR", keys_.NextId()}, ClusterClient::SlotOf(keys_.NextId()))},
-          &r, true);
+  return Status::OK();
+}
+
+// A counter id never given out before.
+Status RedisDb::NewCounterId(uint64_t* id) {
+  std::vector<Reply> r;
+  Status s = Run(
+      {Cmd({"INCR", keys_.NextId()}, ClusterClient::SlotOf(keys_.NextId()))},
+      &r, true);
   if (!s.ok()) return s;
   if (r[0].kind != Reply::Kind::kInteger) return ReplyError(r[0], "next id");
+  *id = static_cast<uint64_t>(r[0].integer);
+  return Status::OK();
+}
+
+// Runs `cmds` (writes) in pipelines of kChunk; `what` names the call.
+Status RedisDb::RunChunked(const std::vector<Command>& cmds,
+                           std::string_view what) {
+  std::vector<Reply> r;
+  for (size_t at = 0; at < cmds.size(); at += kChunk) {
+    const std::vector<Command> chunk(
+        cmds.begin() + at, cmds.begin() + std::min(cmds.size(), at + kChunk));
+    Status s = Run(chunk, &r, true);
+    if (!s.ok()) return s;
+    for (const Reply& one : r) {
+      if (!one.ok()) return ReplyError(one, what);
+    }
+  }
+  return Status::OK();
+}
+
+// The live key of each tag of `c`: its keys are written from here on.
+std::vector<Command> RedisDb::LiveKeys(const CounterInfo& c) const {
+  std::vector<Command> out;
+  for (const std::string& tag : keys_.TagsOf(c)) {
+    const std::string key = KeySpace::Live(tag);
+    out.push_back(Cmd({"SET", key, "1"}, ClusterClient::SlotOf(key)));
+  }
+  return out;
+}
+
+// The last step of a creation: the catalog record (HSETNX: the point
+// where the counter comes into being). When another client took the name
+// meanwhile, `written` (the keys of the new id) go again, best effort
+// (leftovers of an unused id are harmless), and AlreadyExists.
+Status RedisDb::Publish(const CounterInfo& c,
+                        const std::vector<Command>& written) {
+  const std::string catalog = keys_.Catalog();
+  CounterInfo stored = c;
+  stored.flags = 0;  // the plain-increment flag lives in {catalog}:plain
+  std::vector<Reply> r;
+  Status s = Run({Cmd({"HSETNX", catalog, c.name, EncodeCounter(stored)},
+                      ClusterClient::SlotOf(catalog))},
+                 &r, true);
+  if (!s.ok()) return s;
+  if (!r[0].ok()) return ReplyError(r[0], "catalog");
+  if (r[0].integer == 0) {
+    std::vector<Command> drop;
+    for (const Command& w : written) {
+      drop.push_back(Cmd({"DEL", w.args[1]}, w.slot));
+    }
+    Status ignored = RunChunked(drop, "drop");
+    (void)ignored;
+    return Status::AlreadyExists("counter " + core::Quote(c.name) +
+                                 " already exists");
+  }
+  MutexLock lock(&mu_);
+  cache_[c.name] = c;
+  return Status::OK();
+}
+
+Status RedisDb::CreateCounter(std::string_view name, const CounterSpec& spec) {
+  Status writable = CheckWritable();
+  if (!writable.ok()) return writable;
+  Status s = core::ValidateCounterName(name);
+  if (s.ok()) s = core::ValidateSpec(spec);
+  if (s.ok()) s = CheckSpecBuilt(spec);
+  if (s.ok()) s = CheckNewName(name);
   CounterInfo c;
+  if (s.ok()) s = NewCounterId(&c.id);
+  if (!s.ok()) return s;
   c.name = std::string(name);
-  c.id = static_cast<uint64_t>(r[0].integer);
   c.shards = spec.shards;
   c.policy = spec.policy;
   c.created_at_ms = clock_->NowMillis();
@@ -189,38 +254,9 @@ Status RedisDb::CreateCounter(std::string_view name, const CounterSpec& spec) {
   c.keyed = spec.keyed;
   c.bounds = spec.bounds;
   c.sliding = spec.sliding;
-  const std::vector<std::string> tags = keys_.TagsOf(c);
-  for (size_t at = 0; at < tags.size(); at += kChunk) {
-    std::vector<Command> live;
-    for (size_t i = at; i < std::min(tags.size(), at + kChunk); ++i) {
-      const std::string key = KeySpace::Live(tags[i]);
-      live.push_back(Cmd({"SET", key, "1"}, ClusterClient::SlotOf(key)));
-    }
-    s = Run(live, &r, true);
-    if (!s.ok()) return s;
-    for (const Reply& one : r) {
-      if (!one.ok()) return ReplyError(one, "create counter");
-    }
-  }
-  s = Run({Cmd({"HSETNX", catalog, c.name, EncodeCounter(c)}, cat_slot)}, &r,
-          true);
-  if (!s.ok()) return s;
-  if (!r[0].ok()) return ReplyError(r[0], "catalog");
-  if (r[0].integer == 0) {
-    // Another client created the name meanwhile: it keeps it.
-    std::vector<Command> drop;
-    for (const std::string& tag : tags) {
-      const std::string key = KeySpace::Live(tag);
-      drop.push_back(Cmd({"DEL", key}, ClusterClient::SlotOf(key)));
-    }
-    Status ignored = Run(drop, &r, true);
-    (void)ignored;  // leftover live keys of an unused id are harmless
-    return Status::AlreadyExists("counter " + core::Quote(name) +
-                                 " already exists");
-  }
-  MutexLock lock(&mu_);
-  cache_[c.name] = c;
-  return Status::OK();
+  const std::vector<Command> live = LiveKeys(c);
+  s = RunChunked(live, "create counter");
+  return s.ok() ? Publish(c, live) : s;
 }
 
 Status RedisDb::FindCounter(std::string_view name, CounterInfo* c) {

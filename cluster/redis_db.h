@@ -12,8 +12,8 @@
 // the shards with one pipelined request per node and is not one snapshot;
 // a shard's value is bounded by int64 (an increment past it is refused
 // with OutOfRange; the engine keeps exact sums beyond); calls that need
-// local files (checkpoints, backups, compaction, the WAL) answer
-// NotSupported naming why.
+// local files (checkpoints, backups, compaction, the WAL) and outboxes
+// answer NotSupported naming why.
 //
 // Ownership: Db::Open hands the RedisDb to the caller; it owns its
 // ClusterClient. Thread safety: as Db, every method from many threads at
@@ -187,13 +187,22 @@ class RedisDb final : public Db, private BackendOps {
   // NotSupported when the Db was opened with Options::read_only (its
   // writes are refused; its reads are live, as any client's).
   Status CheckWritable() const;
-  // What a feature not built on this backend yet answers.
-  Status NotBuilt(std::string_view call) const;
+  // Steps of creating a counter (redis_catalog.cc), shared by
+  // ImportCounter (redis_import.cc).
+  Status CheckNewName(std::string_view name);
+  Status NewCounterId(uint64_t* id);
+  Status RunChunked(const std::vector<Command>& cmds, std::string_view what);
+  std::vector<Command> LiveKeys(const CounterInfo& c) const;
+  Status Publish(const CounterInfo& c, const std::vector<Command>& written);
+  void ImportValues(const CounterInfo& c, const CounterImport& im,
+                    std::vector<Command>* out) const;
+  void ImportMarkers(const CounterInfo& c, const CounterImport& im,
+                     int64_t now, std::vector<Command>* out) const;
   // What a call that needs local files answers (`why` says so).
   Status NeedsFiles(std::string_view call, std::string_view why) const;
   // What an outbox call, or a counter with an outbox, answers.
   Status NoOutbox(std::string_view what) const;
-  // The cluster refused the counter's spec (a feature not built yet).
+  // NotSupported for a spec the cluster has no counterpart of (an outbox).
   Status CheckSpecBuilt(const CounterSpec& spec) const;
 
   // ---- reservations (redis_holds.cc) ----

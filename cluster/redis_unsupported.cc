@@ -1,8 +1,7 @@
 // What RedisDb does not offer, and why (docs/cluster.md has the table):
 // calls that need the database's local files answer NotSupported by
 // construction, and so do outboxes (one ordered log would undo the
-// spreading); features not built on the cluster yet answer NotSupported
-// naming themselves.
+// spreading).
 
 #include "cluster/redis_db.h"
 #include "core/validate.h"
@@ -42,9 +41,6 @@ Status RedisDb::Checkpoint(const std::string&) {
 Result<BackupInfo> RedisDb::CreateBackup(const std::string&,
                                          const ProgressFn&) {
   return NeedsFiles("CreateBackup", kNoFiles);
-}
-Status RedisDb::ImportCounter(const CounterImport&) {
-  return NotBuilt("ImportCounter");
 }
 Status RedisDb::ImportOutbox(const std::vector<OutboxEntry>&) {
   return NeedsFiles("ImportOutbox", kNoOutbox);

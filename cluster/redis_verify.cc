@@ -181,9 +181,9 @@ Status RedisDb::VerifyTags(const CounterInfo& c,
       if (!c.keyed) sums[""];
       for (const std::string& k : t.keys) sums[k];
       for (auto& [key, sum] : sums) {
-        ++report->shard_keys;
         const Reply& v = r[at++];
         if (v.kind == Reply::Kind::kNil) continue;
+        ++report->shard_keys;
         const char* last = v.str.data() + v.str.size();
         auto [ptr, ec] = std::from_chars(v.str.data(), last, sum.first);
         if (v.str.empty() || ec != std::errc() || ptr != last) {
