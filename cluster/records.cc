@@ -141,15 +141,19 @@ Status DecodeCounter(std::string_view name, std::string_view record,
 std::string EncodeMarker(const MarkerInfo& m) {
   std::string s;
   s.reserve(64);  // a new event's record is ~45 bytes: one allocation
-  s.append(kMarkerVersion);
+  EncodeMarkerInto(m, &s);
+  return s;
+}
+
+void EncodeMarkerInto(const MarkerInfo& m, std::string* out) {
+  out->assign(kMarkerVersion);
   for (const int64_t v :
        {int64_t{m.shard}, m.delta, m.created_at_ms, m.expires_at_ms,
         int64_t{m.pinned}, int64_t{m.strict}, int64_t{m.refused}, m.asked,
         m.value, m.window_ends_ms, m.remaining, int64_t{m.reset},
         int64_t{m.remaining_kept}}) {
-    Put(&s, v);
+    Put(out, v);
   }
-  return s;
 }
 
 Status DecodeMarker(std::string_view what, std::string_view record,

@@ -7,9 +7,10 @@
 
 #include <cassert>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <utility>
+
+#include "cluster/client/resp.h"
 
 namespace tally::cluster {
 namespace {
@@ -156,49 +157,24 @@ Status Connection::Open(const Endpoint& endpoint,
   return Status::OK();
 }
 
-namespace {
-
-// Writes `c`, the decimal `n` and CRLF at `at`; returns the end.
-char* PutHeader(char* at, char c, size_t n) {
-  *at++ = c;
-  at = std::to_chars(at, at + 20, n).ptr;
-  *at++ = '\r';
-  *at++ = '\n';
-  return at;
-}
-
-// The bytes of PutHeader(c, n): 1 + digits + 2.
-size_t HeaderBytes(size_t n) {
-  size_t digits = 1;
-  for (; n >= 10; n /= 10) ++digits;
-  return 3 + digits;
-}
-
-}  // namespace
-
 void Connection::Append(const std::vector<std::string>& args) {
   assert(!args.empty());
   assert(!broken_);
-  // RESP array of bulk strings, as redisAppendCommandArgv formats it, with
-  // explicit lengths: binary safe. Sized first and written in place: one
-  // allocation at most, not one append per field (a write call has ~20
-  // arguments).
-  size_t bytes = HeaderBytes(args.size());
-  for (const std::string& arg : args) {
-    bytes += HeaderBytes(arg.size()) + arg.size() + 2;
-  }
+  // RESP array of bulk strings (cluster/client/resp.h). Sized first and
+  // written in place: one allocation at most, not one append per field.
+  size_t bytes = RespHeaderBytes(args.size());
+  for (const std::string& arg : args) bytes += RespBulkBytes(arg.size());
   const size_t start = out_.size();
   out_.resize(start + bytes);
-  char* at = out_.data() + start;
-  at = PutHeader(at, '*', args.size());
-  for (const std::string& arg : args) {
-    at = PutHeader(at, '$', arg.size());
-    std::memcpy(at, arg.data(), arg.size());
-    at += arg.size();
-    *at++ = '\r';
-    *at++ = '\n';
-  }
+  char* at = PutRespHeader(out_.data() + start, '*', args.size());
+  for (const std::string& arg : args) at = PutRespBulk(at, arg);
   assert(at == out_.data() + out_.size());
+}
+
+void Connection::AppendFormatted(std::string_view resp) {
+  assert(!resp.empty());
+  assert(!broken_);
+  out_.append(resp);
 }
 
 Status Connection::IOFailure(const char* what, int err, int timeout_ms) {
