@@ -44,6 +44,7 @@ void AppendNumber(std::string* s, char c, uint64_t n) {
 // *out.
 void PutTag(const std::string& prefix, uint64_t id, uint32_t shard,
             bool grouped, uint32_t group, std::string* out) {
+  out->reserve(prefix.size() + 40);  // the numbers: one allocation at most
   out->assign(prefix);
   AppendNumber(out, '{', id);
   AppendNumber(out, '.', shard);

@@ -1,5 +1,6 @@
 #include "cluster/records.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <vector>
@@ -146,14 +147,20 @@ std::string EncodeMarker(const MarkerInfo& m) {
 }
 
 void EncodeMarkerInto(const MarkerInfo& m, std::string* out) {
-  out->assign(kMarkerVersion);
+  // Formatted on the stack and copied once: every once-op writes one.
+  constexpr size_t kFields = 13;
+  static_assert(kFields + 1 == kMarkerFields, "the version, then the fields");
+  char buf[kMarkerVersion.size() + kFields * 21];
+  char* at = std::copy(kMarkerVersion.begin(), kMarkerVersion.end(), buf);
   for (const int64_t v :
        {int64_t{m.shard}, m.delta, m.created_at_ms, m.expires_at_ms,
         int64_t{m.pinned}, int64_t{m.strict}, int64_t{m.refused}, m.asked,
         m.value, m.window_ends_ms, m.remaining, int64_t{m.reset},
         int64_t{m.remaining_kept}}) {
-    Put(out, v);
+    *at++ = ' ';
+    at = std::to_chars(at, buf + sizeof(buf), v).ptr;
   }
+  out->assign(buf, static_cast<size_t>(at - buf));
 }
 
 Status DecodeMarker(std::string_view what, std::string_view record,

@@ -1,5 +1,6 @@
 #include "cluster/client/resp.h"
 
+#include <algorithm>
 #include <cassert>
 #include <charconv>
 #include <cstring>
@@ -31,14 +32,18 @@ char* PutRespBulk(char* at, std::string_view arg) {
   return at;
 }
 
+char* RespArgs::Extend(size_t n) {
+  if (size_ + n > buffer_.size()) {
+    buffer_.resize(std::max(2 * buffer_.size(), size_ + n + 64));
+  }
+  char* at = buffer_.data() + size_;
+  size_ += n;
+  return at;
+}
+
 void RespArgs::Add(std::string_view arg) {
-  // Appended, not resized and overwritten: a caller that reserved its
-  // buffer (or reuses it) pays no allocation and no fill.
-  char header[24];
-  const char* end = PutRespHeader(header, '$', arg.size());
-  bytes_.append(header, static_cast<size_t>(end - header))
-      .append(arg.data(), arg.size())
-      .append("\r\n", 2);
+  char* at = Extend(RespBulkBytes(arg.size()));
+  PutRespBulk(at, arg);
   ++count_;
 }
 
@@ -51,16 +56,20 @@ void RespArgs::AddNumber(int64_t n) {
 void RespArgs::AddJoined(std::initializer_list<std::string_view> parts) {
   size_t n = 0;
   for (const std::string_view p : parts) n += p.size();
-  char header[24];
-  const char* end = PutRespHeader(header, '$', n);
-  bytes_.append(header, static_cast<size_t>(end - header));
-  for (const std::string_view p : parts) bytes_.append(p.data(), p.size());
-  bytes_.append("\r\n", 2);
+  char* at = PutRespHeader(Extend(RespBulkBytes(n)), '$', n);
+  for (const std::string_view p : parts) {
+    if (!p.empty()) std::memcpy(at, p.data(), p.size());
+    at += p.size();
+  }
+  *at++ = '\r';
+  *at++ = '\n';
+  assert(at == buffer_.data() + size_);
   ++count_;
 }
 
 void RespArgs::Append(const RespArgs& more) {
-  bytes_.append(more.bytes_);
+  const std::string_view b = more.bytes();
+  if (!b.empty()) std::memcpy(Extend(b.size()), b.data(), b.size());
   count_ += more.count_;
 }
 
@@ -71,16 +80,12 @@ std::string RespCommand(std::initializer_list<const RespArgs*> parts) {
     count += p->count();
     bytes += p->bytes().size();
   }
+  char header[24];
+  const char* end = PutRespHeader(header, '*', count);
   std::string out;
-  out.resize(RespHeaderBytes(count) + bytes);
-  char* at = PutRespHeader(out.data(), '*', count);
-  for (const RespArgs* p : parts) {
-    if (!p->bytes().empty()) {
-      std::memcpy(at, p->bytes().data(), p->bytes().size());
-    }
-    at += p->bytes().size();
-  }
-  assert(at == out.data() + out.size());
+  out.reserve(static_cast<size_t>(end - header) + bytes);
+  out.append(header, static_cast<size_t>(end - header));
+  for (const RespArgs* p : parts) out.append(p->bytes());
   return out;
 }
 

@@ -29,7 +29,9 @@ size_t RespHeaderBytes(size_t n);
 // returns the end.
 char* PutRespBulk(char* at, std::string_view arg);
 
-// Arguments of a command, formatted as bulk strings in order.
+// Arguments of a command, formatted as bulk strings in order. Each is
+// written straight into the buffer, which grows by doubling and keeps its
+// capacity across Clear(): a reused RespArgs formats without allocating.
 class RespArgs {
  public:
   void Add(std::string_view arg);
@@ -41,15 +43,21 @@ class RespArgs {
   void Append(const RespArgs& more);
   // No arguments; the buffer's capacity is kept for reuse.
   void Clear() {
-    bytes_.clear();
+    size_ = 0;
     count_ = 0;
   }
-  void Reserve(size_t bytes) { bytes_.reserve(bytes); }
+  void Reserve(size_t bytes) {
+    if (buffer_.size() < bytes) buffer_.resize(bytes);
+  }
   size_t count() const { return count_; }
-  const std::string& bytes() const { return bytes_; }
+  std::string_view bytes() const { return {buffer_.data(), size_}; }
 
  private:
-  std::string bytes_;
+  // Room for `n` more bytes, counted as written: where they go.
+  char* Extend(size_t n);
+
+  std::string buffer_;  // bytes [0, size_) are the arguments
+  size_t size_ = 0;
   size_t count_ = 0;
 };
 
