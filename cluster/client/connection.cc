@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <algorithm>
 #include <cassert>
 #include <cerrno>
 #include <cstring>
@@ -23,41 +24,52 @@ timeval TimevalOfMs(int ms) {
   return tv;
 }
 
-void CopyReply(const redisReply* from, Reply* to) {
-  switch (from->type) {
-    case REDIS_REPLY_STRING:
-      to->kind = Reply::Kind::kString;
-      to->str.assign(from->str, from->len);
-      break;
-    case REDIS_REPLY_STATUS:
-      to->kind = Reply::Kind::kStatus;
-      to->str.assign(from->str, from->len);
-      break;
-    case REDIS_REPLY_ERROR:
-      to->kind = Reply::Kind::kError;
-      to->str.assign(from->str, from->len);
-      break;
-    case REDIS_REPLY_INTEGER:
-      to->kind = Reply::Kind::kInteger;
-      to->integer = from->integer;
-      break;
-    case REDIS_REPLY_NIL:
-      to->kind = Reply::Kind::kNil;
-      break;
-    case REDIS_REPLY_ARRAY:
-      to->kind = Reply::Kind::kArray;
-      to->elements.resize(from->elements);
-      for (size_t i = 0; i < from->elements; ++i) {
-        CopyReply(from->element[i], &to->elements[i]);
-      }
-      break;
-    default:
-      // hiredis 0.14 speaks RESP2 only: the six types above are all.
-      to->kind = Reply::Kind::kError;
-      to->str = "ERR unexpected reply type " + std::to_string(from->type);
-      break;
-  }
+// hiredis builds each reply through these (the reader's object
+// functions): straight into the caller's Reply (the reader's privdata, set
+// by ReadReply), with no redisReply objects to allocate, copy and free.
+Reply* ReplyOf(const redisReadTask* task) {
+  if (task->parent == nullptr) return static_cast<Reply*>(task->privdata);
+  Reply* parent = static_cast<Reply*>(task->parent->obj);
+  assert(task->idx >= 0 &&
+         static_cast<size_t>(task->idx) < parent->elements.size());
+  return &parent->elements[static_cast<size_t>(task->idx)];
 }
+
+void* CreateString(const redisReadTask* task, char* str, size_t len) {
+  Reply* r = ReplyOf(task);
+  // hiredis 0.14 speaks RESP2 only: a bulk string, a status or an error.
+  r->kind = task->type == REDIS_REPLY_ERROR    ? Reply::Kind::kError
+            : task->type == REDIS_REPLY_STATUS ? Reply::Kind::kStatus
+                                               : Reply::Kind::kString;
+  r->str.assign(str, len);
+  return r;
+}
+
+void* CreateArray(const redisReadTask* task, int elements) {
+  Reply* r = ReplyOf(task);
+  r->kind = Reply::Kind::kArray;
+  r->elements.resize(static_cast<size_t>(std::max(elements, 0)));
+  return r;
+}
+
+void* CreateInteger(const redisReadTask* task, long long value) {
+  Reply* r = ReplyOf(task);
+  r->kind = Reply::Kind::kInteger;
+  r->integer = value;
+  return r;
+}
+
+void* CreateNil(const redisReadTask* task) {
+  Reply* r = ReplyOf(task);
+  r->kind = Reply::Kind::kNil;
+  return r;
+}
+
+// The replies are the caller's: hiredis has nothing to free.
+void FreeNothing(void*) {}
+
+redisReplyObjectFunctions kReplyFunctions = {
+    CreateString, CreateArray, CreateInteger, CreateNil, FreeNothing};
 
 // Whether an error reply to AUTH or CLIENT SETNAME is about who the
 // client is (a retry cannot help) rather than the node's state.
@@ -100,6 +112,7 @@ Status Connection::Open(const Endpoint& endpoint,
     redisFree(context);
     return Status::IOError("connect to " + address + ": " + why);
   }
+  context->reader->fn = &kReplyFunctions;
   if (redisSetTimeout(context, TimevalOfMs(options.command_timeout_ms)) !=
       REDIS_OK) {
     std::string why = context->errstr;
@@ -224,9 +237,13 @@ Status Connection::ReadReply(Reply* reply, int timeout_ms) {
       redisSetTimeout(context_, TimevalOfMs(timeout_ms)) != REDIS_OK) {
     return IOFailure("set the read timeout", errno, timeout_ms);
   }
+  // The reader builds the reply in *reply (kReplyFunctions).
+  *reply = Reply();
+  context_->reader->privdata = reply;
   void* raw = nullptr;
   errno = 0;
   const int rc = redisGetReply(context_, &raw);
+  context_->reader->privdata = nullptr;
   const int err = errno;
   if (rc != REDIS_OK) {
     if (context_->err == REDIS_ERR_IO)
@@ -237,13 +254,10 @@ Status Connection::ReadReply(Reply* reply, int timeout_ms) {
   }
   if (other_timeout &&
       redisSetTimeout(context_, TimevalOfMs(command_timeout_ms_)) != REDIS_OK) {
-    freeReplyObject(raw);
     return IOFailure("restore the read timeout", errno, timeout_ms);
   }
-  assert(raw != nullptr);  // blocking mode: a reply or an error
-  *reply = Reply();
-  CopyReply(static_cast<const redisReply*>(raw), reply);
-  freeReplyObject(raw);
+  assert(raw == reply);  // blocking mode: a reply or an error
+  (void)raw;
   return Status::OK();
 }
 
