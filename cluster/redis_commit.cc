@@ -371,8 +371,8 @@ void AddBucket(const CounterInfo& c, const PlannedOp& p, int64_t now,
 // The guards of strict key `k` (of op `p`, whose value is
 // KEYS[value_index]) in tag call `ti`, once: the value, a sliding quota's
 // previous window and the open holds, each as read.
-void GuardStrict(const CounterInfo& c, const PlannedOp& p, size_t ti,
-                 size_t value_index, const WriteCall& call, TagCalls* calls) {
+void GuardStrict(const PlannedOp& p, size_t ti, size_t value_index,
+                 const WriteCall& call, TagCalls* calls) {
   TagCall& t = calls->tags[ti];
   if (std::find(t.strict.begin(), t.strict.end(), p.strict) != t.strict.end())
     return;
@@ -382,7 +382,7 @@ void GuardStrict(const CounterInfo& c, const PlannedOp& p, size_t ti,
   calls->AddGuard(value_index, k.read);
   if (!k.previous_key.empty()) {
     const TagItem previous{ti, TagItem::Kind::kValueKey, p.op.key,
-                           p.d.bucket - BucketWidthMs(c.bucket)};
+                           k.previous_bucket};
     calls->AddGuard(calls->KeyIndex(previous, k.previous_key),
                     k.previous_read);
   }
@@ -447,7 +447,7 @@ void AddOp(int64_t now, const WriteCall& call, size_t i, size_t ti,
     AddBucket(c, p, now, ti, value_index, calls);
   }
   if (p.strict != SIZE_MAX) {
-    GuardStrict(c, p, ti, value_index, call, calls);  // reads calls->text
+    GuardStrict(p, ti, value_index, call, calls);  // reads calls->text
   }
   if (p.op.once) {
     AddOnceOp(now, call, i, ti, value_index, calls);

@@ -135,7 +135,8 @@ size_t RedisDb::StrictKeyOf(const CounterInfo& c, const core::WriteOp& op,
     WriteCall::StrictKey k;
     k.value_key = std::move(value);
     if (c.sliding && bucket >= width) {
-      k.previous_key = KeySpace::BucketValue(tag, op.key, bucket - width);
+      k.previous_bucket = bucket - width;
+      k.previous_key = KeySpace::BucketValue(tag, op.key, k.previous_bucket);
     }
     if (core::CheckTakesHolds(c).ok()) {
       k.holds_key = KeySpace::Holds(tag, op.key);

@@ -64,6 +64,7 @@ struct WriteCall {
     // A sliding quota's previous window (its use weighs in), read and
     // guarded with the value; empty: none.
     std::string previous_key;
+    int64_t previous_bucket = 0;  // its bucket's start
     std::string previous_read;
     int64_t previous = 0;
     // A counter that takes reservations: the key's open holds, read with
