@@ -40,6 +40,18 @@ void AppendNumber(std::string* s, char c, uint64_t n) {
   s->append(buf, static_cast<size_t>(end - buf));
 }
 
+// Writes tag "PREFIX{ID.SHARD}" (grouped: "PREFIX{ID.SHARD.GROUP}") over
+// *out.
+void PutTag(const std::string& prefix, uint64_t id, uint32_t shard,
+            bool grouped, uint32_t group, std::string* out) {
+  out->reserve(prefix.size() + 40);  // the numbers: one allocation at most
+  out->assign(prefix);
+  AppendNumber(out, '{', id);
+  AppendNumber(out, '.', shard);
+  if (grouped) AppendNumber(out, '.', group);
+  out->push_back('}');
+}
+
 }  // namespace
 
 // Tags are built on every write: one allocation each (no temporaries),
@@ -47,10 +59,7 @@ void AppendNumber(std::string* s, char c, uint64_t n) {
 std::string KeySpace::NamedTag(uint64_t id, uint32_t shard) const {
   std::string tag;
   tag.reserve(prefix_.size() + 80);
-  tag.append(prefix_);
-  AppendNumber(&tag, '{', id);
-  AppendNumber(&tag, '.', shard);
-  tag.push_back('}');
+  PutTag(prefix_, id, shard, false, 0, &tag);
   return tag;
 }
 
@@ -58,11 +67,7 @@ std::string KeySpace::GroupTag(uint64_t id, uint32_t shard,
                                uint32_t group) const {
   std::string tag;
   tag.reserve(prefix_.size() + 80);
-  tag.append(prefix_);
-  AppendNumber(&tag, '{', id);
-  AppendNumber(&tag, '.', shard);
-  AppendNumber(&tag, '.', group);
-  tag.push_back('}');
+  PutTag(prefix_, id, shard, true, group, &tag);
   return tag;
 }
 
@@ -82,8 +87,15 @@ std::vector<std::string> KeySpace::TagsOf(const CounterInfo& c) const {
 
 std::string KeySpace::Tag(const CounterInfo& c, uint32_t shard,
                           std::string_view key) const {
-  return c.keyed ? GroupTag(c.id, shard, KeyGroupOf(key))
-                 : NamedTag(c.id, shard);
+  std::string tag;
+  tag.reserve(prefix_.size() + 80);
+  TagInto(c, shard, key, &tag);
+  return tag;
+}
+
+void KeySpace::TagInto(const CounterInfo& c, uint32_t shard,
+                       std::string_view key, std::string* out) const {
+  PutTag(prefix_, c.id, shard, c.keyed, c.keyed ? KeyGroupOf(key) : 0, out);
 }
 
 std::string KeySpace::ClaimGroupTag(uint32_t group) const {
@@ -102,9 +114,7 @@ std::string KeySpace::ClaimTag(std::string_view key) const {
 
 std::string KeySpace::Value(const std::string& tag, std::string_view key) {
   std::string value;
-  value.reserve(tag.size() + 3 + key.size());
-  value.append(tag).append(":v");
-  if (!key.empty()) value.append(":").append(key);
+  ValueInInto(tag, key, core::kNoBucket, &value);
   return value;
 }
 
@@ -112,16 +122,30 @@ std::string KeySpace::BucketValue(const std::string& tag,
                                   std::string_view key, int64_t start) {
   assert(start >= 0);
   std::string value;
-  value.reserve(tag.size() + 24 + key.size());
-  value.append(tag).append(":b:").append(std::to_string(start));
-  if (!key.empty()) value.append(":").append(key);
+  ValueInInto(tag, key, start, &value);
   return value;
 }
 
 std::string KeySpace::ValueIn(const std::string& tag, std::string_view key,
                               int64_t bucket) {
-  return bucket == core::kNoBucket ? Value(tag, key)
-                                   : BucketValue(tag, key, bucket);
+  std::string value;
+  ValueInInto(tag, key, bucket, &value);
+  return value;
+}
+
+void KeySpace::ValueInInto(std::string_view tag, std::string_view key,
+                           int64_t bucket, std::string* out) {
+  out->clear();
+  out->reserve(tag.size() + 24 + key.size());
+  out->append(tag);
+  if (bucket == core::kNoBucket) {
+    out->append(":v");
+  } else {
+    assert(bucket >= 0);
+    out->append(":b");
+    AppendNumber(out, ':', static_cast<uint64_t>(bucket));
+  }
+  if (!key.empty()) out->append(":").append(key);
 }
 
 std::string KeySpace::BucketIndex(const std::string& tag,
@@ -131,9 +155,15 @@ std::string KeySpace::BucketIndex(const std::string& tag,
 
 std::string KeySpace::Marker(const std::string& tag, std::string_view name) {
   std::string marker;
-  marker.reserve(tag.size() + 3 + name.size());
-  marker.append(tag).append(":m:").append(name);
+  MarkerInto(tag, name, &marker);
   return marker;
+}
+
+void KeySpace::MarkerInto(std::string_view tag, std::string_view name,
+                          std::string* out) {
+  out->clear();
+  out->reserve(tag.size() + 3 + name.size());
+  out->append(tag).append(":m:").append(name);
 }
 
 std::string KeySpace::ResetSequence(const std::string& tag,

@@ -73,6 +73,10 @@ class KeySpace {
   // Every hash tag of counter `c` (shard by shard, a keyed counter's group
   // by group).
   std::vector<std::string> TagsOf(const CounterInfo& c) const;
+  // Tag() written over *out, reusing its capacity: the write path names
+  // the keys of every op (so do the other Into forms below).
+  void TagInto(const CounterInfo& c, uint32_t shard, std::string_view key,
+               std::string* out) const;
 
   // The tag of claim `key`, and of claim group `group` (to list them).
   std::string ClaimTag(std::string_view key) const;
@@ -85,6 +89,16 @@ class KeySpace {
   static std::string Live(const std::string& tag) { return tag + ":live"; }
   static std::string MarkerIndex(const std::string& tag) {
     return tag + ":mi";
+  }
+  // Live, MarkerIndex and KeyIndex (below) written over *out.
+  static void LiveInto(std::string_view tag, std::string* out) {
+    out->assign(tag).append(":live");
+  }
+  static void MarkerIndexInto(std::string_view tag, std::string* out) {
+    out->assign(tag).append(":mi");
+  }
+  static void KeyIndexInto(std::string_view tag, std::string* out) {
+    out->assign(tag).append(":ki");
   }
   // The forwards' names by expiry (cluster/records.h, EncodeForward).
   static std::string ForwardIndex(const std::string& tag) {
@@ -119,6 +133,8 @@ class KeySpace {
   // The value key of an op in bucket `bucket` (core::kNoBucket: none).
   static std::string ValueIn(const std::string& tag, std::string_view key,
                              int64_t bucket);
+  static void ValueInInto(std::string_view tag, std::string_view key,
+                          int64_t bucket, std::string* out);
   // The starts of the buckets the shard (a key's, ":bi:KEY") holds.
   static std::string BucketIndex(const std::string& tag, std::string_view key);
   // A marker's name in its tag's marker index: the event id, preceded for
@@ -126,6 +142,8 @@ class KeySpace {
   static std::string MarkerName(std::string_view key,
                                 std::string_view event_id);
   static std::string Marker(const std::string& tag, std::string_view name);
+  static void MarkerInto(std::string_view tag, std::string_view name,
+                         std::string* out);
 
  private:
   std::string prefix_;  // "tally:NS:"

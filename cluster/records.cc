@@ -1,5 +1,6 @@
 #include "cluster/records.h"
 
+#include <algorithm>
 #include <cassert>
 #include <charconv>
 #include <cstdint>
@@ -144,15 +145,25 @@ Status DecodeCounter(std::string_view name, std::string_view record,
 std::string EncodeMarker(const MarkerInfo& m) {
   std::string s;
   s.reserve(64);  // a new event's record is ~45 bytes: one allocation
-  s.append(kMarkerVersion);
+  EncodeMarkerInto(m, &s);
+  return s;
+}
+
+void EncodeMarkerInto(const MarkerInfo& m, std::string* out) {
+  // Formatted on the stack and copied once: every once-op writes one.
+  constexpr size_t kFields = 13;
+  static_assert(kFields + 1 == kMarkerFields, "the version, then the fields");
+  char buf[kMarkerVersion.size() + kFields * 21];
+  char* at = std::copy(kMarkerVersion.begin(), kMarkerVersion.end(), buf);
   for (const int64_t v :
        {int64_t{m.shard}, m.delta, m.created_at_ms, m.expires_at_ms,
         int64_t{m.pinned}, int64_t{m.strict}, int64_t{m.refused}, m.asked,
         m.value, m.window_ends_ms, m.remaining, int64_t{m.reset},
         int64_t{m.remaining_kept}}) {
-    Put(&s, v);
+    *at++ = ' ';
+    at = std::to_chars(at, buf + sizeof(buf), v).ptr;
   }
-  return s;
+  out->assign(buf, static_cast<size_t>(at - buf));
 }
 
 Status DecodeMarker(std::string_view what, std::string_view record,

@@ -32,6 +32,8 @@ Status DecodeCounter(std::string_view name, std::string_view record,
 // WINDOW_ENDS REMAINING RESET REMAINING_KEPT".
 // (event_id and key are the marker key's, not stored in the record.)
 std::string EncodeMarker(const MarkerInfo& m);
+// The same written over *out (its capacity reused).
+void EncodeMarkerInto(const MarkerInfo& m, std::string* out);
 // Corruption naming `what` (the marker's key) when `record` is not one.
 // Sets every field of `m` but event_id and key.
 Status DecodeMarker(std::string_view what, std::string_view record,

@@ -60,6 +60,12 @@ Status OpenCluster(const Options& options, const std::string& target,
 Command ReadCommand(std::vector<std::string> args, const std::string& key,
                     bool replica_ok = true);
 
+// The write path's state (cluster/write_call.h, cluster/redis_commit.cc).
+struct PlannedOp;
+struct WriteCall;
+struct TagCall;
+struct TagCalls;
+
 class RedisDb final : public Db, private BackendOps {
  public:
   RedisDb(const Options& options, std::string path, Target target,
@@ -294,9 +300,6 @@ class RedisDb final : public Db, private BackendOps {
   Status CheckBatch(const std::vector<core::WriteOp>& ops);
 
   // ---- writes (redis_writes.cc) ----
-  struct PlannedOp;
-  struct WriteCall;
-  struct TagCall;
   // Plans, decides and commits `ops` (one call's, or a batch's). `gone`:
   // a tag refused the write because its counter was deleted since this
   // client cached it (that tag wrote nothing). `sent` (optional): whether
@@ -307,6 +310,7 @@ class RedisDb final : public Db, private BackendOps {
   // IOError unless the replicas the target asks for (replicas=N)
   // confirmed write `r` of `what`.
   Status CheckAcked(const std::string& what, const Reply& r) const;
+  bool Acked(const Reply& r) const;  // CheckAcked's test, no message made
   Status Plan(const std::vector<core::WriteOp>& ops, int64_t now,
               WriteCall* call);
   size_t StrictKeyOf(const CounterInfo& c, const core::WriteOp& op,
@@ -314,8 +318,6 @@ class RedisDb final : public Db, private BackendOps {
                      std::unordered_map<std::string, size_t>* of);
   static core::PreviousWindow PreviousOf(const WriteCall& call,
                                          const PlannedOp& p, int64_t now);
-  void AddBucket(const CounterInfo& c, const PlannedOp& p, int64_t now,
-                 const std::string& value, TagCall* t);
   Status Decide(int64_t now, WriteCall* call);
   Status DecideAll(int64_t now, WriteCall* call, bool* need_lookup);
   Status LookUpMarkers(WriteCall* call);
@@ -330,8 +332,8 @@ class RedisDb final : public Db, private BackendOps {
   Status ReadResets(WriteCall* call);
   Status CheckReply(const std::string& tag, const Reply& r, size_t n,
                     size_t counter, WriteCall* call);
-  Status TakeReply(const TagCall& t, const Reply& r, WriteCall* call,
-                   bool* moved, bool* stale);
+  Status TakeReply(const TagCalls& calls, const TagCall& t, const Reply& r,
+                   WriteCall* call, bool* moved, bool* stale);
   Status CheckAsync(const core::WriteOp& op);
   Result<IncrementResult> WriteOne(const core::WriteOp& op);
 

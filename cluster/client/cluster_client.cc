@@ -19,7 +19,6 @@
 #include <cassert>
 #include <chrono>
 #include <thread>
-#include <unordered_map>
 #include <utility>
 
 #include "cluster/client/connection.h"
@@ -147,7 +146,7 @@ class ClusterClientImpl final : public ClusterClient {
                  std::vector<Reply>* replies);
 
   // Settles a job from the reply its node gave.
-  Next OnReply(const Reply& reply, const Endpoint& node, bool from_replica,
+  Next OnReply(Reply&& reply, const Endpoint& node, bool from_replica,
                Job* job, Reply* final_reply, Round* round);
   // Settles a job that never reached its node (`why`): it did not run.
   Next OnNotSent(const Status& why, bool to_replica, Job* job,
@@ -233,7 +232,7 @@ Status ClusterClientImpl::Run(const std::vector<Command>& commands,
                               const RunOptions& options) {
   assert(replies != nullptr);
   for (const Command& command : commands) {
-    if (command.args.empty()) {
+    if (command.args.empty() && command.resp.empty()) {
       return Status::InvalidArgument("a command has no arguments");
     }
     if (command.slot < -1 || command.slot >= kSlots) {
@@ -265,7 +264,7 @@ Status ClusterClientImpl::Run(const std::vector<Command>& commands,
 Status ClusterClientImpl::RunOnMasters(const Command& command,
                                        std::vector<Reply>* replies) {
   assert(replies != nullptr);
-  if (command.args.empty()) {
+  if (command.args.empty() && command.resp.empty()) {
     return Status::InvalidArgument("a command has no arguments");
   }
   const std::shared_ptr<const SlotMap> map = CurrentMap();
@@ -285,11 +284,11 @@ Status ClusterClientImpl::RunOnMasters(const Command& command,
   return Status::OK();
 }
 
-Next ClusterClientImpl::OnReply(const Reply& reply, const Endpoint& node,
+Next ClusterClientImpl::OnReply(Reply&& reply, const Endpoint& node,
                                 bool from_replica, Job* job, Reply* final_reply,
                                 Round* round) {
   if (reply.kind != Reply::Kind::kError) {
-    *final_reply = reply;
+    *final_reply = std::move(reply);
     return Next::kDone;
   }
   const ErrorClass error = ClassifyError(reply.str);
@@ -382,7 +381,6 @@ Next ClusterClientImpl::OnLost(const Status& why, bool from_replica, Job* job,
 }
 
 void ClusterClientImpl::Route(const SlotMap& map, Round* round) {
-  std::unordered_map<std::string, size_t> batch_of;  // address -> batch
   for (size_t j = 0; j < round->jobs.size(); ++j) {
     const Job& job = round->jobs[j];
     Endpoint node;
@@ -412,12 +410,18 @@ void ClusterClientImpl::Route(const SlotMap& map, Round* round) {
         node = shard->master;
       }
     }
-    auto [it, added] = batch_of.emplace(AddressOf(node), round->batches.size());
-    if (added) {
+    // A round has a batch per node it reaches: a handful, searched in turn.
+    auto it = std::find_if(round->batches.begin(), round->batches.end(),
+                           [&node](const Batch& b) {
+                             return b.node.port == node.port &&
+                                    b.node.host == node.host;
+                           });
+    if (it == round->batches.end()) {
       round->batches.emplace_back();
       round->batches.back().node = node;
+      it = round->batches.end() - 1;
     }
-    Batch& batch = round->batches[it->second];
+    Batch& batch = *it;
     batch.jobs.push_back(j);
     batch.routed_replica.push_back(replica);
     batch.replica_reads = batch.replica_reads || replica;
@@ -446,7 +450,12 @@ void ClusterClientImpl::Send(const RunOptions& options, Round* round,
     Connection& c = *batch.connection;
     for (size_t j : batch.jobs) {
       if (round->jobs[j].asking) c.Append({"ASKING"});
-      c.Append(round->jobs[j].command->args);
+      const Command& command = *round->jobs[j].command;
+      if (command.args.empty()) {
+        c.AppendFormatted(command.resp);
+      } else {
+        c.Append(command.args);
+      }
       batch.end_offsets.push_back(c.buffered_bytes());
     }
     if (options.wait_replicas > 0) {
@@ -503,7 +512,8 @@ void ClusterClientImpl::ReadBatch(const RunOptions& options, Batch* batch,
         continue;
       }
       job.asking = false;
-      round->next[j] = OnReply(reply, batch->node, batch->routed_replica[k],
+      round->next[j] = OnReply(std::move(reply), batch->node,
+                               batch->routed_replica[k],
                                &job, &(*replies)[job.index], round);
     }
     batch->first_lost = k;

@@ -98,6 +98,10 @@ struct Command {
   // master: a replica changes nothing.
   bool read_only = false;
   bool idempotent = false;  // may be resent when its outcome is unknown
+  // Or, with args empty, the command already formatted as RESP
+  // (cluster/client/resp.h, RespCommand): sent as it is. Last, so that
+  // aggregate initializers of {args, slot, ...} keep their meaning.
+  std::string resp = std::string();
 };
 
 struct Endpoint {

@@ -5,11 +5,13 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <algorithm>
 #include <cassert>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <utility>
+
+#include "cluster/client/resp.h"
 
 namespace tally::cluster {
 namespace {
@@ -22,41 +24,52 @@ timeval TimevalOfMs(int ms) {
   return tv;
 }
 
-void CopyReply(const redisReply* from, Reply* to) {
-  switch (from->type) {
-    case REDIS_REPLY_STRING:
-      to->kind = Reply::Kind::kString;
-      to->str.assign(from->str, from->len);
-      break;
-    case REDIS_REPLY_STATUS:
-      to->kind = Reply::Kind::kStatus;
-      to->str.assign(from->str, from->len);
-      break;
-    case REDIS_REPLY_ERROR:
-      to->kind = Reply::Kind::kError;
-      to->str.assign(from->str, from->len);
-      break;
-    case REDIS_REPLY_INTEGER:
-      to->kind = Reply::Kind::kInteger;
-      to->integer = from->integer;
-      break;
-    case REDIS_REPLY_NIL:
-      to->kind = Reply::Kind::kNil;
-      break;
-    case REDIS_REPLY_ARRAY:
-      to->kind = Reply::Kind::kArray;
-      to->elements.resize(from->elements);
-      for (size_t i = 0; i < from->elements; ++i) {
-        CopyReply(from->element[i], &to->elements[i]);
-      }
-      break;
-    default:
-      // hiredis 0.14 speaks RESP2 only: the six types above are all.
-      to->kind = Reply::Kind::kError;
-      to->str = "ERR unexpected reply type " + std::to_string(from->type);
-      break;
-  }
+// hiredis builds each reply through these (the reader's object
+// functions): straight into the caller's Reply (the reader's privdata, set
+// by ReadReply), with no redisReply objects to allocate, copy and free.
+Reply* ReplyOf(const redisReadTask* task) {
+  if (task->parent == nullptr) return static_cast<Reply*>(task->privdata);
+  Reply* parent = static_cast<Reply*>(task->parent->obj);
+  assert(task->idx >= 0 &&
+         static_cast<size_t>(task->idx) < parent->elements.size());
+  return &parent->elements[static_cast<size_t>(task->idx)];
 }
+
+void* CreateString(const redisReadTask* task, char* str, size_t len) {
+  Reply* r = ReplyOf(task);
+  // hiredis 0.14 speaks RESP2 only: a bulk string, a status or an error.
+  r->kind = task->type == REDIS_REPLY_ERROR    ? Reply::Kind::kError
+            : task->type == REDIS_REPLY_STATUS ? Reply::Kind::kStatus
+                                               : Reply::Kind::kString;
+  r->str.assign(str, len);
+  return r;
+}
+
+void* CreateArray(const redisReadTask* task, int elements) {
+  Reply* r = ReplyOf(task);
+  r->kind = Reply::Kind::kArray;
+  r->elements.resize(static_cast<size_t>(std::max(elements, 0)));
+  return r;
+}
+
+void* CreateInteger(const redisReadTask* task, long long value) {
+  Reply* r = ReplyOf(task);
+  r->kind = Reply::Kind::kInteger;
+  r->integer = value;
+  return r;
+}
+
+void* CreateNil(const redisReadTask* task) {
+  Reply* r = ReplyOf(task);
+  r->kind = Reply::Kind::kNil;
+  return r;
+}
+
+// The replies are the caller's: hiredis has nothing to free.
+void FreeNothing(void*) {}
+
+redisReplyObjectFunctions kReplyFunctions = {
+    CreateString, CreateArray, CreateInteger, CreateNil, FreeNothing};
 
 // Whether an error reply to AUTH or CLIENT SETNAME is about who the
 // client is (a retry cannot help) rather than the node's state.
@@ -99,6 +112,7 @@ Status Connection::Open(const Endpoint& endpoint,
     redisFree(context);
     return Status::IOError("connect to " + address + ": " + why);
   }
+  context->reader->fn = &kReplyFunctions;
   if (redisSetTimeout(context, TimevalOfMs(options.command_timeout_ms)) !=
       REDIS_OK) {
     std::string why = context->errstr;
@@ -156,49 +170,24 @@ Status Connection::Open(const Endpoint& endpoint,
   return Status::OK();
 }
 
-namespace {
-
-// Writes `c`, the decimal `n` and CRLF at `at`; returns the end.
-char* PutHeader(char* at, char c, size_t n) {
-  *at++ = c;
-  at = std::to_chars(at, at + 20, n).ptr;
-  *at++ = '\r';
-  *at++ = '\n';
-  return at;
-}
-
-// The bytes of PutHeader(c, n): 1 + digits + 2.
-size_t HeaderBytes(size_t n) {
-  size_t digits = 1;
-  for (; n >= 10; n /= 10) ++digits;
-  return 3 + digits;
-}
-
-}  // namespace
-
 void Connection::Append(const std::vector<std::string>& args) {
   assert(!args.empty());
   assert(!broken_);
-  // RESP array of bulk strings, as redisAppendCommandArgv formats it, with
-  // explicit lengths: binary safe. Sized first and written in place: one
-  // allocation at most, not one append per field (a write call has ~20
-  // arguments).
-  size_t bytes = HeaderBytes(args.size());
-  for (const std::string& arg : args) {
-    bytes += HeaderBytes(arg.size()) + arg.size() + 2;
-  }
+  // RESP array of bulk strings (cluster/client/resp.h). Sized first and
+  // written in place: one allocation at most, not one append per field.
+  size_t bytes = RespHeaderBytes(args.size());
+  for (const std::string& arg : args) bytes += RespBulkBytes(arg.size());
   const size_t start = out_.size();
   out_.resize(start + bytes);
-  char* at = out_.data() + start;
-  at = PutHeader(at, '*', args.size());
-  for (const std::string& arg : args) {
-    at = PutHeader(at, '$', arg.size());
-    std::memcpy(at, arg.data(), arg.size());
-    at += arg.size();
-    *at++ = '\r';
-    *at++ = '\n';
-  }
+  char* at = PutRespHeader(out_.data() + start, '*', args.size());
+  for (const std::string& arg : args) at = PutRespBulk(at, arg);
   assert(at == out_.data() + out_.size());
+}
+
+void Connection::AppendFormatted(std::string_view resp) {
+  assert(!resp.empty());
+  assert(!broken_);
+  out_.append(resp);
 }
 
 Status Connection::IOFailure(const char* what, int err, int timeout_ms) {
@@ -248,9 +237,13 @@ Status Connection::ReadReply(Reply* reply, int timeout_ms) {
       redisSetTimeout(context_, TimevalOfMs(timeout_ms)) != REDIS_OK) {
     return IOFailure("set the read timeout", errno, timeout_ms);
   }
+  // The reader builds the reply in *reply (kReplyFunctions).
+  *reply = Reply();
+  context_->reader->privdata = reply;
   void* raw = nullptr;
   errno = 0;
   const int rc = redisGetReply(context_, &raw);
+  context_->reader->privdata = nullptr;
   const int err = errno;
   if (rc != REDIS_OK) {
     if (context_->err == REDIS_ERR_IO)
@@ -261,13 +254,10 @@ Status Connection::ReadReply(Reply* reply, int timeout_ms) {
   }
   if (other_timeout &&
       redisSetTimeout(context_, TimevalOfMs(command_timeout_ms_)) != REDIS_OK) {
-    freeReplyObject(raw);
     return IOFailure("restore the read timeout", errno, timeout_ms);
   }
-  assert(raw != nullptr);  // blocking mode: a reply or an error
-  *reply = Reply();
-  CopyReply(static_cast<const redisReply*>(raw), reply);
-  freeReplyObject(raw);
+  assert(raw == reply);  // blocking mode: a reply or an error
+  (void)raw;
   return Status::OK();
 }
 

@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cluster/client/cluster_client.h"
@@ -60,6 +61,8 @@ class Connection {
   // Buffers one command (binary-safe arguments). Nothing is sent yet.
   // Precondition: !args.empty().
   void Append(const std::vector<std::string>& args);
+  // Buffers one command already formatted (Command::resp, RespCommand).
+  void AppendFormatted(std::string_view resp);
   // Bytes appended and not yet written.
   size_t buffered_bytes() const { return out_.size(); }
 

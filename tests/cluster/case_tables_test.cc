@@ -408,19 +408,19 @@ class CaseTables : public ::testing::Test {
 
   // The call of a holds.json case, its answer and what is stored after.
   void CallHolds(const json& c, const json& expect, const std::string& id) {
-    Result<ReservationResult> r = Status::OK();
-    switch (core::cases::HoldCallNamed(c["call"].get<std::string>())) {
-      case core::HoldCall::kReserve:
-        r = db_->Reserve("c", id, c.value("units", int64_t{0}),
-                         c.value("hold_for_ms", int64_t{0}));
-        break;
-      case core::HoldCall::kCommit:
-        r = db_->CommitReservation("c", id);
-        break;
-      case core::HoldCall::kRelease:
-        r = db_->ReleaseReservation("c", id);
-        break;
-    }
+    const auto call = [&]() -> Result<ReservationResult> {
+      switch (core::cases::HoldCallNamed(c["call"].get<std::string>())) {
+        case core::HoldCall::kReserve:
+          return db_->Reserve("c", id, c.value("units", int64_t{0}),
+                              c.value("hold_for_ms", int64_t{0}));
+        case core::HoldCall::kCommit:
+          return db_->CommitReservation("c", id);
+        case core::HoldCall::kRelease:
+          break;
+      }
+      return db_->ReleaseReservation("c", id);
+    };
+    const Result<ReservationResult> r = call();
     if (!core::cases::StatusAsExpected(expect, r.status())) return;
     EXPECT_EQ(OutcomeName(r.value().outcome),
               expect["outcome"].get<std::string>());

@@ -34,6 +34,7 @@
 #include "cluster/client/cluster_client.h"
 #include "cluster/client/connection.h"
 #include "cluster/client/crc16.h"
+#include "cluster/client/resp.h"
 #include "cluster/client/redirect.h"
 #include "cluster/client/slot_map.h"
 #include "fake_node.h"
@@ -470,6 +471,41 @@ ClientOptions FakeOptions(const FakeNode& seed) {
   o.user = "tally";
   o.password = "sekrit-password-1234";  // must appear in no message
   return o;
+}
+
+// A command formatted by its caller (Command::resp, RespArgs) reaches the
+// node as the same arguments as its args would: an empty one, a number,
+// joined parts and binary bytes included.
+TEST(FakeNodeTest, PreformattedCommandArrivesAsItsArguments) {
+  std::vector<std::vector<std::string>> seen;
+  int self = 0;
+  FakeNode node([&](const std::vector<std::string>& args) -> std::string {
+    if (args[0] == "CLUSTER") return FakeNode::AllSlotsOn(self);
+    seen.push_back(args);
+    return FakeNode::Bulk("ok");
+  });
+  self = node.port();
+  std::unique_ptr<ClusterClient> client;
+  ASSERT_OK(ClusterClient::Connect(FakeOptions(node), &client));
+  RespArgs head;
+  head.Add("ECHOALL");
+  head.Add("");
+  RespArgs rest;
+  rest.AddNumber(-1234567890123);
+  rest.AddJoined({"tag", ":m:", "", std::string_view("a\0\r\nb", 5)});
+  Command formatted;
+  formatted.resp = RespCommand({&head, &rest});
+  formatted.slot = 0;
+  Command plain{{"ECHOALL", "", "-1234567890123",
+                 std::string("tag:m:a\0\r\nb", 11)},
+                0};
+  std::vector<Reply> replies;
+  ASSERT_OK(client->Run({formatted, plain}, &replies));
+  ASSERT_EQ(replies.size(), 2u);
+  EXPECT_EQ(replies[0].str, "ok") << Describe(replies[0]);
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0], plain.args);
+  EXPECT_EQ(seen[1], plain.args);
 }
 
 // A node that refuses connections: each Run round fails to connect, backs
