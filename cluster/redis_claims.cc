@@ -5,11 +5,11 @@
 // with one tally_guarded call guarded on the bytes it read (or on their
 // absence), so two clients deciding on one record at once cannot both
 // write: the loser finds the guard changed, reads again and decides again
-// (at most kMaxClaimRounds times, then Busy).
+// (at most kMaxStaleRounds times, then Busy; cluster/stale_rounds.h).
 //
 // A completion with counts takes two steps, since the record and the
 // counters live in different slots (FinishCompletion,
-// redis_claim_counts.cc): the record is first written completing (its
+// claim_counts.cc): the record is first written completing (its
 // decision made: read as done), then the counts are applied as once-ops
 // under derived event ids, then the record is written done.
 
@@ -21,15 +21,12 @@
 #include "cluster/claim_counts.h"
 #include "cluster/guarded_call.h"
 #include "cluster/redis_db.h"
+#include "cluster/stale_rounds.h"
 #include "core/validate.h"
 #include "tally/limits.h"
 
 namespace tally::cluster {
 namespace {
-
-// Rounds of reading a claim again after another client wrote it between
-// this call's read and write, as the strict path bounds its rounds.
-constexpr int kMaxClaimRounds = 64;
 
 using core::ClaimCall;
 
@@ -137,7 +134,7 @@ Result<ClaimResult> RedisDb::ClaimOne(ClaimCall call, std::string_view key,
   const bool with_counts = counts != nullptr && !counts->empty();
   if (s.ok() && with_counts) s = core::ValidateBatchSize(counts->size());
   if (!s.ok()) return s;
-  for (int round = 0; round < kMaxClaimRounds; ++round) {
+  for (int round = 0; round < kMaxStaleRounds; ++round) {
     ClaimRead read;
     s = ReadClaim(key, &read);
     if (!s.ok()) return s;
@@ -187,7 +184,7 @@ Result<ClaimResult> RedisDb::ClaimOne(ClaimCall call, std::string_view key,
     return r;
   }
   return Status::Busy(core::ClaimNaming(key) + " changed between its read and "
-                      "its write " + std::to_string(kMaxClaimRounds) +
+                      "its write " + std::to_string(kMaxStaleRounds) +
                       " times in a row (other clients writing it); nothing "
                       "was decided, retry");
 }
