@@ -203,6 +203,17 @@ std::vector<Command> RedisDb::LiveKeys(const CounterInfo& c) const {
   return out;
 }
 
+// Deletes the keys `written` wrote (each command's first key), best
+// effort: keys of an id no catalog record names are harmless leftovers.
+void RedisDb::DropWritten(const std::vector<Command>& written) {
+  std::vector<Command> drop;
+  for (const Command& w : written) {
+    drop.push_back(Cmd({"DEL", w.args[1]}, w.slot));
+  }
+  Status ignored = RunChunked(drop, "drop");
+  (void)ignored;
+}
+
 // The last step of a creation: the catalog record (HSETNX: the point
 // where the counter comes into being). When another client took the name
 // meanwhile, `written` (the keys of the new id) go again, best effort
@@ -219,12 +230,7 @@ Status RedisDb::Publish(const CounterInfo& c,
   if (!s.ok()) return s;
   if (!r[0].ok()) return ReplyError(r[0], "catalog");
   if (r[0].integer == 0) {
-    std::vector<Command> drop;
-    for (const Command& w : written) {
-      drop.push_back(Cmd({"DEL", w.args[1]}, w.slot));
-    }
-    Status ignored = RunChunked(drop, "drop");
-    (void)ignored;
+    DropWritten(written);
     return Status::AlreadyExists("counter " + core::Quote(c.name) +
                                  " already exists");
   }

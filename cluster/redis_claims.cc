@@ -183,10 +183,7 @@ Result<ClaimResult> RedisDb::ClaimOne(ClaimCall call, std::string_view key,
     r.claim = core::ClaimInfoOf(key, next.rec, now);
     return r;
   }
-  return Status::Busy(core::ClaimNaming(key) + " changed between its read and "
-                      "its write " + std::to_string(kMaxStaleRounds) +
-                      " times in a row (other clients writing it); nothing "
-                      "was decided, retry");
+  return StaleBusy(core::ClaimNaming(key), "nothing was decided, retry");
 }
 
 Result<ClaimResult> RedisDb::Claim(std::string_view key,

@@ -182,11 +182,8 @@ Status RedisDb::Commit(int64_t now, WriteCall* call) {
     if (!s.ok() || (!moved && !stale)) return s;
     if (stale) {
       if (++stale_rounds > kMaxStaleRounds) {
-        return Status::Busy(
-            "a strict counter's value changed between its read and its "
-            "write " + std::to_string(kMaxStaleRounds) +
-            " times in a row (other clients writing it); nothing more of "
-            "this call was written, retry it");
+        return StaleBusy("a strict counter's value",
+                         "nothing more of this call was written, retry it");
       }
       WaitBeforeRound(stale_rounds);  // apart from the other writers
       s = ReadState(call);

@@ -23,6 +23,7 @@
 #define TALLY_CLUSTER_REDIS_DB_H_
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -59,6 +60,22 @@ Status OpenCluster(const Options& options, const std::string& target,
 // the master (a record a guarded write compares with).
 Command ReadCommand(std::vector<std::string> args, const std::string& key,
                     bool replica_ok = true);
+// A write of `args` on the master of the slot of `key` (a key, or its
+// tag), not resent when its outcome is unknown.
+Command WriteCommand(std::vector<std::string> args, const std::string& key);
+
+// OutOfRange: counter `counter`'s shards sum beyond int64.
+Status SumBeyond(std::string_view counter);
+// InvalidArgument: `call` needs a keyed counter and `c` is not.
+Status NotKeyed(const CounterInfo& c, std::string_view call);
+// Calls `fn(name, expiry)` for each entry of `index` (the reply of ZRANGE
+// ... WITHSCORES of a marker or forward index) not expired at `now` by
+// the client's clock (expiry 0: kept forever).
+void ForEachUnexpired(
+    const Reply& index, int64_t now,
+    const std::function<void(const std::string&, int64_t)>& fn);
+// The exact sum of `n` shard values.
+__int128 SumOfShards(const int64_t* values, size_t n);
 
 // The write path's state (cluster/write_call.h, cluster/redis_commit.cc).
 struct PlannedOp;
@@ -200,6 +217,7 @@ class RedisDb final : public Db, private BackendOps {
   Status RunChunked(const std::vector<Command>& cmds, std::string_view what);
   std::vector<Command> LiveKeys(const CounterInfo& c) const;
   Status Publish(const CounterInfo& c, const std::vector<Command>& written);
+  void DropWritten(const std::vector<Command>& written);
   void ImportValues(const CounterInfo& c, const CounterImport& im,
                     std::vector<Command>* out) const;
   void ImportMarkers(const CounterInfo& c, const CounterImport& im,
@@ -259,6 +277,7 @@ class RedisDb final : public Db, private BackendOps {
   // alone, for ReadKeys) and reads `keys` of it (in `range`: ReadRange,
   // which refuses a counter without buckets), once more when it turns out
   // deleted since it was cached.
+  Result<int64_t> ReadSum(CounterRef counter, const TimeRange* range);
   Status ReadCounter(CounterRef ref, bool keyed_read,
                      const std::vector<std::string_view>& keys,
                      CounterInfo* c, std::vector<int64_t>* values,

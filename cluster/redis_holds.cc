@@ -235,11 +235,8 @@ Result<ReservationResult> RedisDb::HoldOne(HoldCall call, CounterRef counter,
         break;
       }
       if (++stale_rounds > kMaxStaleRounds) {
-        s = Status::Busy(core::ReservationNaming(c, counter.key, id) +
-                         ": the key changed between its read and its write " +
-                         std::to_string(kMaxStaleRounds) +
-                         " times in a row (other clients writing it); "
-                         "nothing was written, retry the call");
+        s = StaleBusy(core::ReservationNaming(c, counter.key, id) + ": the key",
+                      "nothing was written, retry the call");
       } else {
         WaitBeforeRound(stale_rounds);
       }

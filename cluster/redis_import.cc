@@ -18,16 +18,6 @@
 #include "core/validate.h"
 
 namespace tally::cluster {
-namespace {
-
-Command Write(std::vector<std::string> args, const std::string& tag) {
-  Command c;
-  c.args = std::move(args);
-  c.slot = ClusterClient::SlotOf(tag);
-  return c;
-}
-
-}  // namespace
 
 // The values of the import: a named counter's per shard, or each key's
 // (with its key index entry in each tag it is stored in; a key whose
@@ -37,15 +27,15 @@ void RedisDb::ImportValues(const CounterInfo& c, const CounterImport& im,
   for (size_t i = 0; i < im.shard_values.size(); ++i) {
     if (im.shard_values[i] == 0) continue;
     const std::string tag = keys_.NamedTag(c.id, static_cast<uint32_t>(i));
-    out->push_back(Write({"SET", KeySpace::Value(tag, {}),
+    out->push_back(WriteCommand({"SET", KeySpace::Value(tag, {}),
                           std::to_string(im.shard_values[i])},
                          tag));
   }
   const auto store = [&](const std::string& key, uint32_t shard, int64_t v) {
     const std::string tag = keys_.Tag(c, shard, key);
     out->push_back(
-        Write({"SET", KeySpace::Value(tag, key), std::to_string(v)}, tag));
-    out->push_back(Write({"ZADD", KeySpace::KeyIndex(tag), "0", key}, tag));
+        WriteCommand({"SET", KeySpace::Value(tag, key), std::to_string(v)}, tag));
+    out->push_back(WriteCommand({"ZADD", KeySpace::KeyIndex(tag), "0", key}, tag));
   };
   for (const KeyShards& k : im.keys) {
     bool stored = false;
@@ -74,8 +64,8 @@ void RedisDb::ImportMarkers(const CounterInfo& c, const CounterImport& im,
       std::vector<std::string> set = {"SET", KeySpace::Marker(tag, name),
                                       record};
       if (ttl != "0") set.insert(set.end(), {"PX", ttl});
-      out->push_back(Write(std::move(set), tag));
-      out->push_back(Write({"ZADD", index, expiry, name}, tag));
+      out->push_back(WriteCommand(std::move(set), tag));
+      out->push_back(WriteCommand({"ZADD", index, expiry, name}, tag));
     };
     const std::string tag = keys_.Tag(c, m.shard, m.key);
     put(tag, EncodeMarker(m), KeySpace::MarkerIndex(tag));
@@ -104,15 +94,12 @@ Status RedisDb::ImportCounter(const CounterImport& im) {
     // Before the record: the counter never exists without its flag (an
     // unused id's flag, when the name was taken meanwhile, is harmless).
     std::vector<Reply> r;
-    s = Run({Write({"HSET", keys_.PlainFlags(), std::to_string(c.id), "1"},
+    s = Run({WriteCommand({"HSET", keys_.PlainFlags(), std::to_string(c.id), "1"},
                    keys_.Catalog())},
             &r, true);
   }
   if (s.ok()) return Publish(c, written);
-  std::vector<Command> drop;
-  for (const Command& w : written) drop.push_back(Write({"DEL", w.args[1]}, w.args[1]));
-  Status ignored = RunChunked(drop, "drop");
-  (void)ignored;  // keys of an id no record names are harmless
+  DropWritten(written);
   return s;
 }
 

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <functional>
 #include <set>
 #include <string>
 #include <utility>
@@ -36,6 +37,13 @@ Command ReadCommand(std::vector<std::string> args, const std::string& key,
   return c;
 }
 
+Command WriteCommand(std::vector<std::string> args, const std::string& key) {
+  Command c;
+  c.args = std::move(args);
+  c.slot = ClusterClient::SlotOf(key);
+  return c;
+}
+
 namespace {
 
 // A value key's reply as an int64 (nil: 0).
@@ -55,6 +63,8 @@ Status ValueOf(const CounterInfo& c, const Reply& r, int64_t* out) {
   return Status::OK();
 }
 
+}  // namespace
+
 Status SumBeyond(std::string_view counter) {
   return Status::OutOfRange("counter " + core::Quote(counter) +
                             ": the sum of its shards is beyond int64");
@@ -65,7 +75,23 @@ Status NotKeyed(const CounterInfo& c, std::string_view call) {
                                  core::Quote(c.name) + " is not keyed");
 }
 
-}  // namespace
+void ForEachUnexpired(
+    const Reply& index, int64_t now,
+    const std::function<void(const std::string&, int64_t)>& fn) {
+  const std::vector<Reply>& e = index.elements;
+  for (size_t i = 0; i + 1 < e.size(); i += 2) {
+    int64_t expires = 0;
+    const std::string& score = e[i + 1].str;
+    std::from_chars(score.data(), score.data() + score.size(), expires);
+    if (!core::MarkerExpired(expires, now)) fn(e[i].str, expires);
+  }
+}
+
+__int128 SumOfShards(const int64_t* values, size_t n) {
+  __int128 sum = 0;
+  for (size_t i = 0; i < n; ++i) sum += values[i];
+  return sum;
+}
 
 Status RedisDb::ReadValues(const CounterInfo& c,
                            const std::vector<std::string_view>& keys,
@@ -222,29 +248,27 @@ Result<std::vector<int64_t>> RedisDb::ShardCounts(CounterRef counter,
   return out;
 }
 
-Result<int64_t> RedisDb::ReadExact(CounterRef counter,
-                                   const ReadOptions& options) {
-  Result<std::vector<int64_t>> shards = ShardCounts(counter, options);
-  if (!shards.ok()) return shards.status();
-  __int128 sum = 0;
-  for (const int64_t v : shards.value()) sum += v;
+// The sum of the shards of `counter` (in `range` when given).
+Result<int64_t> RedisDb::ReadSum(CounterRef counter, const TimeRange* range) {
+  CounterInfo c;
+  std::vector<int64_t> shards;
+  Status s = ReadCounter(counter, false, {counter.key}, &c, &shards, range);
+  if (!s.ok()) return s;
+  const __int128 sum = SumOfShards(shards.data(), shards.size());
   if (sum < kMinDelta || sum > kMaxDelta) return SumBeyond(counter.counter);
   return static_cast<int64_t>(sum);
+}
+
+Result<int64_t> RedisDb::ReadExact(CounterRef counter, const ReadOptions&) {
+  return ReadSum(counter, nullptr);
 }
 
 Result<int64_t> RedisDb::ReadRange(CounterRef counter, int64_t from_ms,
                                    int64_t to_ms, const ReadOptions&) {
   Status s = core::ValidateRange(from_ms, to_ms);
   if (!s.ok()) return s;
-  CounterInfo c;
-  std::vector<int64_t> shards;
   const TimeRange range(from_ms, to_ms);
-  s = ReadCounter(counter, false, {counter.key}, &c, &shards, &range);
-  if (!s.ok()) return s;
-  __int128 sum = 0;
-  for (const int64_t v : shards) sum += v;
-  if (sum < kMinDelta || sum > kMaxDelta) return SumBeyond(counter.counter);
-  return static_cast<int64_t>(sum);
+  return ReadSum(counter, &range);
 }
 
 // A quota's window now and the one before it, as the write path reads
@@ -285,10 +309,7 @@ Result<std::vector<int64_t>> RedisDb::ReadKeys(
   if (!s.ok()) return s;
   std::vector<int64_t> out(keys.size());
   for (size_t i = 0; i < keys.size(); ++i) {
-    __int128 sum = 0;
-    for (uint32_t shard = 0; shard < c.shards; ++shard) {
-      sum += values[i * c.shards + shard];
-    }
+    const __int128 sum = SumOfShards(&values[i * c.shards], c.shards);
     if (sum < kMinDelta || sum > kMaxDelta) {
       return SumBeyond(c.name).WithContext("key " + core::Quote(keys[i]));
     }
@@ -428,15 +449,11 @@ Status RedisDb::MarkerNames(const CounterInfo& c, std::string_view key,
       return Status::IOError("list markers of counter " + core::Quote(c.name) +
                              ": " + r.str);
     }
-    for (size_t i = 0; i + 1 < r.elements.size(); i += 2) {
-      const std::string& name = r.elements[i].str;
-      int64_t expires = 0;
-      const std::string& score = r.elements[i + 1].str;
-      std::from_chars(score.data(), score.data() + score.size(), expires);
-      if (core::MarkerExpired(expires, now)) continue;
-      if (name.compare(0, prefix.size(), prefix) != 0) continue;
-      names->emplace_back(tags[t], name);
-    }
+    ForEachUnexpired(r, now, [&](const std::string& name, int64_t) {
+      if (name.compare(0, prefix.size(), prefix) == 0) {
+        names->emplace_back(tags[t], name);
+      }
+    });
   }
   return Status::OK();
 }

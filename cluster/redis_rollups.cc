@@ -59,10 +59,7 @@ Status RedisDb::ScanCounter(const CounterInfo& c, size_t keep,
     if (!s.ok()) return s;
     if (gone) return Deleted(c);
     for (size_t i = 0; i < page.size(); ++i) {
-      __int128 sum = 0;
-      for (uint32_t shard = 0; shard < c.shards; ++shard) {
-        sum += values[i * c.shards + shard];
-      }
+      const __int128 sum = SumOfShards(&values[i * c.shards], c.shards);
       if (sum < kMinDelta || sum > kMaxDelta) {
         if (!c.keyed) break;  // a named counter's: refused below
         if (out->out_of_range_keys++ == 0) {
@@ -76,8 +73,7 @@ Status RedisDb::ScanCounter(const CounterInfo& c, size_t keep,
   }
   if (total < kMinDelta || total > kMaxDelta ||
       (!c.keyed && out->out_of_range_keys != 0)) {
-    return Status::OutOfRange("counter " + core::Quote(c.name) +
-                              ": the sum of its shards is beyond int64");
+    return SumBeyond(c.name);
   }
   out->total = static_cast<int64_t>(total);
   out->key_count = c.keyed ? keys.size() : 0;
@@ -200,10 +196,7 @@ Result<TopKeysResult> RedisDb::TopKeys(std::string_view counter, size_t n,
   CounterInfo c;
   if (s.ok()) s = FindCounter(counter, &c);
   if (!s.ok()) return s;
-  if (!c.keyed) {
-    return Status::InvalidArgument("TopKeys: counter " + core::Quote(c.name) +
-                                   " is not keyed");
-  }
+  if (!c.keyed) return NotKeyed(c, "TopKeys");
   TopKeysResult out;
   s = options.exact ? ScanCounter(c, n, &out) : CachedRollup(c, &out);
   if (!s.ok()) return s;

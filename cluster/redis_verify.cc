@@ -126,15 +126,10 @@ Status RedisDb::ListTags(const CounterInfo& c, std::vector<TagLists>* lists) {
       }
     }
     t.live = r[4 * i].kind == Reply::Kind::kInteger && r[4 * i].integer == 1;
-    const std::vector<Reply>& m = r[4 * i + 1].elements;
-    for (size_t k = 0; k + 1 < m.size(); k += 2) {
-      int64_t expires = 0;
-      std::from_chars(m[k + 1].str.data(),
-                      m[k + 1].str.data() + m[k + 1].str.size(), expires);
-      if (!core::MarkerExpired(expires, now)) {
-        t.markers.emplace_back(m[k].str, expires);
-      }
-    }
+    ForEachUnexpired(r[4 * i + 1], now,
+                     [&t](const std::string& name, int64_t expires) {
+                       t.markers.emplace_back(name, expires);
+                     });
     t.keys = Strings(r[4 * i + 2]);
     t.holds = Strings(r[4 * i + 3]);
   }

@@ -12,7 +12,10 @@
 #include <algorithm>
 #include <chrono>
 #include <random>
+#include <string>
 #include <thread>
+
+#include "tally/status.h"
 
 namespace tally::cluster {
 
@@ -30,6 +33,15 @@ inline void WaitBeforeRound(int round) {
   thread_local std::minstd_rand jitter(std::random_device{}());
   std::uniform_int_distribution<int> us(0, 50 << std::min(round, 6));
   std::this_thread::sleep_for(std::chrono::microseconds(us(jitter)));
+}
+
+// What a call answers after kMaxStaleRounds lost races: Busy, `subject`
+// ("a strict counter's value", a record's name) and `then` (what the call
+// left written, and that a retry is safe).
+inline Status StaleBusy(const std::string& subject, const std::string& then) {
+  return Status::Busy(subject + " changed between its read and its write " +
+                      std::to_string(kMaxStaleRounds) +
+                      " times in a row (other clients writing it); " + then);
 }
 
 }  // namespace tally::cluster
