@@ -70,14 +70,8 @@ Status RedisDb::WriteClaim(std::string_view key, const ClaimRead& read,
                              : std::nullopt);
   g.Set(record, EncodeClaim(next), 0);  // kept for good: tokens only grow
   if (!read.found) g.ZAdd(KeySpace::ClaimIndex(tag), 0, std::string(key));
-  std::vector<Reply> replies;
-  Status s = Run({g.Build()}, &replies, true);
   GuardedCall::Outcome outcome = GuardedCall::Outcome::kStale;
-  const std::string what = core::ClaimNaming(key);
-  if (s.ok()) s = GuardedCall::Read(replies[0], what, &outcome);
-  if (s.ok() && outcome == GuardedCall::Outcome::kWritten) {
-    s = CheckAcked("the write of " + what, replies[0]);
-  }
+  const Status s = RunGuarded(g, core::ClaimNaming(key), &outcome);
   *written = outcome == GuardedCall::Outcome::kWritten;
   return s;
 }

@@ -577,6 +577,17 @@ Status RedisDb::CheckReply(const std::string& tag, const Reply& r, size_t n,
 // (WAIT on the same connection); fewer in wait_ms and the call is not
 // acknowledged, though the master holds it (docs/cluster.md,
 // "Durability").
+Status RedisDb::RunGuarded(const GuardedCall& g, const std::string& what,
+                           GuardedCall::Outcome* outcome) {
+  std::vector<Reply> replies;
+  Status s = Run({g.Build()}, &replies, true);
+  if (s.ok()) s = GuardedCall::Read(replies[0], what, outcome);
+  if (s.ok() && *outcome == GuardedCall::Outcome::kWritten) {
+    s = CheckAcked("the write of " + what, replies[0]);
+  }
+  return s;
+}
+
 bool RedisDb::Acked(const Reply& r) const {
   return target_.wait_replicas == 0 || r.replicas_acked >= target_.wait_replicas;
 }

@@ -329,6 +329,11 @@ class RedisDb final : public Db, private BackendOps {
   // IOError unless the replicas the target asks for (replicas=N)
   // confirmed write `r` of `what`.
   Status CheckAcked(const std::string& what, const Reply& r) const;
+  // Sends guarded write `g` (`what` names it), with the target's WAIT:
+  // *outcome, and IOError when written but not confirmed by the replicas
+  // the target asks for (as every write of the backend).
+  Status RunGuarded(const GuardedCall& g, const std::string& what,
+                    GuardedCall::Outcome* outcome);
   bool Acked(const Reply& r) const;  // CheckAcked's test, no message made
   Status Plan(const std::vector<core::WriteOp>& ops, int64_t now,
               WriteCall* call);

@@ -195,12 +195,7 @@ Status RedisDb::HoldRound(HoldCall call, const CounterInfo& c,
       s = RecordPlain(c);  // a take without a marker, as the engine flags it
       if (!s.ok()) return s;
     }
-    std::vector<Reply> replies;
-    s = Run({g.Build()}, &replies, true);
-    if (s.ok()) {
-      s = GuardedCall::Read(replies[0],
-                            core::ReservationNaming(c, key, id), outcome);
-    }
+    s = RunGuarded(g, core::ReservationNaming(c, key, id), outcome);
     if (!s.ok() || *outcome != GuardedCall::Outcome::kWritten) return s;
   }
   out->outcome = step.outcome;

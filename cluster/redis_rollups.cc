@@ -117,10 +117,8 @@ Status RedisDb::RollUp(const CounterInfo& c) {
     g.RequireLive(KeySpace::Live(tag));
     g.Guard(key, raw);
     g.Set(key, EncodeRollup(now), 0);
-    std::vector<Reply> r;
-    s = Run({g.Build()}, &r, true);
     GuardedCall::Outcome out = GuardedCall::Outcome::kStale;
-    if (s.ok()) s = GuardedCall::Read(r[0], core::Quote(key), &out);
+    s = RunGuarded(g, core::Quote(key), &out);
     if (!s.ok()) return s;
     if (out == GuardedCall::Outcome::kGone) return Deleted(c);
     if (out == GuardedCall::Outcome::kWritten) break;

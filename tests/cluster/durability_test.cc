@@ -54,6 +54,35 @@ TEST(Durability, AWriteTooFewReplicasConfirmedIsNotAcknowledged) {
   EXPECT_EQ(plain->ReadExact("c").value(), 5);
 }
 
+// The records written by guarded compare-and-sets (reservations, claims,
+// roll-ups) are acknowledged as every write is: not when too few replicas
+// confirmed them.
+TEST(Durability, GuardedWritesTooFewReplicasConfirmedAreNotAcknowledged) {
+  const std::string target = test::ClusterTarget("durg");
+  if (target.empty()) GTEST_SKIP() << "no cluster: TALLY_REDIS_ENV is unset";
+  std::unique_ptr<Db> plain;
+  ASSERT_TRUE(Db::Open(Options(), target, &plain).ok());
+  CounterSpec stock;
+  stock.bounds = CounterBounds::AtLeast(0);
+  ASSERT_TRUE(plain->CreateCounter("stock", stock).ok());
+  ASSERT_TRUE(plain->Increment("stock", 10).ok());
+  std::unique_ptr<Db> db;
+  ASSERT_TRUE(
+      Db::Open(Options(), target + "?replicas=2&wait_ms=50", &db).ok());
+  for (const Status& s :
+       {db->Reserve("stock", "cart", 2, 60'000).status(),
+        db->Claim("job", "w1", 60'000).status(), db->RollupNow("stock")}) {
+    EXPECT_TRUE(s.IsIOError()) << s.ToString();
+    EXPECT_NE(s.message().find("1 of the 2 replicas"), std::string::npos)
+        << s.ToString();
+  }
+  // On the master all the same: a retry answers what was written.
+  const Result<ReservationResult> again = plain->Reserve("stock", "cart", 2,
+                                                         60'000);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again.value().outcome, Outcome::kDuplicate);
+}
+
 // read_from=replicas: reads go to each slot's replica; what a replica
 // confirmed before the write was acknowledged (replicas=1) is there.
 TEST(Durability, ReplicaReadsSeeWhatTheReplicasConfirmed) {
