@@ -289,7 +289,7 @@ class RedisDb final : public Db, private BackendOps {
   Status MarkerNames(const CounterInfo& c, std::string_view key,
                      std::vector<std::pair<std::string, std::string>>* names);
 
-  // ---- claims (redis_claims.cc, redis_claim_counts.cc) ----
+  // ---- claims (redis_claims.cc, claim_counts.cc) ----
   struct ClaimRead;
   // One claim call: read the record, step by core::ClaimStep, write it
   // back guarded on what was read (again when another client wrote in
