@@ -59,8 +59,17 @@ def main():
     if os.path.exists(mpath):
         with open(mpath) as f:
             machine = json.load(f)
-    F = Figures(figures, samples, errors)
+    builds = machine.get("rocksdb_builds") or ["system"]
+    F = Figures(figures, samples, errors, builds[0])
     compute_ratios(F)
+    # The other RocksDB build (bench/run_suite.sh --rocksdb both): its own
+    # figures overlaid on the shared peer figures, its ratios beside.
+    for label in builds[1:]:
+        other = os.path.join(args.results, label)
+        if os.path.isdir(other):
+            F.other = Figures(*load_results(args.results, other), label)
+            F.other.own = set(load_results(other)[0])
+            compute_ratios(F.other)
     document.write(root, args.results, args.mode, F, machine, errors)
     results_json.write(root, args.mode, machine, figures, F, errors)
     readme.write(root, machine, args.mode, F)
@@ -69,9 +78,14 @@ def main():
           f"{len(errors)} failed, targets without data: {missing or 'none'}")
     for key, r in F.ratios.items():
         if r["target"]:
+            also = ""
+            if F.other is not None and key in F.other.ratios:
+                also = (f"; {F.other.label} RocksDB "
+                        f"{value_text(F.other.ratios[key])}")
             print(f"  {key}: {value_text(r)} ({spread_text(r)}; target "
                   f"{target_text(r)}): "
-                  f"{ {True: 'met', False: 'NOT met', None: 'no data'}[r['met']] }")
+                  f"{ {True: 'met', False: 'NOT met', None: 'no data'}[r['met']] }"
+                  f"{also}")
     return 1 if errors else 0
 
 

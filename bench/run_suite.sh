@@ -7,35 +7,56 @@
 #                      minutes on the 2-core test machine once built
 #   full               scale 5 (5x the operations), 5 pair rounds, and every
 #                      tally_bench BM_Raw*/BM_Increment* (the issue-2 tables)
-#   --build-dir DIR    build directory (default: <repo>/build/release)
+#   --rocksdb WHICH    both (default), release or system: which RocksDB
+#                      builds the tally and raw-RocksDB benchmarks run on
+#                      (docs/benchmarks.md, "Which RocksDB"). release is
+#                      Debian's RocksDB source built in Release by
+#                      scripts/build_rocksdb (once per machine, cached,
+#                      about 10 minutes on 2 cores); system is Debian's
+#                      librocksdb (a build with assertions). With both, the
+#                      targets are judged on release and the page shows the
+#                      system build's figures beside them.
+#   --build-dir DIR    the system build's directory (default:
+#                      <repo>/build/release, shared with `dev demo`)
+#   --release-build-dir DIR
+#                      the release build's directory (default:
+#                      <repo>/build/release-rocksdb)
 #   --jobs N           build jobs (default: nproc)
 #   --no-build         use the binaries already in the build directory
 #   --no-report        run only; leave docs/ and docs/bench/results.json alone
 #
 # Steps: installs what the peers and plots need (apt-get: redis-server,
 # libhiredis-dev, python3-matplotlib; a peer that cannot be installed is
-# skipped with a message), configures the build directory the suite's way
+# skipped with a message), configures each build directory the suite's way
 # (scripts/build_configs.sh: every option passed, so `./scripts/dev demo`'s
-# configuration of the same directory never wins) and builds the benchmark
+# configuration of build/release never wins) and builds the benchmark
 # binaries (Release; the optional ones only where this checkout has them).
-# Then PAIRS rounds (3 quick, 5 full): round 1 runs strategies_bench,
-# tally_api_bench, tally_space_bench, sqlite_peer_bench, redis_peer_bench (a
-# redis-server started here on 127.0.0.1 on a free port, without
-# persistence, once pinned with its client to core 0 and once unpinned,
-# stopped after each) and tally_bench; rounds 2.. rerun only the two sides of
-# each target ratio (PAIR_FILTER_* below), in the same order, as NAME.rR.json.
-# Then bench/apply_vs_sqlite.sh alternates counterctl apply and sqlite_apply
-# PAIRS times on one file, and tally_likes_bench (issue 15: its own three
-# pairs inside, with a redis-server of its own), tally_recovery_bench and
-# tally_reader_bench run once each. The raw JSON files go to DIR/bench-results/<UTC time>/, then
-# bench/report.py writes docs/benchmarks.md, docs/bench/*.png,
-# docs/bench/results.json and the README's benchmark table. Exit status:
-# non-zero when a benchmark fails its own result check or a step fails.
+# Then PAIRS rounds (3 quick, 5 full): round 1 runs, on each RocksDB build
+# (release first), strategies_bench, tally_api_bench and tally_space_bench;
+# then, once, sqlite_peer_bench and redis_peer_bench (a redis-server started
+# here on 127.0.0.1 on a free port, without persistence, once pinned with
+# its client to core 0 and once unpinned, stopped after each); then
+# tally_bench on each build. Rounds 2.. rerun only the two sides of each
+# target ratio (PAIR_FILTER_* below), in the same order, as NAME.rR.json.
+# Then, on each build, bench/apply_vs_sqlite.sh alternates counterctl apply
+# (one thread) and sqlite_apply PAIRS times on one file of distinct events
+# and one of events delivered 3 times, and tally_likes_bench (issue 15: its
+# own three pairs inside, with a redis-server of its own),
+# tally_recovery_bench and tally_reader_bench run once each. The raw JSON
+# files go to DIR/bench-results/<UTC time>/ (DIR the release build's
+# directory, or the system build's with --rocksdb system), the system
+# build's tally and RocksDB figures to its system/ folder beside the peers'
+# (which both builds' ratios share); then bench/report.py writes
+# docs/benchmarks.md, docs/bench/*.png, docs/bench/results.json and the
+# README's benchmark table. Exit status: non-zero when a benchmark fails its
+# own result check or a step fails.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 MODE=quick
 BUILD_DIR="$ROOT/build/release"
+RELEASE_BUILD_DIR="$ROOT/build/release-rocksdb"
+ROCKSDB=both
 JOBS="$(nproc)"
 BUILD=1
 REPORT=1
@@ -46,7 +67,9 @@ usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//' >&2; ex
 while [[ $# -gt 0 ]]; do
   case "$1" in
     quick|full) MODE="$1"; shift ;;
+    --rocksdb) ROCKSDB="$2"; shift 2 ;;
     --build-dir) BUILD_DIR="$2"; shift 2 ;;
+    --release-build-dir) RELEASE_BUILD_DIR="$2"; shift 2 ;;
     --jobs) JOBS="$2"; shift 2 ;;
     --no-build) BUILD=0; shift ;;
     --no-report) REPORT=0; shift ;;
@@ -55,11 +78,20 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 case "$MODE" in quick) SCALE=1 ;; full) SCALE=5 ;; esac
+# The builds to run, the judged one first: LABELS[i] built in DIRS[i].
+case "$ROCKSDB" in
+  both) LABELS=(release system) ;;
+  release|system) LABELS=("$ROCKSDB") ;;
+  *) die "--rocksdb is '$ROCKSDB': expected both, release or system" ;;
+esac
 # Absolute: redis-server changes to --dir before it opens its --logfile, so
 # a relative results path (scripts/dev passes build/release) would not
 # resolve and Redis would be skipped as "did not answer".
-mkdir -p "$BUILD_DIR"
-BUILD_DIR="$(cd "$BUILD_DIR" && pwd)"
+declare -A DIR_OF=([system]="$BUILD_DIR" [release]="$RELEASE_BUILD_DIR")
+for label in "${LABELS[@]}"; do
+  mkdir -p "${DIR_OF[$label]}"
+  DIR_OF[$label]="$(cd "${DIR_OF[$label]}" && pwd)"
+done
 export TALLY_BENCH_SCALE="$SCALE"
 
 T_START=$(date +%s.%N)
@@ -100,27 +132,45 @@ step_done "dependencies" "$t0"
 # ---- build ----
 # shellcheck source=scripts/build_configs.sh
 source "$ROOT/scripts/build_configs.sh"
-if [[ "$BUILD" -eq 1 ]]; then
+build_one() {  # build_one LABEL: configures and builds DIR_OF[LABEL]
+  local label="$1" dir="${DIR_OF[$1]}" t0 args t
   t0=$(date +%s.%N)
   # Every option the suite depends on is passed (scripts/build_configs.sh):
   # `./scripts/dev demo` configures the same build/release with benchmarks
   # off, and a cached OFF must not win here.
-  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja "${BENCH_CMAKE_ARGS[@]}" >/dev/null \
-    || die "cmake configure failed"
-  TARGETS=("${BENCH_TARGETS[@]}")
+  args=("${BENCH_CMAKE_ARGS[@]}")
+  [[ "$label" == release ]] && args=("${BENCH_RELEASE_ROCKSDB_CMAKE_ARGS[@]}")
+  cmake -S "$ROOT" -B "$dir" -G Ninja "${args[@]}" >/dev/null \
+    || die "cmake configure of $dir failed (the release RocksDB: scripts/build_rocksdb)"
+  local targets=("${BENCH_TARGETS[@]}")
   for t in "${BENCH_OPTIONAL_TARGETS[@]}"; do
-    if has_target "$BUILD_DIR" "$t"; then TARGETS+=("$t"); fi
+    if has_target "$dir" "$t"; then targets+=("$t"); fi
   done
-  echo "== build (${TARGETS[*]}) in $BUILD_DIR, -j$JOBS" >&2
-  cmake --build "$BUILD_DIR" -j "$JOBS" --target "${TARGETS[@]}" >/dev/null \
-    || die "build failed (rerun: cmake --build $BUILD_DIR --target ${TARGETS[*]})"
-  step_done "build" "$t0" "incremental"
+  echo "== build (${targets[*]}) in $dir, -j$JOBS" >&2
+  cmake --build "$dir" -j "$JOBS" --target "${targets[@]}" >/dev/null \
+    || die "build failed (rerun: cmake --build $dir --target ${targets[*]})"
+  step_done "build ($label RocksDB)" "$t0" "incremental"
+}
+if [[ "$BUILD" -eq 1 ]]; then
+  for label in "${LABELS[@]}"; do build_one "$label"; done
 fi
-BIN="$BUILD_DIR/bench"
+# Which RocksDB each build ran on, for machine.json (the page says it).
+ROCKSDB_RELEASE=""
+if [[ " ${LABELS[*]} " == *" release "* ]]; then
+  prefix="$("$ROOT/scripts/build_rocksdb")" || die "scripts/build_rocksdb failed"
+  ROCKSDB_RELEASE="$prefix, built in $(cat "$prefix/BUILT") s"
+fi
 
-RESULTS="$BUILD_DIR/bench-results/$(date -u +%Y%m%dT%H%M%SZ)"
-mkdir -p "$RESULTS"
-echo "== results in $RESULTS (mode $MODE, TALLY_BENCH_SCALE=$SCALE)" >&2
+JUDGED="${LABELS[0]}"
+RESULTS="${DIR_OF[$JUDGED]}/bench-results/$(date -u +%Y%m%dT%H%M%SZ)"
+# Where each build's figures go: the judged build's beside the peers', the
+# other's in a folder of its own (bench/report.py reads it as the second
+# column).
+declare -A OUT_OF=([$JUDGED]="$RESULTS")
+for label in "${LABELS[@]:1}"; do OUT_OF[$label]="$RESULTS/$label"; done
+for label in "${LABELS[@]}"; do mkdir -p "${OUT_OF[$label]}"; done
+BIN="${DIR_OF[$JUDGED]}/bench"
+echo "== results in $RESULTS (mode $MODE, TALLY_BENCH_SCALE=$SCALE, RocksDB ${LABELS[*]})" >&2
 
 # ---- the machine, before the run ----
 dsync_per_s() {
@@ -134,21 +184,22 @@ LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
 DSYNC="$(dsync_per_s)"
 
 FAILED=0
-run_bench() {  # run_bench NAME COMMAND...: JSON to RESULTS/NAME.json
-  local name="$1"; shift
-  local t0; t0=$(date +%s.%N)
-  echo "== $name" >&2
-  if ! "$@" --benchmark_out="$RESULTS/$name.json" --benchmark_out_format=json \
-         >"$RESULTS/$name.txt" 2>&1; then
-    echo "run_suite: $name exited non-zero (see $RESULTS/$name.txt)" >&2
+run_bench() {  # run_bench DIR NAME COMMAND...: JSON to DIR/NAME.json
+  local out="$1" name="$2"; shift 2
+  local t0 shown="$name"; t0=$(date +%s.%N)
+  [[ "$out" != "$RESULTS" ]] && shown="${out#"$RESULTS"/}/$name"
+  echo "== $shown" >&2
+  if ! "$@" --benchmark_out="$out/$name.json" --benchmark_out_format=json \
+         >"$out/$name.txt" 2>&1; then
+    echo "run_suite: $shown exited non-zero (see $out/$name.txt)" >&2
     FAILED=1
   fi
-  if grep -q "ERROR OCCURRED" "$RESULTS/$name.txt"; then
-    echo "run_suite: $name: a benchmark failed its check:" >&2
-    grep "ERROR OCCURRED" "$RESULTS/$name.txt" >&2
+  if grep -q "ERROR OCCURRED" "$out/$name.txt"; then
+    echo "run_suite: $shown: a benchmark failed its check:" >&2
+    grep "ERROR OCCURRED" "$out/$name.txt" >&2
     FAILED=1
   fi
-  step_done "$name" "$t0"
+  step_done "$shown" "$t0"
 }
 
 # ---- the rounds ----
@@ -205,7 +256,7 @@ run_redis() {  # run_redis SUFFIX [benchmark args...]: pinned, then unpinned
     port="$(free_port)"
     if start_redis "$port" "${prefix[@]}"; then
       REDIS_PORT="$port" REDIS_LABEL="$label" \
-        run_bench "redis-$label$suffix" "${prefix[@]}" "$BIN/redis_peer_bench" "$@"
+        run_bench "$RESULTS" "redis-$label$suffix" "${prefix[@]}" "$BIN/redis_peer_bench" "$@"
       stop_redis
     else
       stop_redis
@@ -216,9 +267,9 @@ run_redis() {  # run_redis SUFFIX [benchmark args...]: pinned, then unpinned
 
 # A binary another part of the suite may not have built yet runs only when
 # it is there; the page then says "no data" for its rows.
-have_bin() {  # have_bin NAME WHAT: whether BIN/NAME exists, else a skip line
-  [[ -x "$BIN/$1" ]] && return 0
-  SKIPPED+=("$2: $1 was not built (not in this checkout)")
+have_bin() {  # have_bin DIR NAME WHAT: whether DIR/NAME exists, else a skip line
+  [[ -x "$1/$2" ]] && return 0
+  SKIPPED+=("$3: $2 was not built (not in this checkout)")
   return 1
 }
 for ((round = 1; round <= PAIRS; round++)); do
@@ -240,60 +291,83 @@ for ((round = 1; round <= PAIRS; round++)); do
     f_tally=(--benchmark_filter="$PAIR_FILTER_TALLY")
   fi
   echo "== round $round of $PAIRS" >&2
-  run_bench "strategies$sfx" "$BIN/strategies_bench" "${f_strat[@]+"${f_strat[@]}"}"
-  run_bench "api$sfx" "$BIN/tally_api_bench" "${f_api[@]+"${f_api[@]}"}"
-  if ((round == 1)); then run_bench space "$BIN/tally_space_bench"; fi
-  run_bench "sqlite$sfx" "$BIN/sqlite_peer_bench" "${f_sqlite[@]+"${f_sqlite[@]}"}"
+  for label in "${LABELS[@]}"; do
+    bin="${DIR_OF[$label]}/bench" out="${OUT_OF[$label]}"
+    run_bench "$out" "strategies$sfx" "$bin/strategies_bench" "${f_strat[@]+"${f_strat[@]}"}"
+    run_bench "$out" "api$sfx" "$bin/tally_api_bench" "${f_api[@]+"${f_api[@]}"}"
+    if ((round == 1)); then run_bench "$out" space "$bin/tally_space_bench"; fi
+  done
+  run_bench "$RESULTS" "sqlite$sfx" "$BIN/sqlite_peer_bench" "${f_sqlite[@]+"${f_sqlite[@]}"}"
   if ((REDIS)); then run_redis "$sfx" "${f_redis[@]+"${f_redis[@]}"}"; fi
-  run_bench "tally_bench$sfx" "$BIN/tally_bench" "${f_tally[@]}"
+  for label in "${LABELS[@]}"; do
+    run_bench "${OUT_OF[$label]}" "tally_bench$sfx" "${DIR_OF[$label]}/bench/tally_bench" "${f_tally[@]}"
+  done
 done
 
 # ---- counterctl apply vs sqlite_apply: PAIRS alternating runs on one file ----
-t0=$(date +%s.%N)
-echo "== apply" >&2
-if [[ -x "$BUILD_DIR/tools/counterctl" && -x "$BIN/sqlite_apply" ]]; then
+# One thread (the target is the single-thread path, issue 32), on a file of
+# distinct events (copies 1) and one where every event comes 3 times.
+apply_step() {  # apply_step LABEL COPIES
+  local label="$1" copies="$2" dir="${DIR_OF[$1]}" out="${OUT_OF[$1]}" t0
+  local name="apply.copies$copies"
+  t0=$(date +%s.%N)
+  echo "== ${label}: apply, copies $copies" >&2
+  if [[ ! -x "$dir/tools/counterctl" || ! -x "$dir/bench/sqlite_apply" ]]; then
+    SKIPPED+=("apply ($label): counterctl or sqlite_apply was not built")
+    return
+  fi
   if ! "$ROOT/bench/apply_vs_sqlite.sh" --lines "$((200000 * SCALE))" \
-       --repeat "$PAIRS" --counterctl "$BUILD_DIR/tools/counterctl" \
-       --sqlite-apply "$BIN/sqlite_apply" --json "$RESULTS/apply.json" \
-       >"$RESULTS/apply.txt" 2>&1; then
-    echo "run_suite: apply exited non-zero (see $RESULTS/apply.txt)" >&2
+       --copies "$copies" --threads 1 --repeat "$PAIRS" \
+       --counterctl "$dir/tools/counterctl" \
+       --sqlite-apply "$dir/bench/sqlite_apply" --json "$out/$name.json" \
+       >"$out/$name.txt" 2>&1; then
+    echo "run_suite: apply ($label, copies $copies) exited non-zero (see $out/$name.txt)" >&2
     FAILED=1
   fi
-else
-  SKIPPED+=("apply: counterctl or sqlite_apply was not built")
-fi
-step_done "apply" "$t0" "$PAIRS pairs, $((200000 * SCALE)) lines"
+  step_done "$label: apply, copies $copies" "$t0" "$PAIRS pairs, $((200000 * SCALE)) lines"
+}
+for copies in 1 3; do
+  for label in "${LABELS[@]}"; do apply_step "$label" "$copies"; done
+done
 
-# ---- the likes workload (issue 15): one run, its pairs inside ----
+# ---- the likes workload (issue 15): one run per build, its pairs inside ----
 # tally_likes_bench alternates its sides itself (/pair:K); its Redis rows
 # need a server (unpinned, without persistence, as above).
-if have_bin tally_likes_bench "likes"; then
-  port=""
+likes_step() {  # likes_step LABEL
+  local label="$1" bin="${DIR_OF[$1]}/bench" out="${OUT_OF[$1]}" port=""
+  have_bin "$bin" tally_likes_bench "likes ($label)" || return 0
   if ((REDIS)); then
     port="$(free_port)"
     if ! start_redis "$port"; then
       stop_redis
       port=""
-      SKIPPED+=("likes, Redis rows: redis-server did not answer on 127.0.0.1")
+      SKIPPED+=("likes ($label), Redis rows: redis-server did not answer on 127.0.0.1")
     fi
   else
-    SKIPPED+=("likes, Redis rows: no redis-server or redis_peer_bench (hiredis)")
+    SKIPPED+=("likes ($label), Redis rows: no redis-server or redis_peer_bench (hiredis)")
   fi
   if [[ -n "$port" ]]; then
-    REDIS_PORT="$port" run_bench likes "$BIN/tally_likes_bench"
+    REDIS_PORT="$port" run_bench "$out" likes "$bin/tally_likes_bench"
     stop_redis
   else
-    run_bench likes "$BIN/tally_likes_bench"
+    run_bench "$out" likes "$bin/tally_likes_bench"
   fi
-fi
+}
+for label in "${LABELS[@]}"; do likes_step "$label"; done
 
-# ---- recovery and readers: one run each, when built ----
-if have_bin tally_recovery_bench "recovery"; then
-  run_bench recovery "$BIN/tally_recovery_bench"
-fi
-if have_bin tally_reader_bench "readers"; then
-  run_bench readers "$BIN/tally_reader_bench"
-fi
+# ---- recovery and readers: one run each per build, when built ----
+for label in "${LABELS[@]}"; do
+  bin="${DIR_OF[$label]}/bench"
+  if have_bin "$bin" tally_recovery_bench "recovery ($label)"; then
+    run_bench "${OUT_OF[$label]}" recovery "$bin/tally_recovery_bench"
+  fi
+done
+for label in "${LABELS[@]}"; do
+  bin="${DIR_OF[$label]}/bench"
+  if have_bin "$bin" tally_reader_bench "readers ($label)"; then
+    run_bench "${OUT_OF[$label]}" readers "$bin/tally_reader_bench"
+  fi
+done
 
 # ---- machine.json, then the report ----
 LOAD_END="$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -340,6 +414,8 @@ m = {
     "os": sh(". /etc/os-release && echo \"\$PRETTY_NAME\""),
     "compiler": sh("c++ --version | head -n1"),
     "rocksdb": sh("dpkg-query -W -f='\${Version}' librocksdb-dev"),
+    "rocksdb_builds": "${LABELS[*]}".split(),
+    "rocksdb_release": "$ROCKSDB_RELEASE" or None,
     "sqlite": sh("dpkg-query -W -f='\${Version}' libsqlite3-dev"),
     "benchmark": sh("dpkg-query -W -f='\${Version}' libbenchmark-dev"),
     "redis": "$REDIS_VERSION" or None,

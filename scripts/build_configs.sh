@@ -12,11 +12,17 @@
 # reruns CMake only; ninja rebuilds nothing that did not change.
 
 DEMO_CMAKE_ARGS=(-DCMAKE_BUILD_TYPE=Release -DTALLY_BUILD_TESTS=OFF
-  -DTALLY_BUILD_TOOLS=ON -DTALLY_BUILD_BENCHMARKS=OFF)
+  -DTALLY_BUILD_TOOLS=ON -DTALLY_BUILD_BENCHMARKS=OFF
+  -DTALLY_ROCKSDB_BUILD=system)
 DEMO_TARGETS=(tally_demo counterctl)
 
 BENCH_CMAKE_ARGS=(-DCMAKE_BUILD_TYPE=Release -DTALLY_BUILD_TESTS=OFF
-  -DTALLY_BUILD_TOOLS=ON -DTALLY_BUILD_BENCHMARKS=ON)
+  -DTALLY_BUILD_TOOLS=ON -DTALLY_BUILD_BENCHMARKS=ON
+  -DTALLY_ROCKSDB_BUILD=system)
+# The suite's other build, in a directory of its own (build/release-rocksdb):
+# the same with the release RocksDB (scripts/build_rocksdb, issue 32), so
+# that switching between the two never rebuilds either.
+BENCH_RELEASE_ROCKSDB_CMAKE_ARGS=("${BENCH_CMAKE_ARGS[@]/%=system/=release}")
 # Every suite build has these (counterctl and sqlite_apply: the apply step).
 BENCH_TARGETS=(strategies_bench tally_api_bench tally_space_bench
   sqlite_peer_bench tally_bench tally_recovery_bench tally_reader_bench

@@ -9,7 +9,7 @@ import sys
 
 from reporting.figures import file_round, num, rate, us, xr
 from reporting.plots import plots
-from reporting.tables import (durable14_table, durable_table,
+from reporting.tables import (builds_table, durable14_table, durable_table,
                               idempotent_table, likes_table, plain_table,
                               readers_table, reads_table, recovery_table,
                               space_table, spread_summary, strategies_tables,
@@ -81,6 +81,26 @@ def machine_text(machine):
     return "\n".join(lines)
 
 
+def builds_text(F, machine):
+    """Which RocksDB build each figure ran on (issue 32)."""
+    names = {"release": "the release RocksDB (Debian's 7.8.3 source built "
+             "in Release by `scripts/build_rocksdb`, linked statically)",
+             "system": "Debian's librocksdb (built with assertions, "
+             "linked as a shared library)"}
+    text = (f"Every tally and raw-RocksDB figure and verdict below ran on "
+            f"**{names.get(F.label, F.label)}**")
+    if F.other is not None:
+        text += (f"; the column \"on the {F.other.label} RocksDB build\" "
+                 f"and the table under \"Which RocksDB\" give the same "
+                 f"figures on {names.get(F.other.label, F.other.label)}, "
+                 "measured in the same run (SQLite and Redis ran once and "
+                 "serve both)")
+    built = machine.get("rocksdb_release")
+    if built:
+        text += f". Release RocksDB: {built}"
+    return text + "."
+
+
 def steps_text(machine):
     steps = machine.get("steps", [])
     if not steps:
@@ -114,6 +134,8 @@ def write(root, results_dir, mode, F, machine, errors):
         "STEPS": steps_text(machine),
         "SKIPPED": skipped_text,
         "TABLE_TARGETS": targets_table(F),
+        "ROCKSDB_BUILDS": builds_text(F, machine),
+        "TABLE_BUILDS": builds_table(F),
         "PAIRS": str(machine.get("pairs") or max(
             [file_round(fn)[1] for fn in os.listdir(results_dir)
              if fn.endswith(".json")] or [1])),

@@ -78,15 +78,27 @@ def file_round(fn):
     return m.group(1), int(m.group(2) or 1)
 
 
-def load_results(results_dir):
+def result_files(results_dir, overlay_dir=None):
+    """{file name: path} of a run's google-benchmark files; a file of the
+    same name in `overlay_dir` (the other RocksDB build's folder) replaces
+    the one in `results_dir`, so the peers' files serve both builds."""
+    files = {}
+    for d in (results_dir, overlay_dir):
+        if d is None:
+            continue
+        for fn in os.listdir(d):
+            if fn.endswith(".json") and fn != "machine.json":
+                files[fn] = os.path.join(d, fn)
+    return files
+
+
+def load_results(results_dir, overlay_dir=None):
     """Every benchmark's samples, in run order (round, then repetition),
     and its figure: the median of each field over its samples."""
     samples, errors = {}, {}
-    for fn in sorted(os.listdir(results_dir)):
-        if not fn.endswith(".json") or fn == "machine.json":
-            continue
+    for fn, path in sorted(result_files(results_dir, overlay_dir).items()):
         step, rnd = file_round(fn)
-        with open(os.path.join(results_dir, fn)) as f:
+        with open(path) as f:
             data = json.load(f)
         for b in data.get("benchmarks", []):
             if b.get("run_type", "iteration") != "iteration":
@@ -172,11 +184,15 @@ def fmtv(v, unit):
 class Figures:
     """Figures and ratios of one run, with formatting helpers."""
 
-    def __init__(self, figures, samples, errors):
+    def __init__(self, figures, samples, errors, label="release"):
         self.f = figures
         self.samples = samples
         self.errors = errors
         self.ratios = {}
+        # Which RocksDB build ran the tally and raw-RocksDB figures, and
+        # the other build's Figures when the run had both (its column).
+        self.label = label
+        self.other = None
 
     def get(self, name, field="ops_per_s"):
         fig = self.f.get(name)

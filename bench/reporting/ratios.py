@@ -62,9 +62,13 @@ TARGETS_14 = [
            "`Apply` of 1000 once-increments vs SQLite FULL, 1000 per "
            "transaction", "once_batch/dup:0/batch:1000",
            "sqlite/once/sync:full/dup:0/batch:1000", 3.0),
+    Target("counterctl_apply_vs_sqlite.copies1",
+           "`counterctl apply --threads 1` vs `sqlite_apply`, distinct "
+           "events (lines/s, whole process)",
+           "apply/counterctl/copies:1", "apply/sqlite/copies:1", 3.0),
     Target("counterctl_apply_vs_sqlite.copies3",
-           "`counterctl apply` vs `sqlite_apply`, every event 3 times "
-           "(lines/s, whole process)",
+           "`counterctl apply --threads 1` vs `sqlite_apply`, every event 3 "
+           "times (lines/s, whole process)",
            "apply/counterctl/copies:3", "apply/sqlite/copies:3", 3.0),
     Target("recovery.readonly_open_after_close",
            "read-only `Db::Open` after a clean close, longest history run",
@@ -109,7 +113,7 @@ TARGETS_15 = [
            "likes: tally at its best (`IncrementOnce` or `Apply` of 1000, "
            "the faster per pair) vs Redis Lua SET NX + INCR pipelined 1000 "
            "deep", LIKES_TALLY_BEST, "likes/redis/lua_pipelined/depth:1000",
-           1.0),
+           1.5),
     Target("likes.read_keys50_vs_read_exact50",
            "a feed page: one `ReadKeys` of 50 keys vs 50 `ReadExact` "
            "(keys/s)", "likes/read50/read_keys", "likes/read50/read_exact",
@@ -143,29 +147,40 @@ def compute_ratios(F):
                     s.format("merge", "hot", batch, 1))
     # The targets last: their keys name cells of the loop above. Each merge
     # target is recorded for both variants, each named in its row.
+    # Issue 32 raised the met targets to what the suite had shown (2x to
+    # 3x, 5x to 10x, 2x to 5x; the read bound 10x to 5x): a met target is
+    # the floor, not the goal.
     for m, label in MERGES.items():
         F.ratio(f"{m}_vs_txn_rmw.hot.batch1.t2", s.format(m, "hot", 1, 2),
-                s.format("txn_rmw", "hot", 1, 2), 2.0,
+                s.format("txn_rmw", "hot", 1, 2), 3.0,
                 f"{label} vs TransactionDB RMW, hot key, 1 write/batch, "
                 "2 threads")
+        # Retired as a target (issue 32): with 1000 writes per batch both
+        # sides insert 1000 memtable entries per batch by construction
+        # (the RMW's read is answered by its own batch's index), so no merge
+        # variant can reach 3x. A reference row; the target below compares
+        # what tally does about it.
         F.ratio(f"{m}_vs_mutex_rmw.hot.batch1000.t2",
                 s.format(m, "hot", 1000, 2),
-                s.format("mutex_rmw", "hot", 1000, 2), 3.0,
-                f"{label} vs striped-mutex RMW, hot key, 1000 writes/batch, "
-                "2 threads")
+                s.format("mutex_rmw", "hot", 1000, 2))
         F.ratio(f"{m}_vs_best_rmw.cold1m.batch1.t2",
                 s.format(m, "cold1m", 1, 2),
                 Best([s.format(r, "cold1m", 1, 2) for r in RMWS],
                      "strategy/{mutex_rmw,txn_rmw}/cold1m/batch:1/threads:2 "
-                     "(faster per round)"), 5.0,
+                     "(faster per round)"), 10.0,
                 f"{label} vs the faster RMW, 1M cold counters (direct I/O), "
                 "1 write/batch, 2 threads")
+    F.ratio("tally_batch_vs_mutex_rmw.hot.batch1000",
+            "increment_batch/batch:1000", s.format("mutex_rmw", "hot", 1000, 2),
+            3.0, "tally `Apply` of 1000 plain increments (folded per counter "
+            "before the write) vs striped-mutex RMW, 1000 writes/batch on a "
+            "hot key, 2 threads")
     redis_pipe = Best([f"redis/{p}/incr_pipelined/depth:{d}"
                        for p in ("pinned", "unpinned") for d in (100, 1000)],
                       "redis/{pinned,unpinned}/incr_pipelined/depth:{100,1000} "
                       "(fastest per round)")
     F.ratio("tally_batch_vs_redis_pipelined_best",
-            "increment_batch/batch:1000", redis_pipe, 2.0,
+            "increment_batch/batch:1000", redis_pipe, 5.0,
             "tally Apply(1000 plain) vs Redis pipelined INCR at its best")
     for shards in READ_SHARDS:
         hot, cold = f"read/shards:{shards}/hot:1", f"read/shards:{shards}/hot:0"
@@ -174,7 +189,7 @@ def compute_ratios(F):
         F.ratio(f"hot_read_p99_vs_cold_p99.shards{shards}", hot, cold,
                 lower_is_better=True, num_field="p99_us", den_field="p99_us")
     F.ratio("hot_read_p99_vs_cold_p50.shards10", "read/shards:10/hot:1",
-            "read/shards:10/hot:0", 10.0,
+            "read/shards:10/hot:0", 5.0,
             "ReadExact p99 during a write burst vs a cold read (p50), 10 shards",
             lower_is_better=True, num_field="p99_us", den_field="p50_us")
     for dup in (0, 50, 90):

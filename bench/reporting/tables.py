@@ -20,9 +20,9 @@ def table(header, rows, align=None):
 
 # The issue-4 target rows, in order: each merge target once per variant.
 TARGET_KEYS = [f"{m}_vs_{cell}" for cell in ("txn_rmw.hot.batch1.t2",
-                                             "mutex_rmw.hot.batch1000.t2",
                                              "best_rmw.cold1m.batch1.t2")
                for m in MERGES] + [
+    "tally_batch_vs_mutex_rmw.hot.batch1000",
     "tally_once_vs_sqlite_normal_per_event",
     "tally_once_vs_redis_lua_best",
     "tally_batch_vs_redis_pipelined_best",
@@ -68,28 +68,77 @@ def value_text(r):
     return fmtv(r["value"], "x" if r["kind"] == "ratio" else f" {r['unit']}")
 
 
+def other_text(F, key, issue=None):
+    """The same target on the run's other RocksDB build: median, spread
+    and verdict (bench/run_suite.sh --rocksdb both)."""
+    if F.other is None:
+        return "not run"
+    r = F.other.ratios.get(key)
+    if r is None or r["value"] is None:
+        return "no data"
+    met = r["met"] if issue is None else r["targets"][issue]["met"]
+    return f"{value_text(r)} ({spread_text(r)}): {'met' if met else 'not met'}"
+
+
 def target_row(F, key, issue=None):
     r = F.ratios[key]
     den = "—" if r["kind"] == "bound" else side_text(r["denominator"])
     return [r["what"], side_text(r["numerator"]), den, value_text(r),
-            spread_text(r), target_text(r, issue), verdict_of(r, issue)]
+            spread_text(r), target_text(r, issue), verdict_of(r, issue),
+            other_text(F, key, issue)]
 
 
-TARGET_HEADER = ["what", "numerator (median)", "denominator (median)",
-                 "median ratio", "spread", "target", "verdict"]
+def other_label(F):
+    return (F.other.label if F.other is not None else
+            "system" if F.label == "release" else "release")
 
 
-TARGET_ALIGN = ["---", "---", "---", "---:", "---", "---:", "---"]
+def target_header(F):
+    return ["what", "numerator (median)", "denominator (median)",
+            "median ratio", "spread", "target", "verdict",
+            f"on the {other_label(F)} RocksDB build"]
+
+
+TARGET_ALIGN = ["---", "---", "---", "---:", "---", "---:", "---", "---"]
 
 
 def targets14_table(F):
-    return table(TARGET_HEADER, [target_row(F, t.key) for t in TARGETS_14],
-                 TARGET_ALIGN)
+    return table(target_header(F),
+                 [target_row(F, t.key) for t in TARGETS_14], TARGET_ALIGN)
 
 
 def targets15_table(F):
-    return table(TARGET_HEADER, [target_row(F, t.key) for t in TARGETS_15],
-                 TARGET_ALIGN)
+    return table(target_header(F),
+                 [target_row(F, t.key) for t in TARGETS_15], TARGET_ALIGN)
+
+
+# The field a figure is compared by across RocksDB builds: its rate, else
+# its first latency or size field in this order.
+BUILD_FIELDS = ["ops_per_s", "p50_ms", "open_ms", "refresh_ms", "p50_us",
+                "bytes_per_counter", "vmhwm_mb"]
+
+
+def builds_table(F):
+    """Every tally and raw-RocksDB figure of the run on both RocksDB builds
+    (the peers' figures are shared and left out)."""
+    if F.other is None:
+        return ("*This run used one RocksDB build only (`bench/run_suite.sh "
+                "--rocksdb release|system`).*")
+    rows = []
+    for name in sorted(F.other.own):
+        mine, theirs = F.f.get(name, {}), F.other.f.get(name, {})
+        field = next((k for k in BUILD_FIELDS
+                      if mine.get(k) is not None and theirs.get(k)), None)
+        if field is None:
+            continue
+        a, b = mine[field], theirs[field]
+        fmt = rate if field == "ops_per_s" else (
+            us if field.endswith("_us") else lambda v: f"{v:,.1f}")
+        rows.append([f"`{name}`", field, fmt(a), fmt(b), xr(a / b)])
+    return table(["figure", "field", f"{F.label} RocksDB",
+                  f"{F.other.label} RocksDB",
+                  f"{F.label} / {F.other.label}"], rows,
+                 ["---", "---", "---:", "---:", "---:"])
 
 
 def likes_table(F):
@@ -164,7 +213,7 @@ def likes_table(F):
 def targets_table(F):
     rows = [target_row(F, key, "issue4" if "targets" in F.ratios[key] else None)
             for key in TARGET_KEYS]
-    return table(TARGET_HEADER, rows, TARGET_ALIGN)
+    return table(target_header(F), rows, TARGET_ALIGN)
 
 
 def readme_table(F):
@@ -178,9 +227,11 @@ def readme_table(F):
         rows.append(["15" if key in {t.key for t in TARGETS_15} else
                      "14" if key in {t.key for t in TARGETS_14} else "4",
                      r["what"], value_text(r), spread_text(r),
-                     target_text(r, issue), verdict_of(r, issue)])
-    return table(["issue", "what", "median", "spread", "target", "verdict"],
-                 rows, ["---", "---", "---:", "---", "---:", "---"])
+                     target_text(r, issue), verdict_of(r, issue),
+                     other_text(F, key, issue)])
+    return table(["issue", "what", "median", "spread", "target", "verdict",
+                  f"{other_label(F)} RocksDB"],
+                 rows, ["---", "---", "---:", "---", "---:", "---", "---"])
 
 
 def verdict_sentence(F, key, issue=None):
