@@ -19,6 +19,9 @@
 //                             sync=true: the four in turn, pairs K = 0..2,
 //                             so each ratio over producers:1 is taken from
 //                             neighbours (its median and spread).
+//                             With sync, each also reports what the group
+//                             commit did: group_commits, group_avg (commits
+//                             per synced group) and group_largest.
 //   read/shards:S/hot:H       ReadExact of an S-shard counter holding
 //                             10,000 increments, compacted; H=1: a second
 //                             thread increments it during the reads.
@@ -130,6 +133,18 @@ void BM_IncrementBatch(benchmark::State& state, int n) {
 
 // ---- durability: P producers, one shared database ----
 
+// What the group commit did (EngineStats, sync only): commits per synced
+// group on average and at most, the answer to "what stops P producers
+// short of P times one" beside the fsync rate of the machine.
+void ReportGroups(benchmark::State& state, Db* db) {
+  const EngineStats st = GetStats(*db);
+  if (st.group_commits == 0) return;
+  state.counters["group_commits"] = static_cast<double>(st.group_commits);
+  state.counters["group_avg"] = static_cast<double>(st.group_members) /
+                                static_cast<double>(st.group_commits);
+  state.counters["group_largest"] = static_cast<double>(st.group_largest);
+}
+
 struct DurableRun {
   TempDir dir;
   std::unique_ptr<Db> db;
@@ -172,6 +187,7 @@ void BM_Durable(benchmark::State& state, bool sync) {
   CheckTally(state, run->db.get(), {"c"},
              static_cast<int64_t>(state.threads()) * state.max_iterations, 0);
   run->lat.Report(state);
+  ReportGroups(state, run->db.get());
   g_durable = nullptr;
   delete run;
 }
@@ -234,6 +250,7 @@ void BM_DurableAsync(benchmark::State& state, bool once, int64_t n,
     Fail(state, "check", "acknowledged " + std::to_string(acked));
   }
   state.counters["inflight"] = window;
+  ReportGroups(state, db.get());
 }
 
 // ---- reads ----

@@ -510,6 +510,10 @@ def durable14_table(F):
                     and r["denominator"]["name"] == DURABLE_ONE), None)
         rows.append([f"`{n}`", rate(F.get(n)), us(F.get(n, "p50_us")),
                      us(F.get(n, "p99_us")),
-                     value_text(F.ratios[key]) if key else "1.00x"])
+                     value_text(F.ratios[key]) if key else "1.00x",
+                     fmtv(F.get(n, "group_avg"), ""),
+                     num(F.get(n, "group_largest"))])
     return table(["benchmark", "inc/s (median)", "p50", "p99",
-                  "vs 1 thread (median of pairs)"], rows)
+                  "vs 1 thread (median of pairs)",
+                  "commits per synced group (median)", "largest group"],
+                 rows)
