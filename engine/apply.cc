@@ -25,6 +25,7 @@
 #include "engine/write_plan.h"
 #include "engine/write_sequence.h"
 #include "tally/limits.h"
+#include "util/key_head.h"
 #include "util/rocks_status.h"
 
 namespace tally::engine {
@@ -47,6 +48,7 @@ struct BatchMarker {
 struct Fold {
   const Catalog::Entry* counter;
   std::string_view key;  // views the op's
+  uint64_t key_head;     // KeyHead(key): sorts compare it before the key
   int64_t bucket;
   uint32_t shard;
   int64_t delta;
@@ -216,12 +218,21 @@ Status LookUpStrict(BatchPlan* bp, const Read& read) {
 Status LookUpMarkers(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* events,
                      BatchPlan* bp) {
   const size_t n = bp->markers.size();
-  bp->key_order.resize(n);
-  for (size_t m = 0; m < n; ++m) bp->key_order[m] = m;
-  std::sort(bp->key_order.begin(), bp->key_order.end(),
-            [bp](size_t a, size_t b) {
-              return bp->markers[a].key < bp->markers[b].key;
+  struct Sortable {
+    KeyHeads heads;
+    size_t marker;
+  };
+  std::vector<Sortable> order(n);
+  for (size_t m = 0; m < n; ++m) {
+    order[m] = {KeyHeads::Of(bp->markers[m].key), m};
+  }
+  std::sort(order.begin(), order.end(),
+            [bp](const Sortable& a, const Sortable& b) {
+              if (!(a.heads == b.heads)) return a.heads < b.heads;
+              return bp->markers[a.marker].key < bp->markers[b.marker].key;
             });
+  bp->key_order.resize(n);
+  for (size_t j = 0; j < n; ++j) bp->key_order[j] = order[j].marker;
   if (n == 0) return Status::OK();
   std::vector<rocksdb::Slice> keys(n);
   std::vector<rocksdb::PinnableSlice> values(n);
@@ -287,15 +298,16 @@ Status DecideOps(int64_t now, BatchPlan* bp,
       // Its later copies in this batch get the answer its marker keeps.
       m->answer = MarkerOf(*p.counter, op, p);
     }
-    bp->folds.push_back(
-        Fold{p.counter, op.key, p.bucket, p.shard, p.applied, i});
+    bp->folds.push_back(Fold{p.counter, op.key, KeyHead(op.key), p.bucket,
+                             p.shard, p.applied, i});
   }
   std::sort(
       bp->folds.begin(), bp->folds.end(), [](const Fold& a, const Fold& b) {
         if (a.counter->id != b.counter->id) {
           return a.counter->id < b.counter->id;
         }
-        if (a.key != b.key) return a.key < b.key;
+        if (a.key_head != b.key_head) return a.key_head < b.key_head;
+        if (const int c = a.key.compare(b.key); c != 0) return c < 0;
         return a.bucket != b.bucket ? a.bucket < b.bucket : a.shard < b.shard;
       });
   assert(bp->folds.size() == bp->counted.applied);
