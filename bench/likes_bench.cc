@@ -46,10 +46,30 @@
 //                           rollup_ms) and by an exact scan, on the loaded
 //                           database of the batch side; both must equal the
 //                           generator's top 10.
-//   likes/read50/read_keys/pair:K, likes/read50/read_exact/pair:K
-//                           a feed page: 50 Zipf-drawn posts (hot, cold and
-//                           never liked), one ReadKeys against 50
-//                           ReadExact, alternated; every value checked.
+//
+// Feed pages, the five sides in turn three times (K = 0..2), each reading
+// the same pages in the same order: 50 distinct posts per page (a feed
+// shows a post once), Zipf-drawn with another seed (celebrities, cold posts
+// and posts nobody liked, which read 0), 2000 pages x TALLY_BENCH_SCALE.
+// Every side reads the likes of one batch-side load (the deliveries of one
+// likes/*/batch:1000 run) that it wrote with its own batch side's code;
+// keys/s counts 50 keys per page for every side, and every value read is
+// checked against the generator's count (a wrong one fails the benchmark):
+//
+//   likes/read50/read_keys/pair:K    tally: one ReadKeys of the 50 keys, on
+//                                    the loaded database after Compact
+//   likes/read50/read_exact/pair:K   tally: 50 ReadExact (reference)
+//   likes/read50/sqlite_in/pair:K    SQLite: one prepared SELECT post, likes
+//                                    FROM posts WHERE post IN (?, ...50) per
+//                                    page (WAL, synchronous=NORMAL, as the
+//                                    write side); a post without a row is 0
+//   likes/read50/redis_mget/depth:D/pair:K
+//                                    Redis: one MGET of the page's 50
+//                                    post:<id> keys, D pages per round trip:
+//                                    D = 1 (unpipelined) and kMgetDepth = 16
+//                                    (the target's side; past 16 the rate
+//                                    grows little while a round trip's
+//                                    latency grows with D)
 
 #include <benchmark/benchmark.h>
 #include <sqlite3.h>
@@ -83,6 +103,9 @@ constexpr char kLikes[] = "likes";
 constexpr int kBatch = 1000;
 constexpr int kPairs = 3;
 constexpr int kPageKeys = 50;
+// Redis feed pages (MGET) per pipelined round trip: see the header
+// (bench/reporting/ratios.py's MGET_DEPTH names the same).
+constexpr int kMgetDepth = 16;
 
 bool FullMode() { return Scaled(1) >= 5; }
 uint32_t PostCount() { return FullMode() ? 10'000'000 : 100'000; }
@@ -116,6 +139,12 @@ struct Outcomes {
     return true;
   }
 };
+
+// The peers' outcome check: they count the new likes only.
+std::string CheckApplied(const LikesWorkload& w, uint64_t applied) {
+  if (applied == w.distinct) return "";
+  return "applied " + Num(applied) + " (want " + Num(w.distinct) + ")";
+}
 
 std::string CheckOutcomes(const LikesWorkload& w, const Outcomes& o) {
   if (o.applied == w.distinct && o.duplicates == w.copies) return "";
@@ -294,7 +323,8 @@ class LikesSqlite : public WalConnection {
                          "VALUES(?1, ?2)") ||
         !bump_.Prepare(db_,
                        "INSERT INTO posts(post, likes) VALUES(?1, 1) "
-                       "ON CONFLICT(post) DO UPDATE SET likes = likes + 1")) {
+                       "ON CONFLICT(post) DO UPDATE SET likes = likes + 1") ||
+        !page_.Prepare(db_, PageQuery().c_str())) {
       return Error();
     }
     return "";
@@ -311,21 +341,45 @@ class LikesSqlite : public WalConnection {
     return bump_.Run();
   }
 
+  // The likes [begin, end) of `w` in one transaction; *applied counts the
+  // new ones. False on an error.
+  bool AddLikes(const LikesWorkload& w, size_t begin, size_t end,
+                uint64_t* applied) {
+    bool ok = Begin();
+    for (size_t i = begin; i < end && ok; ++i) {
+      bool fresh = false;
+      ok = AddLike(w.deliveries[i], &fresh);
+      *applied += fresh ? 1 : 0;
+    }
+    return ok && Commit();
+  }
+
+  // A feed page: the rows of kPageKeys posts (distinct ids) by one prepared
+  // SELECT ... WHERE post IN (...); a post nobody liked has no row. Each
+  // row must hold the generator's count and every liked post must have one.
+  // An error text or "".
+  std::string ReadPage(const uint32_t* posts, const LikesWorkload& w) {
+    uint64_t liked = 0;
+    for (int i = 0; i < kPageKeys; ++i) {
+      sqlite3_bind_int64(page_.get(), i + 1, posts[i]);
+      liked += w.likes[posts[i]] != 0 ? 1 : 0;
+    }
+    uint64_t rows = 0;
+    std::string err = StepPosts(page_.get(), w, &rows);
+    sqlite3_reset(page_.get());
+    if (err.empty() && rows != liked) {
+      err = Num(rows) + " rows (want " + Num(liked) + ")";
+    }
+    return err;
+  }
+
   // Every post row equals the generator's count; so do the totals.
   std::string Check(const LikesWorkload& w) {
     Statement q;
     if (!q.Prepare(db_, "SELECT post, likes FROM posts")) return Error();
     uint64_t rows = 0;
-    int rc;
-    while ((rc = sqlite3_step(q.get())) == SQLITE_ROW) {
-      const int64_t post = sqlite3_column_int64(q.get(), 0);
-      const int64_t v = sqlite3_column_int64(q.get(), 1);
-      if (post < 0 || post >= w.posts || v != w.likes[post]) {
-        return "post " + std::to_string(post) + " has " + std::to_string(v);
-      }
-      ++rows;
-    }
-    if (rc != SQLITE_DONE) return Error();
+    const std::string err = StepPosts(q.get(), w, &rows);
+    if (!err.empty()) return err;
     Statement n;
     if (!n.Prepare(db_, "SELECT count(*) FROM likes") ||
         sqlite3_step(n.get()) != SQLITE_ROW) {
@@ -341,7 +395,29 @@ class LikesSqlite : public WalConnection {
   }
 
  private:
-  Statement insert_, bump_;
+  // Steps `q`, a query of (post, likes) rows, to its end: each row must
+  // hold the generator's count; *rows counts them. An error text or "".
+  std::string StepPosts(sqlite3_stmt* q, const LikesWorkload& w,
+                        uint64_t* rows) {
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+      const int64_t post = sqlite3_column_int64(q, 0);
+      const int64_t v = sqlite3_column_int64(q, 1);
+      if (post < 0 || post >= w.posts || v != w.likes[post]) {
+        return "post " + std::to_string(post) + " has " + std::to_string(v);
+      }
+      ++*rows;
+    }
+    return rc == SQLITE_DONE ? "" : Error();
+  }
+
+  static std::string PageQuery() {
+    std::string q = "SELECT post, likes FROM posts WHERE post IN (?";
+    for (int i = 1; i < kPageKeys; ++i) q += ",?";
+    return q + ")";
+  }
+
+  Statement insert_, bump_, page_;
 };
 
 void BM_Sqlite(benchmark::State& state, int per_txn, int pair) {
@@ -357,21 +433,14 @@ void BM_Sqlite(benchmark::State& state, int per_txn, int pair) {
   uint64_t applied = 0;
   size_t next = 0;
   TimedLoop(state, &lat, per_txn, "transaction", [&](std::string* error) {
-    bool ok = db.Begin();
-    for (int i = 0; i < per_txn && ok; ++i) {
-      bool fresh = false;
-      ok = db.AddLike(w.deliveries[next++], &fresh);
-      applied += fresh ? 1 : 0;
-    }
-    ok = ok && db.Commit();
+    const bool ok = db.AddLikes(w, next, next + per_txn, &applied);
+    next += per_txn;
     if (!ok) *error = db.Error();
     return ok;
   });
   if (state.error_occurred()) return;
-  std::string check =
-      applied == w.distinct
-          ? db.Check(w)
-          : "applied " + Num(applied) + " (want " + Num(w.distinct) + ")";
+  std::string check = CheckApplied(w, applied);
+  if (check.empty()) check = db.Check(w);
   if (!check.empty()) return Fail(state, "sqlite check", check);
   lat.Report(state);
   ReportWorkload(state, w);
@@ -406,6 +475,36 @@ struct LikeKeys {
     post_len = std::snprintf(post, sizeof(post), "post:%u", l.post);
   }
 };
+
+// The likes [begin, end) of `w` by EVALSHA of the script `sha`, all of them
+// in one round trip; *applied counts the new ones. False on an error.
+bool SendLikes(Redis* redis, const std::string& sha, const LikesWorkload& w,
+               size_t begin, size_t end, uint64_t* applied) {
+  LikeKeys k;
+  bool ok = true;
+  for (size_t i = begin; i < end && ok; ++i) {
+    k.Of(w.deliveries[i]);
+    ok = redis->Append("EVALSHA %s 2 %b %b", sha.c_str(), k.like,
+                       static_cast<size_t>(k.like_len), k.post,
+                       static_cast<size_t>(k.post_len));
+  }
+  for (size_t i = begin; i < end && ok; ++i) {
+    Reply r = redis->Next();
+    ok = r != nullptr && r->type == REDIS_REPLY_INTEGER;
+    if (ok && r->integer > 0) ++*applied;
+  }
+  return ok;
+}
+
+// The like script loaded into the server: its sha, or "" (*error set).
+std::string LoadLikeScript(Redis* redis, std::string* error) {
+  Reply loaded = redis->Command("SCRIPT LOAD %s", kLikeScript);
+  if (loaded == nullptr || loaded->type != REDIS_REPLY_STRING) {
+    *error = "SCRIPT LOAD: " + redis->Error();
+    return "";
+  }
+  return std::string(loaded->str, loaded->len);
+}
 
 std::string CheckRedis(Redis* redis, const LikesWorkload& w) {
   // Every liked post's counter, pipelined 1000 GETs at a time.
@@ -446,36 +545,21 @@ void BM_Redis(benchmark::State& state, int depth, int pair) {
   Redis redis;
   std::string err = redis.Connect();
   if (!err.empty()) return Fail(state, "redis", err);
-  Reply loaded = redis.Command("SCRIPT LOAD %s", kLikeScript);
-  if (loaded == nullptr || loaded->type != REDIS_REPLY_STRING) {
-    return Fail(state, "SCRIPT LOAD", redis.Error());
-  }
-  const std::string sha(loaded->str, loaded->len);
+  const std::string sha = LoadLikeScript(&redis, &err);
+  if (sha.empty()) return Fail(state, "redis", err);
   const int64_t memory_before = redis.UsedMemory();
   LatencyLog lat;
   uint64_t applied = 0;
   size_t next = 0;
-  LikeKeys k;
   TimedLoop(state, &lat, depth, "EVALSHA", [&](std::string* error) {
-    bool ok = true;
-    for (int i = 0; i < depth && ok; ++i) {
-      k.Of(w.deliveries[next++]);
-      ok = redis.Append("EVALSHA %s 2 %b %b", sha.c_str(), k.like,
-                        static_cast<size_t>(k.like_len), k.post,
-                        static_cast<size_t>(k.post_len));
-    }
-    for (int i = 0; i < depth && ok; ++i) {
-      Reply r = redis.Next();
-      ok = r != nullptr && r->type == REDIS_REPLY_INTEGER;
-      if (ok && r->integer > 0) ++applied;
-    }
+    const bool ok = SendLikes(&redis, sha, w, next, next + depth, &applied);
+    next += depth;
     if (!ok) *error = redis.Error();
     return ok;
   });
   if (state.error_occurred()) return;
-  err = applied == w.distinct
-            ? CheckRedis(&redis, w)
-            : "applied " + Num(applied) + " (want " + Num(w.distinct) + ")";
+  err = CheckApplied(w, applied);
+  if (err.empty()) err = CheckRedis(&redis, w);
   if (!err.empty()) return Fail(state, "redis check", err);
   lat.Report(state);
   ReportWorkload(state, w);
@@ -498,6 +582,12 @@ struct Loaded {
   TempDir dir;
   std::unique_ptr<Db> db;
   std::string error;
+  // The same likes written by the peers' batch sides, for their feed
+  // pages: built by the first feed-page benchmark of each.
+  std::unique_ptr<LikesSqlite> sqlite;
+#ifdef TALLY_LIKES_REDIS
+  std::unique_ptr<Redis> redis;
+#endif
 };
 
 // Built by the first benchmark that needs it: the batch side's load
@@ -531,6 +621,58 @@ Loaded* GetLoaded(benchmark::State& state) {
   }
   return g_loaded.get();
 }
+
+// The loaded likes written again by the SQLite batch side's code (one
+// transaction per kBatch deliveries, WAL, synchronous=NORMAL) and checked
+// whole; null (the benchmark failed) on an error.
+LikesSqlite* LoadedSqlite(benchmark::State& state, Loaded* l) {
+  if (l->sqlite != nullptr) return l->sqlite.get();
+  auto db = std::make_unique<LikesSqlite>();
+  std::string err = db->Open(l->dir.Sub("likes.sqlite"));
+  uint64_t applied = 0;
+  const size_t n = l->w.deliveries.size();
+  for (size_t i = 0; err.empty() && i < n; i += kBatch) {
+    if (!db->AddLikes(l->w, i, std::min(n, i + kBatch), &applied)) {
+      err = db->Error();
+    }
+  }
+  if (err.empty()) err = CheckApplied(l->w, applied);
+  if (err.empty()) err = db->Check(l->w);
+  if (!err.empty()) {
+    Fail(state, "sqlite load", err);
+    return nullptr;
+  }
+  l->sqlite = std::move(db);
+  return l->sqlite.get();
+}
+
+#ifdef TALLY_LIKES_REDIS
+// The loaded likes written again by the Redis pipelined side's code (the
+// Lua script, kBatch EVALSHA per round trip) into the emptied server and
+// checked whole; null (the benchmark failed) on an error.
+Redis* LoadedRedis(benchmark::State& state, Loaded* l) {
+  if (l->redis != nullptr) return l->redis.get();
+  auto redis = std::make_unique<Redis>();
+  std::string err = redis->Connect();
+  const std::string sha = err.empty() ? LoadLikeScript(redis.get(), &err) : "";
+  uint64_t applied = 0;
+  const size_t n = l->w.deliveries.size();
+  for (size_t i = 0; err.empty() && i < n; i += kBatch) {
+    if (!SendLikes(redis.get(), sha, l->w, i, std::min(n, i + kBatch),
+                   &applied)) {
+      err = redis->Error();
+    }
+  }
+  if (err.empty()) err = CheckApplied(l->w, applied);
+  if (err.empty()) err = CheckRedis(redis.get(), l->w);
+  if (!err.empty()) {
+    Fail(state, "redis load", err);
+    return nullptr;
+  }
+  l->redis = std::move(redis);
+  return l->redis.get();
+}
+#endif  // TALLY_LIKES_REDIS
 
 // The generator's top `n`: largest count first, ties in key byte order (as
 // TopKeys orders them).
@@ -597,66 +739,153 @@ void BM_Top(benchmark::State& state, bool exact) {
   state.counters["keys"] = static_cast<double>(l->w.posts_liked);
 }
 
-// Feed pages: kPageKeys posts each, drawn from the same Zipf popularity
-// (with another seed), so a page mixes celebrities, cold posts and posts
-// nobody liked (they read 0).
+// Feed pages: kPageKeys distinct posts each (a feed shows a post once per
+// page), drawn from the same Zipf popularity (with another seed), so a page
+// mixes celebrities, cold posts and posts nobody liked (they read 0). Every
+// side reads the same pages in the same order.
 struct Pages {
-  std::vector<std::string> keys;        // page p: [p * kPageKeys, +kPageKeys)
+  std::vector<uint32_t> posts;          // page p: [p * kPageKeys, +kPageKeys)
+  std::vector<std::string> keys;        // the same posts as tally keys
   std::vector<std::string_view> views;  // the same, as views
-  std::vector<int64_t> sums;            // the generator's sum per page
 };
 
 Pages MakePages(const LikesWorkload& w, size_t pages) {
   Pages out;
   std::mt19937_64 rng(1515);
   ZipfSampler zipf(w.posts, kZipfExponent);
-  out.keys.reserve(pages * kPageKeys);
+  out.posts.reserve(pages * kPageKeys);
   for (size_t p = 0; p < pages; ++p) {
-    int64_t sum = 0;
-    for (int i = 0; i < kPageKeys; ++i) {
+    const auto first = static_cast<ptrdiff_t>(p * kPageKeys);
+    while (out.posts.size() < (p + 1) * kPageKeys) {
       const uint32_t post = PostOfRank(zipf.Sample(rng), w.posts);
-      out.keys.push_back(Num(post));
-      sum += w.likes[post];
+      if (std::find(out.posts.begin() + first, out.posts.end(), post) ==
+          out.posts.end()) {
+        out.posts.push_back(post);
+      }
     }
-    out.sums.push_back(sum);
   }
+  for (uint32_t post : out.posts) out.keys.push_back(Num(post));
   out.views.assign(out.keys.begin(), out.keys.end());
   return out;
 }
 
+// "" when `got` is the generator's count of `post`, else what differs.
+std::string CheckPost(const LikesWorkload& w, uint32_t post, int64_t got) {
+  if (got == w.likes[post]) return "";
+  return "post " + Num(post) + " reads " + std::to_string(got) + " (want " +
+         Num(w.likes[post]) + ")";
+}
+
+// tally: one ReadKeys of the page (`multi`) or kPageKeys ReadExact.
 void BM_Read50(benchmark::State& state, bool multi) {
   Loaded* l = GetLoaded(state);
   if (l == nullptr) return;
   const Pages pages =
       MakePages(l->w, static_cast<size_t>(state.max_iterations));
   LatencyLog lat;
-  size_t page = 0;
+  size_t at = 0;  // the page's first post
   std::vector<std::string_view> keys(kPageKeys);
   TimedLoop(state, &lat, kPageKeys, "read", [&](std::string* error) {
-    const std::string_view* first = &pages.views[page * kPageKeys];
-    int64_t sum = 0;
+    const std::string_view* first = &pages.views[at];
     if (multi) {
       keys.assign(first, first + kPageKeys);
       Result<std::vector<int64_t>> r = l->db->ReadKeys(kLikes, keys);
       if (!r.ok()) return Ok(r.status(), error);
-      for (int64_t v : *r) sum += v;
+      for (int i = 0; i < kPageKeys && error->empty(); ++i) {
+        *error = CheckPost(l->w, pages.posts[at + i], (*r)[i]);
+      }
     } else {
-      for (int i = 0; i < kPageKeys; ++i) {
+      for (int i = 0; i < kPageKeys && error->empty(); ++i) {
         Result<int64_t> r = l->db->ReadExact({kLikes, first[i]});
         if (!r.ok()) return Ok(r.status(), error);
-        sum += *r;
+        *error = CheckPost(l->w, pages.posts[at + i], *r);
       }
     }
-    if (sum != pages.sums[page]) {
-      *error = "page " + Num(page) + " sums to " + std::to_string(sum) +
-               " (want " + std::to_string(pages.sums[page]) + ")";
-      return false;
-    }
-    ++page;
-    return true;
+    at += kPageKeys;
+    return error->empty();
   });
   if (!state.error_occurred()) lat.Report(state);
 }
+
+// SQLite: one prepared SELECT ... WHERE post IN (50 ids) per page.
+void BM_SqliteIn(benchmark::State& state) {
+  Loaded* l = GetLoaded(state);
+  LikesSqlite* db = l != nullptr ? LoadedSqlite(state, l) : nullptr;
+  if (db == nullptr) return;
+  const Pages pages =
+      MakePages(l->w, static_cast<size_t>(state.max_iterations));
+  LatencyLog lat;
+  size_t at = 0;
+  TimedLoop(state, &lat, kPageKeys, "SELECT", [&](std::string* error) {
+    *error = db->ReadPage(&pages.posts[at], l->w);
+    at += kPageKeys;
+    return error->empty();
+  });
+  if (!state.error_occurred()) lat.Report(state);
+}
+
+#ifdef TALLY_LIKES_REDIS
+// "" when the MGET reply holds the generator's counts of `posts` (nil for a
+// post nobody liked), else what differs.
+std::string CheckMget(const redisReply* r, const uint32_t* posts,
+                      const LikesWorkload& w) {
+  if (r == nullptr || r->type != REDIS_REPLY_ARRAY ||
+      r->elements != static_cast<size_t>(kPageKeys)) {
+    return "not an array of " + std::to_string(kPageKeys);
+  }
+  std::string error;
+  for (int i = 0; i < kPageKeys && error.empty(); ++i) {
+    const redisReply* e = r->element[i];
+    if (e->type != REDIS_REPLY_NIL && e->type != REDIS_REPLY_STRING) {
+      return "post:" + Num(posts[i]) + " is not a string";
+    }
+    error = CheckPost(w, posts[i],
+                      e->type == REDIS_REPLY_NIL ? 0 : std::atoll(e->str));
+  }
+  return error;
+}
+
+// Redis: one MGET of a page's 50 post:<id> keys, `depth` pages per round
+// trip (pipelined).
+void BM_RedisMget(benchmark::State& state, int depth) {
+  Loaded* l = GetLoaded(state);
+  Redis* redis = l != nullptr ? LoadedRedis(state, l) : nullptr;
+  if (redis == nullptr) return;
+  const Pages pages = MakePages(
+      l->w, static_cast<size_t>(state.max_iterations) * static_cast<size_t>(depth));
+  std::vector<std::string> names;  // post:<id> of every page, in order
+  names.reserve(pages.posts.size());
+  for (uint32_t post : pages.posts) names.push_back("post:" + Num(post));
+  std::vector<const char*> argv(kPageKeys + 1);
+  std::vector<size_t> lens(kPageKeys + 1);
+  argv[0] = "MGET";
+  lens[0] = 4;
+  LatencyLog lat;
+  size_t at = 0;
+  TimedLoop(state, &lat, int64_t{depth} * kPageKeys, "MGET",
+            [&](std::string* error) {
+              for (int d = 0; d < depth; ++d) {
+                for (int i = 0; i < kPageKeys; ++i) {
+                  const std::string& n = names[at + d * kPageKeys + i];
+                  argv[i + 1] = n.data();
+                  lens[i + 1] = n.size();
+                }
+                if (!redis->AppendArgv(kPageKeys + 1, argv.data(),
+                                       lens.data())) {
+                  *error = redis->Error();
+                  return false;
+                }
+              }
+              for (int d = 0; d < depth && error->empty(); ++d) {
+                Reply r = redis->Next();
+                *error = CheckMget(r.get(), &pages.posts[at], l->w);
+                at += kPageKeys;
+              }
+              return error->empty();
+            });
+  if (!state.error_occurred()) lat.Report(state);
+}
+#endif  // TALLY_LIKES_REDIS
 
 // ---- RSS with 10M keys ----
 
@@ -754,6 +983,15 @@ void RegisterAll() {
     const std::string p = "/pair:" + std::to_string(k);
     Register("likes/read50/read_keys" + p, Scaled(2000), BM_Read50, true);
     Register("likes/read50/read_exact" + p, Scaled(2000), BM_Read50, false);
+    Register("likes/read50/sqlite_in" + p, Scaled(2000), BM_SqliteIn);
+#ifdef TALLY_LIKES_REDIS
+    if (redis) {
+      for (int depth : {1, kMgetDepth}) {
+        Register("likes/read50/redis_mget/depth:" + std::to_string(depth) + p,
+                 Scaled(2000) / depth, BM_RedisMget, depth);
+      }
+    }
+#endif
   }
 }
 

@@ -55,6 +55,11 @@ class Redis {
     return redisAppendCommand(c_.get(), format, args...) == REDIS_OK;
   }
 
+  // One command of argc arguments (argv[i] of lens[i] bytes), pipelined.
+  bool AppendArgv(int argc, const char** argv, const size_t* lens) {
+    return redisAppendCommandArgv(c_.get(), argc, argv, lens) == REDIS_OK;
+  }
+
   Reply Next() {
     void* r = nullptr;
     if (redisGetReply(c_.get(), &r) != REDIS_OK) return nullptr;

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "engine/coding.h"
 #include "engine/counter_range.h"
 #include "engine/db_impl.h"
+#include "engine/perf_counters.h"
 #include "engine/read_checks.h"
 #include "engine/snapshot_hold.h"
 #include "engine/top_keys.h"
@@ -30,6 +32,56 @@ namespace {
 Status NotKeyed(const CounterInfo& c, const char* call) {
   return Status::InvalidArgument(std::string(call) + ": counter " +
                                  Quote(c.name) + " is not keyed");
+}
+
+// The values of `keys` of the keyed counter `c` (not bucketed) into *out:
+// one MultiGet of every (key, shard), which reads them all at one implicit
+// snapshot (no DB mutex for an explicit one); each lookup stops at its
+// key's newest value. The shard keys go in sorted (by memcmp, the shards
+// family's bytewise order): RocksDB would otherwise sort them itself
+// through its comparator, 9% of a 50-key page's instructions.
+Status MultiGetKeys(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* shards,
+                    const CounterInfo& c,
+                    const std::vector<std::string_view>& keys,
+                    const rocksdb::ReadOptions& ro, std::vector<int64_t>* out) {
+  const size_t n = keys.size() * c.shards;
+  std::unique_ptr<char[]> bytes(new char[n * kMaxShardKeyBytes]);
+  std::vector<rocksdb::Slice> encoded(n);  // key i's shard j at i * shards + j
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const KeyPrefix prefix(c.id, keys[i]);
+    for (uint32_t j = 0; j < c.shards; ++j) {
+      const size_t k = i * c.shards + j;
+      char* at = bytes.get() + k * kMaxShardKeyBytes;
+      encoded[k] = rocksdb::Slice(at, EncodeShardKeyOf(prefix, kNoBucket, j, at));
+    }
+  }
+  std::vector<uint32_t> order(n);  // order[m]: the m-th shard key in key order
+  for (size_t k = 0; k < n; ++k) order[k] = static_cast<uint32_t>(k);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return encoded[a].compare(encoded[b]) < 0;
+  });
+  std::vector<rocksdb::Slice> sorted(n);
+  for (size_t m = 0; m < n; ++m) sorted[m] = encoded[order[m]];
+  std::vector<rocksdb::PinnableSlice> values(n);
+  std::vector<rocksdb::Status> statuses(n);
+  db->MultiGet(ro, shards, n, sorted.data(), values.data(), statuses.data(),
+               /*sorted_input=*/true);
+  std::vector<ExactSum> sums(keys.size());
+  for (size_t m = 0; m < n; ++m) {
+    if (statuses[m].IsNotFound()) continue;
+    if (!statuses[m].ok()) return FromRocks(statuses[m], "read keys");
+    const uint32_t shard = order[m] % c.shards;
+    ShardSum v;
+    Status s = CheckShardValue(c, sorted[m].ToStringView(),
+                               values[m].ToStringView(), shard, &v);
+    if (!s.ok()) return s;
+    sums[order[m] / c.shards].Add(v);
+  }
+  for (size_t i = 0; i < keys.size(); ++i) {
+    Status s = NarrowSum(c, sums[i], &(*out)[i]);
+    if (!s.ok()) return s.WithContext("key " + Quote(keys[i]));
+  }
+  return Status::OK();
 }
 
 }  // namespace
@@ -127,39 +179,9 @@ Result<std::vector<int64_t>> DbImpl::ReadKeys(
     }
     return out;
   }
-  // One MultiGet of every (key, shard), which reads them all at one
-  // implicit snapshot (no DB mutex for an explicit one): each lookup stops
-  // at its key's newest value.
-  const size_t n = keys.size() * c->shards;
-  std::vector<char> bytes(n * kMaxShardKeyBytes);
-  std::vector<rocksdb::Slice> slices(n);
-  for (size_t i = 0; i < keys.size(); ++i) {
-    const KeyPrefix prefix(c->id, keys[i]);
-    for (uint32_t j = 0; j < c->shards; ++j) {
-      const size_t k = i * c->shards + j;
-      char* at = bytes.data() + k * kMaxShardKeyBytes;
-      slices[k] = rocksdb::Slice(at, EncodeShardKeyOf(prefix, kNoBucket, j, at));
-    }
-  }
-  std::vector<rocksdb::PinnableSlice> values(n);
-  std::vector<rocksdb::Status> statuses(n);
-  db_->MultiGet(ro, shards_, n, slices.data(), values.data(), statuses.data(),
-                /*sorted_input=*/false);
-  for (size_t i = 0; i < keys.size(); ++i) {
-    ExactSum sum;
-    for (uint32_t j = 0; j < c->shards; ++j) {
-      const size_t k = i * c->shards + j;
-      if (statuses[k].IsNotFound()) continue;
-      if (!statuses[k].ok()) return FromRocks(statuses[k], "read keys");
-      ShardSum v;
-      Status s = CheckShardValue(*c, slices[k].ToStringView(),
-                                 values[k].ToStringView(), j, &v);
-      if (!s.ok()) return s;
-      sum.Add(v);
-    }
-    Status s = NarrowSum(*c, sum, &out[i]);
-    if (!s.ok()) return s.WithContext("key " + Quote(keys[i]));
-  }
+  const PerfCountersOff perf_off;  // nobody reads them (perf_counters.h)
+  Status s = MultiGetKeys(db_.get(), shards_, *c, keys, ro, &out);
+  if (!s.ok()) return s;
   return out;
 }
 

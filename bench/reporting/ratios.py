@@ -104,6 +104,11 @@ LIKES_TALLY_BEST = Best(["likes/tally/once", "likes/tally/batch:1000"],
 LIKES_RSS = Largest("likes/rss/keys:")
 
 
+# Feed pages per pipelined round trip of the Redis MGET side
+# (bench/likes_bench.cc, kMgetDepth).
+MGET_DEPTH = 16
+
+
 TARGETS_15 = [
     Target("likes.tally_batch_vs_sqlite_batch",
            "likes: tally `Apply` of 1000 once-increments vs SQLite (WAL, "
@@ -114,10 +119,17 @@ TARGETS_15 = [
            "the faster per pair) vs Redis Lua SET NX + INCR pipelined 1000 "
            "deep", LIKES_TALLY_BEST, "likes/redis/lua_pipelined/depth:1000",
            1.5),
-    Target("likes.read_keys50_vs_read_exact50",
-           "a feed page: one `ReadKeys` of 50 keys vs 50 `ReadExact` "
-           "(keys/s)", "likes/read50/read_keys", "likes/read50/read_exact",
-           3.0),
+    Target("likes.feed_page_vs_sqlite_in",
+           "a feed page of 50 Zipf-drawn posts: tally one `ReadKeys` vs "
+           "SQLite one prepared `SELECT post, likes FROM posts WHERE post IN "
+           "(50 ids)` (WAL), on the same likes (keys/s)",
+           "likes/read50/read_keys", "likes/read50/sqlite_in", 2.0),
+    Target("likes.feed_page_vs_redis_mget",
+           "a feed page of 50 Zipf-drawn posts: tally one `ReadKeys` vs "
+           f"Redis one `MGET` of 50 `post:<id>` keys, {MGET_DEPTH} pages per "
+           "round trip (pipelined), on the same likes (keys/s)",
+           "likes/read50/read_keys",
+           f"likes/read50/redis_mget/depth:{MGET_DEPTH}", 1.0),
     Target("likes.rss_bound_vs_peak",
            "memory bound (block cache + every family's memtables + 64 MiB) "
            "over peak RSS after writing N distinct keys (N = 10M in full "
@@ -227,5 +239,9 @@ def compute_ratios(F):
             "likes/redis/lua")
     F.ratio("likes.tally_batch_vs_redis_pipelined", "likes/tally/batch:1000",
             "likes/redis/lua_pipelined/depth:1000")
+    F.ratio("likes.read_keys50_vs_read_exact50", "likes/read50/read_keys",
+            "likes/read50/read_exact")
+    F.ratio("likes.feed_page_vs_redis_mget_unpipelined",
+            "likes/read50/read_keys", "likes/read50/redis_mget/depth:1")
     for t in TARGETS_15:
         t.record(F)
