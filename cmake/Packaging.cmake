@@ -67,6 +67,12 @@ if(CMAKE_LIBRARY_ARCHITECTURE AND
 endif()
 
 set(TALLY_DEB_RUNTIME "libtally${TALLY_SOVERSION}")
+# What the descriptions say of RocksDB inside the libraries.
+set(_tally_deb_rocksdb "")
+if(TALLY_ROCKSDB_BUILD STREQUAL "release")
+  set(_tally_deb_rocksdb "
+It contains RocksDB, Debian's source package ${TALLY_ROCKSDB_RELEASE_VERSION} built in Release.")
+endif()
 set(TALLY_DEB_VERSION "${PROJECT_VERSION}")
 
 set(CPACK_GENERATOR DEB)
@@ -121,7 +127,7 @@ increments as merge operands, once-increments deduplicated by event id
 across crashes, keyed and time-bucketed counters, strict counters, quotas,
 reservations, claims, roll-ups, an outbox with exactly-once sync, and
 checkpoints and backups.
-This package holds the shared library, with its C++ and C APIs.")
+This package holds the shared library, with its C++ and C APIs.${_tally_deb_rocksdb}")
 
 # libtally-dev: the exact library version (its libtally.so link and
 # headers belong to that build); libhiredis-dev and RocksDB for linking
@@ -130,9 +136,8 @@ This package holds the shared library, with its C++ and C APIs.")
 # libtally.a holds the release RocksDB, the -dev packages of the libraries
 # it names instead (TALLY_ROCKSDB_RELEASE_LIBS), asked of dpkg by the file
 # the linker would take for each.
-set(_tally_dev_depends "librocksdb-dev")
+set(_tally_dev_depends "${TALLY_DEB_RUNTIME} (= ${TALLY_DEB_VERSION})")
 if(TALLY_ROCKSDB_BUILD STREQUAL "release")
-  set(_tally_dev_depends "")
   foreach(lib IN LISTS TALLY_ROCKSDB_RELEASE_LIBS)
     find_library(TALLY_DEB_LIB_${lib} NAMES ${lib})
     execute_process(COMMAND dpkg-query -S "${TALLY_DEB_LIB_${lib}}"
@@ -146,13 +151,15 @@ if(TALLY_ROCKSDB_BUILD STREQUAL "release")
     endif()
     list(APPEND _tally_dev_depends "${owner}")
   endforeach()
-  list(REMOVE_DUPLICATES _tally_dev_depends)
-  list(JOIN _tally_dev_depends ", " _tally_dev_depends)
+else()
+  list(APPEND _tally_dev_depends librocksdb-dev)
 endif()
+list(APPEND _tally_dev_depends libhiredis-dev)
+list(REMOVE_DUPLICATES _tally_dev_depends)
+list(JOIN _tally_dev_depends ", " _tally_dev_depends)
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libtally-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
-set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
-    "${TALLY_DEB_RUNTIME} (= ${TALLY_DEB_VERSION}), ${_tally_dev_depends}, libhiredis-dev")
+set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "${_tally_dev_depends}")
 unset(_tally_dev_depends)
 set(CPACK_DEBIAN_DEV_DESCRIPTION
 "embedded sharded counters with exactly-once increments (development)
@@ -160,7 +167,8 @@ tally is an embedded storage engine for sharded counters with exactly-once
 increments, on RocksDB.
 This package holds the C++ headers (tally/tally.h) and the C header
 (tally/c.h), the static library, the CMake package (find_package(tally))
-and the pkg-config files tally.pc and tally-c.pc.")
+and the pkg-config files tally.pc and tally-c.pc.${_tally_deb_rocksdb}")
+unset(_tally_deb_rocksdb)
 
 # tally-tools: counterctl was linked against this very libtally.
 set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME tally-tools)
@@ -271,7 +279,14 @@ License: Expat
 # RocksDB's notices, where libtally (runtime, dev) contains the release
 # RocksDB: the facts of Debian's rocksdb 7.8.3-2 source package
 # (debian/copyright, README.md, LICENSE.leveldb, and the PerconaFT files'
-# own headers, which debian/copyright does not list).
+# own headers, which debian/copyright does not list). Another version's
+# may differ: read them again.
+if(TALLY_ROCKSDB_BUILD STREQUAL "release" AND
+   NOT TALLY_ROCKSDB_RELEASE_VERSION STREQUAL "7.8.3-2")
+  message(WARNING "Packaging: the RocksDB notices in the copyright files "
+    "are 7.8.3-2's; this tree has RocksDB ${TALLY_ROCKSDB_RELEASE_VERSION}: "
+    "check them against its source package (cmake/Packaging.cmake)")
+endif()
 set(_tally_rocksdb_copyright
 "
 Files: rocksdb/*
@@ -283,9 +298,9 @@ License: GPL-2 or Apache-2.0, and BSD-3-clause
 Comment: RocksDB 7.8.3, Debian's source package rocksdb 7.8.3-2 with its
  patches, built in Release by tally's scripts/build_rocksdb and compiled
  into libtally. RocksDB is dual-licensed under GPLv2 and Apache 2.0, at
- the licensee's option; tally takes it under Apache-2.0 (docs/license.md).
- Its code from LevelDB is under the BSD-3-clause license below
- (RocksDB's LICENSE.leveldb).
+ the licensee's option; tally takes it under Apache-2.0, as tally's
+ docs/license.md explains. Its code from LevelDB is under the BSD-3-clause
+ license below (RocksDB's LICENSE.leveldb).
 
 Files: rocksdb/utilities/transactions/lock/range/range_tree/lib/*
 Copyright: 2006, 2015 Percona and/or its affiliates

@@ -307,12 +307,13 @@ ok "C++ headers compile with pkg-config tally's flags ($cxxflags)"
 # own package unfindable, linked, run, needing neither libtally.so nor
 # librocksdb.so.
 if [ "$variant" = release ]; then
-  "$cmake" --no-warn-unused-cli -S "$src/examples/orders" -B "$tmp/static" \
-    -DCMAKE_PREFIX_PATH="$root/usr" -DORDERS_STATIC=ON \
-    -DCMAKE_DISABLE_FIND_PACKAGE_RocksDB=ON -DCMAKE_BUILD_TYPE=Release \
-    >"$tmp/static.log" 2>&1 &&
-    "$cmake" --build "$tmp/static" >>"$tmp/static.log" 2>&1 ||
-    { cat "$tmp/static.log" >&2; fail "the static order example did not build from the root's CMake package"; }
+  if ! { "$cmake" --no-warn-unused-cli -S "$src/examples/orders" \
+           -B "$tmp/static" -DCMAKE_PREFIX_PATH="$root/usr" -DORDERS_STATIC=ON \
+           -DCMAKE_DISABLE_FIND_PACKAGE_RocksDB=ON -DCMAKE_BUILD_TYPE=Release &&
+         "$cmake" --build "$tmp/static"; } >"$tmp/static.log" 2>&1; then
+    cat "$tmp/static.log" >&2
+    fail "the static order example did not build from the root's CMake package"
+  fi
   said="$("$tmp/static/orders" "$tmp/static-db" 2>&1)" ||
     fail "the static order example failed: $said"
   if ldd "$tmp/static/orders" | grep -E 'lib(tally|rocksdb)\.so'; then
