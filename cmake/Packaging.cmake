@@ -17,6 +17,15 @@
 # after every install() rule. dpkg-shlibdeps (package dpkg-dev) and file
 # must be installed.
 #
+# Which RocksDB they hold is the tree's TALLY_ROCKSDB_BUILD. The packages
+# to ship are made with `release` (`./scripts/dev package`: Debian's
+# RocksDB source built in Release, without the assertions and sync points
+# of Debian's librocksdb; docs/embedding.md): libtally.so and libtally.a
+# contain RocksDB, libtally0.1 depends on RocksDB's compression libraries
+# instead of librocksdb7.8, libtally-dev on their -dev packages instead of
+# librocksdb-dev, and the copyright files of both carry RocksDB's notices.
+# A `system` tree (CI's) makes packages on Debian's librocksdb7.8.
+#
 # Paths. The packages install under /usr whatever CMAKE_INSTALL_PREFIX the
 # tree was configured with (CPACK_PACKAGING_INSTALL_PREFIX: cpack installs
 # each component with that prefix into its staging directory). What goes
@@ -58,6 +67,12 @@ if(CMAKE_LIBRARY_ARCHITECTURE AND
 endif()
 
 set(TALLY_DEB_RUNTIME "libtally${TALLY_SOVERSION}")
+# What the descriptions say of RocksDB inside the libraries.
+set(_tally_deb_rocksdb "")
+if(TALLY_ROCKSDB_BUILD STREQUAL "release")
+  set(_tally_deb_rocksdb "
+It contains RocksDB, Debian's source package ${TALLY_ROCKSDB_RELEASE_VERSION} built in Release.")
+endif()
 set(TALLY_DEB_VERSION "${PROJECT_VERSION}")
 
 set(CPACK_GENERATOR DEB)
@@ -84,8 +99,9 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_VERSION "${TALLY_DEB_VERSION}")
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 
-# Shared library dependencies from dpkg-shlibdeps: librocksdb7.8, libc6,
-# libstdc++6 and libgcc-s1 with the versions the binaries need.
+# Shared library dependencies from dpkg-shlibdeps: librocksdb7.8 (or, with
+# the release RocksDB inside, its compression libraries), libhiredis0.14,
+# libc6, libstdc++6 and libgcc-s1 with the versions the binaries need.
 # counterctl's libtally.so.0.1 is in no installed package, and without
 # the library dpkg-shlibdeps fails: -l names the runtime component's
 # staging directory, by a path relative to the tools component's, where
@@ -111,23 +127,48 @@ increments as merge operands, once-increments deduplicated by event id
 across crashes, keyed and time-bucketed counters, strict counters, quotas,
 reservations, claims, roll-ups, an outbox with exactly-once sync, and
 checkpoints and backups.
-This package holds the shared library, with its C++ and C APIs.")
+This package holds the shared library, with its C++ and C APIs.${_tally_deb_rocksdb}")
 
 # libtally-dev: the exact library version (its libtally.so link and
-# headers belong to that build); librocksdb-dev and libhiredis-dev for
-# tally.pc's Requires.private and for linking libtally.a, which needs
-# RocksDB and hiredis (the cluster backend's client).
+# headers belong to that build); libhiredis-dev and RocksDB for linking
+# libtally.a, which needs hiredis (the cluster backend's client) and
+# RocksDB: librocksdb-dev (tally.pc's Requires.private), or, where
+# libtally.a holds the release RocksDB, the -dev packages of the libraries
+# it names instead (TALLY_ROCKSDB_RELEASE_LIBS), asked of dpkg by the file
+# the linker would take for each.
+set(_tally_dev_depends "${TALLY_DEB_RUNTIME} (= ${TALLY_DEB_VERSION})")
+if(TALLY_ROCKSDB_BUILD STREQUAL "release")
+  foreach(lib IN LISTS TALLY_ROCKSDB_RELEASE_LIBS)
+    find_library(TALLY_DEB_LIB_${lib} NAMES ${lib})
+    execute_process(COMMAND dpkg-query -S "${TALLY_DEB_LIB_${lib}}"
+      OUTPUT_VARIABLE owner ERROR_QUIET RESULT_VARIABLE failed)
+    string(REGEX REPLACE "[:,].*" "" owner "${owner}")
+    if(failed OR owner STREQUAL "")
+      message(WARNING "Packaging: no Debian package holds "
+        "'${TALLY_DEB_LIB_${lib}}' (-l${lib}): libtally-dev will not "
+        "depend on it")
+      continue()
+    endif()
+    list(APPEND _tally_dev_depends "${owner}")
+  endforeach()
+else()
+  list(APPEND _tally_dev_depends librocksdb-dev)
+endif()
+list(APPEND _tally_dev_depends libhiredis-dev)
+list(REMOVE_DUPLICATES _tally_dev_depends)
+list(JOIN _tally_dev_depends ", " _tally_dev_depends)
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libtally-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
-set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
-    "${TALLY_DEB_RUNTIME} (= ${TALLY_DEB_VERSION}), librocksdb-dev, libhiredis-dev")
+set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "${_tally_dev_depends}")
+unset(_tally_dev_depends)
 set(CPACK_DEBIAN_DEV_DESCRIPTION
 "embedded sharded counters with exactly-once increments (development)
 tally is an embedded storage engine for sharded counters with exactly-once
 increments, on RocksDB.
 This package holds the C++ headers (tally/tally.h) and the C header
 (tally/c.h), the static library, the CMake package (find_package(tally))
-and the pkg-config files tally.pc and tally-c.pc.")
+and the pkg-config files tally.pc and tally-c.pc.${_tally_deb_rocksdb}")
+unset(_tally_deb_rocksdb)
 
 # tally-tools: counterctl was linked against this very libtally.
 set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME tally-tools)
@@ -235,16 +276,118 @@ License: Expat
  OTHERWISE, ARISING FROM, OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE
  USE OR OTHER DEALINGS IN THE SOFTWARE.
 ")
+# RocksDB's notices, where libtally (runtime, dev) contains the release
+# RocksDB: the facts of Debian's rocksdb 7.8.3-2 source package
+# (debian/copyright, README.md, LICENSE.leveldb, and the PerconaFT files'
+# own headers, which debian/copyright does not list). Another version's
+# may differ: read them again.
+if(TALLY_ROCKSDB_BUILD STREQUAL "release" AND
+   NOT TALLY_ROCKSDB_RELEASE_VERSION STREQUAL "7.8.3-2")
+  message(WARNING "Packaging: the RocksDB notices in the copyright files "
+    "are 7.8.3-2's; this tree has RocksDB ${TALLY_ROCKSDB_RELEASE_VERSION}: "
+    "check them against its source package (cmake/Packaging.cmake)")
+endif()
+set(_tally_rocksdb_copyright
+"
+Files: rocksdb/*
+Copyright: 2011-present Facebook, Inc.
+ 2011 The LevelDB Authors
+ 2013 Sanjay Ghemawat <sanjay@google.com>
+ 2013 Jeff Dean <jeff@google.com>
+License: GPL-2 or Apache-2.0, and BSD-3-clause
+Comment: RocksDB 7.8.3, Debian's source package rocksdb 7.8.3-2 with its
+ patches, built in Release by tally's scripts/build_rocksdb and compiled
+ into libtally. RocksDB is dual-licensed under GPLv2 and Apache 2.0, at
+ the licensee's option; tally takes it under Apache-2.0, as tally's
+ docs/license.md explains. Its code from LevelDB is under the BSD-3-clause
+ license below (RocksDB's LICENSE.leveldb).
+
+Files: rocksdb/utilities/transactions/lock/range/range_tree/lib/*
+Copyright: 2006, 2015 Percona and/or its affiliates
+License: GPL-2 or AGPL-3 or Apache-2.0
+Comment: PerconaFT's lock tree, part of RocksDB's range locking; tally
+ takes it under Apache-2.0.
+")
+set(_tally_rocksdb_licenses
+"
+License: GPL-2
+ This program is free software; you can redistribute it and/or modify
+ it under the terms of the GNU General Public License as published by
+ the Free Software Foundation; under version 2 of the License.
+ .
+ This program is distributed in the hope that it will be useful,
+ but WITHOUT ANY WARRANTY; without even the implied warranty of
+ MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ GNU General Public License for more details.
+ .
+ On Debian systems, the full text of the GNU General Public License version 2
+ can be found in the file `/usr/share/common-licenses/GPL-2'.
+
+License: AGPL-3
+ PerconaFT is free software: you can redistribute it and/or modify
+ it under the terms of the GNU Affero General Public License, version 3,
+ as published by the Free Software Foundation.
+ .
+ PerconaFT is distributed in the hope that it will be useful,
+ but WITHOUT ANY WARRANTY; without even the implied warranty of
+ MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+ GNU Affero General Public License for more details.
+ .
+ Debian has no copy of the GNU Affero General Public License in
+ /usr/share/common-licenses; it is RocksDB's
+ utilities/transactions/lock/range/range_tree/lib/COPYING.AGPLv3 and
+ https://www.gnu.org/licenses/agpl-3.0.html.
+
+License: BSD-3-clause
+ Copyright (c) 2011 The LevelDB Authors. All rights reserved.
+ .
+ Redistribution and use in source and binary forms, with or without
+ modification, are permitted provided that the following conditions are
+ met:
+ .
+    * Redistributions of source code must retain the above copyright
+ notice, this list of conditions and the following disclaimer.
+    * Redistributions in binary form must reproduce the above
+ copyright notice, this list of conditions and the following disclaimer
+ in the documentation and/or other materials provided with the
+ distribution.
+    * Neither the name of Google Inc. nor the names of its
+ contributors may be used to endorse or promote products derived from
+ this software without specific prior written permission.
+ .
+ THIS SOFTWARE IS PROVIDED BY THE COPYRIGHT HOLDERS AND CONTRIBUTORS
+ \"AS IS\" AND ANY EXPRESS OR IMPLIED WARRANTIES, INCLUDING, BUT NOT
+ LIMITED TO, THE IMPLIED WARRANTIES OF MERCHANTABILITY AND FITNESS FOR
+ A PARTICULAR PURPOSE ARE DISCLAIMED. IN NO EVENT SHALL THE COPYRIGHT
+ OWNER OR CONTRIBUTORS BE LIABLE FOR ANY DIRECT, INDIRECT, INCIDENTAL,
+ SPECIAL, EXEMPLARY, OR CONSEQUENTIAL DAMAGES (INCLUDING, BUT NOT
+ LIMITED TO, PROCUREMENT OF SUBSTITUTE GOODS OR SERVICES; LOSS OF USE,
+ DATA, OR PROFITS; OR BUSINESS INTERRUPTION) HOWEVER CAUSED AND ON ANY
+ THEORY OF LIABILITY, WHETHER IN CONTRACT, STRICT LIABILITY, OR TORT
+ (INCLUDING NEGLIGENCE OR OTHERWISE) ARISING IN ANY WAY OUT OF THE USE
+ OF THIS SOFTWARE, EVEN IF ADVISED OF THE POSSIBILITY OF SUCH DAMAGE.
+")
 foreach(component IN LISTS CPACK_COMPONENTS_ALL)
   string(TOUPPER "${component}" upper)
   set(package "${CPACK_DEBIAN_${upper}_PACKAGE_NAME}")
+  set(rocksdb_inside FALSE)
+  if(TALLY_ROCKSDB_BUILD STREQUAL "release" AND
+     NOT component STREQUAL "tools")
+    set(rocksdb_inside TRUE)
+  endif()
   set(text "${_tally_copyright}")
   if(component STREQUAL "tools")
     string(APPEND text "${_tally_tools_copyright}")
   endif()
+  if(rocksdb_inside)
+    string(APPEND text "${_tally_rocksdb_copyright}")
+  endif()
   string(APPEND text "\n${_tally_apache}")
   if(component STREQUAL "tools")
     string(APPEND text "${_tally_tools_licenses}")
+  endif()
+  if(rocksdb_inside)
+    string(APPEND text "${_tally_rocksdb_licenses}")
   endif()
   set(file "${PROJECT_BINARY_DIR}/packaging/${package}/copyright")
   file(CONFIGURE OUTPUT "${file}" CONTENT "${text}" @ONLY)
@@ -255,5 +398,7 @@ unset(_tally_apache)
 unset(_tally_copyright)
 unset(_tally_tools_copyright)
 unset(_tally_tools_licenses)
+unset(_tally_rocksdb_copyright)
+unset(_tally_rocksdb_licenses)
 
 include(CPack)

@@ -20,6 +20,27 @@ install(TARGETS ${TALLY_INSTALLED_TARGETS} EXPORT tallyTargets
           COMPONENT runtime NAMELINK_COMPONENT dev
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# With the release RocksDB (TALLY_ROCKSDB_BUILD=release) the installed
+# libtally.a holds RocksDB's objects too: the archive in this machine's
+# cache is no file a consumer has. The rule below, after the one above,
+# installs in its place libtally-rocksdb/libtally.a, tally's archive and
+# librocksdb.a merged (cmake/MergeArchives.cmake), built with the library;
+# the export above names RocksDB's compression libraries in its stead
+# (cmake/TallyLibrary.cmake).
+if(TALLY_ROCKSDB_BUILD STREQUAL "release")
+  set(_merged ${PROJECT_BINARY_DIR}/libtally-rocksdb/libtally.a)
+  add_custom_command(OUTPUT ${_merged}
+    COMMAND ${CMAKE_COMMAND} -DAR=${CMAKE_AR} -DOUTPUT=${_merged}
+      "-DINPUTS=$<TARGET_FILE:tally_static>;${TALLY_ROCKSDB_RELEASE_ARCHIVE}"
+      -P ${PROJECT_SOURCE_DIR}/cmake/MergeArchives.cmake
+    DEPENDS tally_static ${TALLY_ROCKSDB_RELEASE_ARCHIVE}
+      ${PROJECT_SOURCE_DIR}/cmake/MergeArchives.cmake
+    COMMENT "libtally.a with the release RocksDB, for the install"
+    VERBATIM)
+  add_custom_target(tally_static_with_rocksdb ALL DEPENDS ${_merged})
+  install(FILES ${_merged} DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev)
+  unset(_merged)
+endif()
 install(EXPORT tallyTargets NAMESPACE tally::
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tally COMPONENT dev)
 configure_package_config_file(cmake/tallyConfig.cmake.in
@@ -36,24 +57,37 @@ install(FILES ${PROJECT_BINARY_DIR}/tallyConfig.cmake
 # install (TALLY_BUILD_SHARED off) must name RocksDB, the C++ runtime and
 # threads on every link. Both are generated (tests/install/check_install.sh
 # links with each); the one matching this build is installed. Relocatable:
-# the prefix is found from the file's own place.
+# the prefix is found from the file's own place. RocksDB is Debian's
+# (Requires rocksdb) or, with the release RocksDB, inside libtally.a, which
+# then names RocksDB's own libraries (-lsnappy ... -ldl).
 file(RELATIVE_PATH TALLY_PC_PREFIX_REL
      "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
 string(REGEX REPLACE "/$" "" TALLY_PC_PREFIX_REL "${TALLY_PC_PREFIX_REL}")
+if(TALLY_ROCKSDB_BUILD STREQUAL "release")
+  set(_pc_rocksdb_module "")
+  list(TRANSFORM TALLY_ROCKSDB_RELEASE_LIBS PREPEND "-l"
+       OUTPUT_VARIABLE _pc_rocksdb_libs)
+  string(JOIN " " _pc_rocksdb_libs "" ${_pc_rocksdb_libs})
+else()
+  set(_pc_rocksdb_module "rocksdb")
+  set(_pc_rocksdb_libs "")
+endif()
 foreach(variant shared static)
   if(variant STREQUAL "shared")
     set(TALLY_PC_REQUIRES "")
-    set(TALLY_PC_REQUIRES_PRIVATE "rocksdb")
+    set(TALLY_PC_REQUIRES_PRIVATE "${_pc_rocksdb_module}")
     set(TALLY_PC_LIBS "-ltally")
-    set(TALLY_PC_LIBS_PRIVATE "-lhiredis -pthread")
+    set(TALLY_PC_LIBS_PRIVATE "-lhiredis${_pc_rocksdb_libs} -pthread")
     set(TALLY_PC_C_LIBS "-ltally")
-    set(TALLY_PC_C_LIBS_PRIVATE "-lhiredis -lstdc++ -lm -pthread")
+    set(TALLY_PC_C_LIBS_PRIVATE
+        "-lhiredis${_pc_rocksdb_libs} -lstdc++ -lm -pthread")
   else()
-    set(TALLY_PC_REQUIRES "rocksdb")
+    set(TALLY_PC_REQUIRES "${_pc_rocksdb_module}")
     set(TALLY_PC_REQUIRES_PRIVATE "")
-    set(TALLY_PC_LIBS "-ltally -lhiredis -pthread")
+    set(TALLY_PC_LIBS "-ltally -lhiredis${_pc_rocksdb_libs} -pthread")
     set(TALLY_PC_LIBS_PRIVATE "")
-    set(TALLY_PC_C_LIBS "-ltally -lhiredis -lstdc++ -lm -pthread")
+    set(TALLY_PC_C_LIBS
+        "-ltally -lhiredis${_pc_rocksdb_libs} -lstdc++ -lm -pthread")
     set(TALLY_PC_C_LIBS_PRIVATE "")
   endif()
   foreach(pc tally tally-c)
@@ -66,6 +100,8 @@ if(TALLY_BUILD_SHARED)
 else()
   set(TALLY_PC_INSTALLED static)
 endif()
+unset(_pc_rocksdb_module)
+unset(_pc_rocksdb_libs)
 install(FILES ${PROJECT_BINARY_DIR}/pkgconfig/${TALLY_PC_INSTALLED}/tally.pc
               ${PROJECT_BINARY_DIR}/pkgconfig/${TALLY_PC_INSTALLED}/tally-c.pc
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT dev)

@@ -43,8 +43,20 @@ function(tally_library_common target)
   # (CMake's $<LINK_ONLY:...>), a shared one has it as DT_NEEDED.
   # hiredis likewise, by its plain name (-lhiredis): what the installed
   # package's consumers need too (pkg-config and tallyConfig.cmake).
+  # The release RocksDB is an archive of this build machine's cache: the
+  # shared library contains it; the installed libtally.a holds its objects
+  # (cmake/TallyInstall.cmake), so the installed export names the libraries
+  # RocksDB needs instead of it.
+  if(TALLY_ROCKSDB_BUILD STREQUAL "release")
+    set(rocksdb "$<BUILD_INTERFACE:${TALLY_ROCKSDB}>")
+    foreach(lib IN LISTS TALLY_ROCKSDB_RELEASE_LIBS)
+      list(APPEND rocksdb "$<INSTALL_INTERFACE:${lib}>")
+    endforeach()
+  else()
+    set(rocksdb ${TALLY_ROCKSDB})
+  endif()
   target_link_libraries(${target} PUBLIC Threads::Threads
-                        PRIVATE ${TALLY_ROCKSDB} hiredis)
+                        PRIVATE ${rocksdb} hiredis)
   set_target_properties(${target} PROPERTIES OUTPUT_NAME tally)
 endfunction()
 

@@ -9,8 +9,9 @@
 #   2. pkg-config tally (C++) and tally-c (C) against the shared library;
 #   3. the Python example with the installed libtally.so;
 #   4. the same pkg-config links against a static-only install (libtally.so removed, the
-#      static variant of the .pc files, which names RocksDB): the programs
-#      must not need libtally.so.
+#      static variant of the .pc files, which names RocksDB, or RocksDB's
+#      compression libraries where libtally.a holds the release RocksDB):
+#      the programs must not need libtally.so.
 # Each example counts 40 orders delivered twice and exits non-zero unless
 # it finds 40, 40 markers and the revenue of the 40.
 set -eu

@@ -9,6 +9,20 @@
 # against the root's headers and library through pkg-config (tally-c).
 # SOURCE_DIR is the source tree (its public headers must all be packaged).
 # One line per check; the first failure stops it with a message, exit 1.
+#
+# Two variants, told apart by the tree's CMakeCache.txt (TALLY_ROCKSDB_BUILD,
+# cmake/Packaging.cmake): `system` (CI's trees) links Debian's librocksdb,
+# so libtally0.1 must depend on librocksdb7.8 (and the library need
+# librocksdb.so), libtally-dev on librocksdb-dev; `release` (the packages
+# to ship, ./scripts/dev package) holds RocksDB: neither package may
+# depend on librocksdb nor the library need librocksdb.so, libtally-dev
+# depends on RocksDB's compression -dev packages, the runtime's and the
+# dev package's copyright carry RocksDB's notices, and the installed CMake
+# package links the order example (examples/orders) statically against
+# the root's libtally.a with RocksDB's CMake package made unfindable. In
+# both, the library exports the public API only
+# (tests/install/check_exports.sh) and the installed CMake package names
+# no path of the build machine.
 set -eu
 
 fail() {
@@ -23,12 +37,21 @@ src="$(cd "$2" 2>/dev/null && pwd)" || fail "no source directory $2"
 cpack="${3:-cpack}"
 
 for tool in "$cpack" dpkg dpkg-deb dpkg-architecture dpkg-shlibdeps \
-    apt-cache readelf pkg-config cc c++ ldd; do
+    apt-cache readelf nm c++filt pkg-config cc c++ ldd; do
   command -v "$tool" >/dev/null 2>&1 ||
     fail "$tool not found (dpkg-dev, apt, binutils, pkg-config, gcc, g++)"
 done
 [ -f "$build/CPackConfig.cmake" ] ||
   fail "$build/CPackConfig.cmake missing: the tree was configured without cmake/Packaging.cmake (or with TALLY_BUILD_SHARED off)"
+variant="$(sed -n 's/^TALLY_ROCKSDB_BUILD:[A-Z]*=//p' "$build/CMakeCache.txt")"
+case "$variant" in
+  system|release) ok "variant: TALLY_ROCKSDB_BUILD=$variant ($build/CMakeCache.txt)" ;;
+  *) fail "TALLY_ROCKSDB_BUILD in $build/CMakeCache.txt is '$variant', not system or release" ;;
+esac
+case "$cpack" in
+  */*) cmake="$(dirname "$cpack")/cmake" ;;
+  *) cmake=cmake ;;
+esac
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
@@ -73,6 +96,11 @@ has_dep() {  # PACKAGE REGEX WHAT
   field "$1" Depends | tr ',' '\n' | sed 's/^ *//' | grep -Eq "$2" ||
     fail "$1: Depends '$(field "$1" Depends)' lacks $3"
 }
+lacks_dep() {  # PACKAGE REGEX WHY
+  if field "$1" Depends | tr ',|' '\n' | sed 's/^ *//' | grep -Eq "$2"; then
+    fail "$1: Depends '$(field "$1" Depends)' names $2, $3"
+  fi
+}
 for p in "$runtime" "$dev" "$tools"; do
   expect_field "$p" Package "$p"
   expect_field "$p" Version "$version"
@@ -83,11 +111,18 @@ done
 expect_field "$runtime" Section libs
 expect_field "$dev" Section libdevel
 expect_field "$tools" Section utils
-has_dep "$runtime" '^librocksdb[0-9.]+( |$)' "librocksdb (from dpkg-shlibdeps)"
 has_dep "$runtime" '^libc6( |$)' "libc6 (from dpkg-shlibdeps)"
 has_dep "$runtime" '^libstdc\+\+6( |$)' "libstdc++6 (from dpkg-shlibdeps)"
 has_dep "$dev" "^$runtime \\(= $version\\)\$" "$runtime (= $version)"
-has_dep "$dev" '^librocksdb-dev( |$)' "librocksdb-dev"
+if [ "$variant" = system ]; then
+  has_dep "$runtime" '^librocksdb[0-9.]+( |$)' "librocksdb (from dpkg-shlibdeps)"
+  has_dep "$dev" '^librocksdb-dev( |$)' "librocksdb-dev"
+else
+  lacks_dep "$runtime" '^librocksdb' "though libtally.so contains RocksDB"
+  lacks_dep "$dev" '^librocksdb' "though libtally.a contains RocksDB"
+  has_dep "$runtime" '^libsnappy[0-9a-z.]*( |$)' "libsnappy (RocksDB's, from dpkg-shlibdeps)"
+  has_dep "$dev" '^libsnappy-dev( |$)' "libsnappy-dev (libtally.a's RocksDB needs -lsnappy)"
+fi
 has_dep "$tools" "^$runtime \\(= $version\\)\$" "$runtime (= $version)"
 for p in "$runtime" "$dev" "$tools"; do
   ok "$p: Depends: $(field "$p" Depends)"
@@ -166,6 +201,32 @@ soname="$(readelf -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')"
 [ "$soname" = "libtally.so.$soversion" ] ||
   fail "SONAME of $lib is '$soname', not libtally.so.$soversion"
 ok "readelf: SONAME $soname"
+needed="$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')"
+case "$variant $needed" in
+  "system "*librocksdb.so*|release*) ;;
+  *) fail "$lib needs no librocksdb.so (NEEDED: $needed), though built on Debian's" ;;
+esac
+case "$variant $needed" in
+  "release "*librocksdb*) fail "$lib needs librocksdb (NEEDED: $needed), though it contains RocksDB" ;;
+esac
+ok "readelf: NEEDED $needed"
+exports="$("$src/tests/install/check_exports.sh" "$lib" "libtally.so.$soversion" \
+  "$src/include/tally/c.h" 2>&1)" || { echo "$exports" >&2; fail "$lib exports more than the public API (above)"; }
+ok "$(echo "$exports" | tail -n 1) (tests/install/check_exports.sh: no rocksdb::, no engine)"
+for p in "$runtime" "$dev" "$tools"; do
+  inside=no
+  [ "$variant" = release ] && [ "$p" != "$tools" ] && inside=yes
+  if grep -q '^Files: rocksdb/\*$' "$root/usr/share/doc/$p/copyright"; then
+    [ "$inside" = yes ] || fail "$p's copyright names RocksDB, which $p does not contain"
+  else
+    [ "$inside" = no ] || fail "$p's copyright lacks RocksDB's notices (Files: rocksdb/*), though it contains RocksDB"
+  fi
+done
+ok "copyright: RocksDB's notices where RocksDB is inside ($variant)"
+cmakedir="$root/$libdir/cmake/tally"
+leak="$(grep -l -r -e tally_rocksdb_release -e "$build" -e '/\.cache/' "$cmakedir" || true)"
+[ -z "$leak" ] || fail "the CMake package names the build machine ($leak)"
+ok "the CMake package names no build-machine path"
 
 ctl="$root/usr/bin/counterctl"
 rpath="$(readelf -d "$ctl" | sed -n 's/.*(R\(UN\)\{0,1\}PATH).*\[\(.*\)\]/\2/p')"
@@ -241,4 +302,24 @@ c++ -fsyntax-only $cxxflags "$tmp/headers.cc" 2>"$tmp/cxx.log" ||
   { cat "$tmp/cxx.log" >&2; fail "tally/tally.h does not compile from the root"; }
 ok "C++ headers compile with pkg-config tally's flags ($cxxflags)"
 
-echo "check_debs: all checks passed"
+# ---- release: libtally.a holds RocksDB ----
+# The order example, static, from the root's CMake package: with RocksDB's
+# own package unfindable, linked, run, needing neither libtally.so nor
+# librocksdb.so.
+if [ "$variant" = release ]; then
+  if ! { "$cmake" --no-warn-unused-cli -S "$src/examples/orders" \
+           -B "$tmp/static" -DCMAKE_PREFIX_PATH="$root/usr" -DORDERS_STATIC=ON \
+           -DCMAKE_DISABLE_FIND_PACKAGE_RocksDB=ON -DCMAKE_BUILD_TYPE=Release &&
+         "$cmake" --build "$tmp/static"; } >"$tmp/static.log" 2>&1; then
+    cat "$tmp/static.log" >&2
+    fail "the static order example did not build from the root's CMake package"
+  fi
+  said="$("$tmp/static/orders" "$tmp/static-db" 2>&1)" ||
+    fail "the static order example failed: $said"
+  if ldd "$tmp/static/orders" | grep -E 'lib(tally|rocksdb)\.so'; then
+    fail "the static order example needs the shared libraries above"
+  fi
+  ok "tally::tally_static (libtally.a with RocksDB inside): the order example linked without RocksDB's package, ran, needs no libtally.so nor librocksdb.so"
+fi
+
+echo "check_debs: all checks passed ($variant)"
