@@ -4,9 +4,12 @@
 //
 //   sqlite_apply EVENTS.jsonl DB.sqlite
 //
-// Each line is {"counter":"c","event_id":"id","delta":1}, read with
-// counterctl apply's own scanner (tools/counterctl/apply_scan.h) and checked
-// as counterctl apply checks it (tools/counterctl/apply_line.cc); blank lines are skipped. SQLite runs in WAL
+// Each line is {"counter":"c","event_id":"id","delta":1}, parsed with
+// nlohmann::json and checked by counterctl apply's rules
+// (tools/counterctl/apply_line.cc); blank lines are skipped. counterctl
+// apply itself reads lines with a one-pass scanner (apply_scan.h), which
+// bench/ may not include: the parse here costs more than counterctl's
+// (docs/design.md, "counterctl apply: the cost of a line"). SQLite runs in WAL
 // mode with synchronous=NORMAL (durable against a process crash, like tally
 // with sync=false). Per event: INSERT OR IGNORE the (counter, event_id) row
 // and, only when a row was inserted, add the delta to the counter; 1000
@@ -26,11 +29,11 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
 #include "bench/sqlite_statement.h"
-#include "tools/counterctl/apply_scan.h"
 #include "tally/limits.h"
 
 namespace {
@@ -55,55 +58,57 @@ bool IsBlankLine(std::string_view line) {
 }
 
 // The checks counterctl apply makes on a string field: 1..max_bytes bytes,
-// no control characters.
-bool CheckString(const counterctl::ScannedValue& value,
-                 const std::string& text, size_t max_bytes) {
-  if (value.kind != counterctl::Kind::kString) return false;
+// no control characters; copied out as counterctl copies it.
+bool TakeString(const nlohmann::json& value, size_t max_bytes,
+                std::string* out) {
+  if (!value.is_string()) return false;
+  const std::string& text = value.get_ref<const std::string&>();
   if (text.empty() || text.size() > max_bytes) return false;
   for (char c : text) {
     const unsigned char b = static_cast<unsigned char>(c);
     if (b < 0x20 || b == 0x7f) return false;
   }
+  *out = text;
   return true;
 }
 
-// Reads and checks a line the way counterctl apply does (the same one-pass
-// scanner, tools/counterctl/apply_scan.h, decoding the strings straight
-// into the event; the same rules), so both sides of the comparison pay the
-// same parsing cost. Only the reason for a rejection is not built: it is
-// never printed here.
+// Parses and checks a line by counterctl apply's rules (a non-throwing
+// nlohmann parse, a walk over the object's fields). Only the reason for a
+// rejection is not built: it is never printed here.
 bool ParseLine(std::string_view line, Event* event) {
-  using counterctl::ScannedLine;
-  ScannedLine s;
-  s.text[counterctl::kCounter] = &event->counter;
-  s.text[counterctl::kEventId] = &event->event_id;
-  if (!counterctl::ScanApplyLine(line, &s) || s.has_repeat || !s.object ||
-      s.has_unknown) {
-    return false;
+  const nlohmann::json doc = nlohmann::json::parse(
+      line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) return false;
+  const nlohmann::json* counter = nullptr;
+  const nlohmann::json* event_id = nullptr;
+  const nlohmann::json* delta = nullptr;
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    if (it.key() == "counter") {
+      counter = &it.value();
+    } else if (it.key() == "event_id") {
+      event_id = &it.value();
+    } else if (it.key() == "delta") {
+      delta = &it.value();
+    } else {
+      return false;
+    }
   }
-  constexpr unsigned kRequired =
-      (1u << counterctl::kCounter) | (1u << counterctl::kEventId);
-  constexpr unsigned kAllowed = kRequired | (1u << counterctl::kDelta);
-  if ((s.present & kRequired) != kRequired || (s.present & ~kAllowed) != 0 ||
-      !CheckString(s.values[counterctl::kCounter], event->counter,
-                   tally::kMaxNameBytes) ||
-      !CheckString(s.values[counterctl::kEventId], event->event_id,
-                   tally::kMaxEventIdBytes)) {
+  if (counter == nullptr || event_id == nullptr ||
+      !TakeString(*counter, tally::kMaxNameBytes, &event->counter) ||
+      !TakeString(*event_id, tally::kMaxEventIdBytes, &event->event_id)) {
     return false;
   }
   event->delta = 1;
-  if ((s.present & (1u << counterctl::kDelta)) == 0) return true;
-  const counterctl::ScannedValue& delta = s.values[counterctl::kDelta];
-  if (delta.kind == counterctl::Kind::kUnsigned) {
-    if (delta.magnitude > static_cast<uint64_t>(tally::kMaxDelta)) return false;
-    event->delta = static_cast<int64_t>(delta.magnitude);
+  if (delta == nullptr) return true;
+  if (delta->is_number_unsigned()) {
+    const uint64_t v = delta->get<uint64_t>();
+    if (v > static_cast<uint64_t>(tally::kMaxDelta)) return false;
+    event->delta = static_cast<int64_t>(v);
     return true;
   }
-  if (delta.kind == counterctl::Kind::kSigned) {
-    // -magnitude >= kMinDelta, which is -INT64_MAX.
-    if (delta.magnitude > static_cast<uint64_t>(tally::kMaxDelta)) return false;
-    event->delta = -static_cast<int64_t>(delta.magnitude);
-    return true;
+  if (delta->is_number_integer()) {
+    event->delta = delta->get<int64_t>();
+    return event->delta >= tally::kMinDelta;
   }
   return false;
 }

@@ -33,17 +33,17 @@ const std::vector<std::string>& GrammarCorners() {
       R"({"counter":"c")",
       R"({"counter":"\u0063"})",
       R"({"counter":"\u00e9\ud83d\ude00"})",
-      R"({"counter":"\ud83d"})",         // a lone high surrogate
-      R"({"counter":"\ude00"})",         // a lone low surrogate
-      R"({"counter":"\ud83d\u0041"})",   // a high one before no low one
+      R"({"counter":"\ud83d"})",        // a lone high surrogate
+      R"({"counter":"\ude00"})",        // a lone low surrogate
+      R"({"counter":"\ud83d\u0041"})",  // a high one before no low one
       R"({"counter":"\u00G1"})",
       R"({"counter":"\x41"})",
       R"({"counter":"\/\b\f\n\r\t\\\""})",
-      "{\"counter\":\"a\tb\"}",          // a raw control character
-      "{\"counter\":\"\xc3\xa9\"}",      // UTF-8
-      "{\"counter\":\"\xc3\"}",          // a cut sequence
-      "{\"counter\":\"\xc0\xaf\"}",      // an overlong one
-      "{\"counter\":\"\xed\xa0\x80\"}",  // a surrogate in UTF-8
+      "{\"counter\":\"a\tb\"}",              // a raw control character
+      "{\"counter\":\"\xc3\xa9\"}",          // UTF-8
+      "{\"counter\":\"\xc3\"}",              // a cut sequence
+      "{\"counter\":\"\xc0\xaf\"}",          // an overlong one
+      "{\"counter\":\"\xed\xa0\x80\"}",      // a surrogate in UTF-8
       "{\"counter\":\"\xf4\x90\x80\x80\"}",  // past U+10FFFF
       "{\"counter\":\"\xf0\x9f\x98\x80\"}",
       "{\"counter\":\"a\x7f\"}",
@@ -130,14 +130,15 @@ TEST(ApplyLine, RepeatedKeysAsTheStrictParseFindsThem) {
   }
   counterctl::ApplyEvent event;
   std::string reason;
-  EXPECT_FALSE(counterctl::ParseApplyLine(
-      R"({"counter":"c","counter":"d",)", &event, &reason));
+  EXPECT_FALSE(counterctl::ParseApplyLine(R"({"counter":"c","counter":"d",)",
+                                          &event, &reason));
   EXPECT_EQ(reason, "not valid JSON");
 }
 
-// Proves each reason names the field and shows the bad value as the line
-// wrote it; of several unknown fields the first in byte order is named.
-TEST(ApplyLine, ReasonsShowTheValueAsWritten) {
+// Proves each reason names the field and shows the bad value: a number,
+// array or object as the line wrote it, a string decoded and written back
+// as JSON; of several unknown fields the first in byte order is named.
+TEST(ApplyLine, ReasonsShowTheBadValue) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"counter":"c","delta":1e19})",
        "\"delta\" must be an integer in "
@@ -152,6 +153,10 @@ TEST(ApplyLine, ReasonsShowTheValueAsWritten) {
        "123456789012345678901234"},
       {R"({"counter":"c","event_id":"a\u0001b"})",
        "\"event_id\" contains a control character, got \"a\\u0001b\""},
+      {R"({"counter":"c","time_ms":"\u0035"})",
+       "\"time_ms\" must be an integer, got \"5\""},
+      {R"({"counter":"c","key":"a\u0009\/b"})",
+       "\"key\" contains a control character, got \"a\\t/b\""},
       {R"({"counter":["c"]})", "\"counter\" must be a string, got [\"c\"]"},
       {R"({"counter":"c","zz":1,"key":"k","b":2})", "unknown field \"b\""},
       {R"({"delta":1})", "missing field \"counter\""},

@@ -10,18 +10,15 @@ namespace counterctl {
 namespace {
 
 ApplyField FieldOf(std::string_view name) {
-  static constexpr const char* kNames[kApplyFields] = {"counter", "key",
-                                                  "event_id", "delta",
-                                                  "time_ms"};
+  static constexpr const char* kNames[kApplyFields] = {
+      "counter", "key", "event_id", "delta", "time_ms"};
   for (unsigned f = 0; f < kApplyFields; ++f) {
     if (name == kNames[f]) return static_cast<ApplyField>(f);
   }
   return kUnknownField;
 }
 
-bool IsSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 int HexDigit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -180,7 +177,7 @@ bool Scanner::AnyValue(ScannedValue* value, std::string* text) {
   const char* start = p_;
   bool ok;
   if (*p_ == '{' || *p_ == '[') {
-    value->kind = Kind::kOther;
+    value->kind = ValueKind::kOther;
     ok = Nested();
   } else {
     ok = Scalar(value, text);
@@ -258,17 +255,17 @@ bool Scanner::Scalar(ScannedValue* value, std::string* text) {
   if (p_ == end_) return false;
   switch (*p_) {
     case '"':
-      value->kind = Kind::kString;
+      value->kind = ValueKind::kString;
       ++p_;
       return String(text);
     case 't':
-      value->kind = Kind::kOther;
+      value->kind = ValueKind::kOther;
       return Literal("true");
     case 'f':
-      value->kind = Kind::kOther;
+      value->kind = ValueKind::kOther;
       return Literal("false");
     case 'n':
-      value->kind = Kind::kOther;
+      value->kind = ValueKind::kOther;
       return Literal("null");
     default:
       return Number(value);
@@ -303,9 +300,8 @@ bool Scanner::String(std::string* out) {
       out->push_back(static_cast<char>(c));
       ++p_;
     } else {
-      const size_t n =
-          Utf8Length(reinterpret_cast<const unsigned char*>(p_),
-                     reinterpret_cast<const unsigned char*>(end_));
+      const size_t n = Utf8Length(reinterpret_cast<const unsigned char*>(p_),
+                                  reinterpret_cast<const unsigned char*>(end_));
       if (n == 0) return false;
       out->append(p_, n);
       p_ += n;
@@ -392,10 +388,10 @@ bool Scanner::Number(ScannedValue* value) {
     const double d = std::strtod(std::string(start, p_).c_str(), nullptr);
     if (!std::isfinite(d)) return false;
     value->kind = std::trunc(d) == d && std::fabs(d) >= std::ldexp(1.0, 63)
-                      ? Kind::kHuge
-                      : Kind::kOther;
+                      ? ValueKind::kHuge
+                      : ValueKind::kOther;
   } else {
-    value->kind = negative ? Kind::kSigned : Kind::kUnsigned;
+    value->kind = negative ? ValueKind::kSigned : ValueKind::kUnsigned;
     value->magnitude = m;
   }
   return true;

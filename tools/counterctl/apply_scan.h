@@ -23,8 +23,8 @@
 namespace counterctl {
 
 // What a scalar value turned out to be (nlohmann::json's distinctions,
-// which decide the reasons below).
-enum class Kind {
+// which decide apply_line.cc's reasons).
+enum class ValueKind {
   kString,
   kUnsigned,  // an integer literal 0..UINT64_MAX
   kSigned,    // a negative integer literal down to INT64_MIN
@@ -34,7 +34,7 @@ enum class Kind {
 };
 
 struct ScannedValue {
-  Kind kind = Kind::kOther;
+  ValueKind kind = ValueKind::kOther;
   std::string_view raw;  // as written: what a reason shows
   uint64_t magnitude = 0;
 };
@@ -56,7 +56,7 @@ struct ScannedLine {
   std::string_view top;  // the whole value, as written
   ScannedValue values[kApplyFields];
   std::string* text[kApplyFields] = {};  // where each string field is decoded
-  unsigned present = 0;  // bit f: field f was given
+  unsigned present = 0;                  // bit f: field f was given
   bool has_unknown = false;
   std::string unknown;  // the first unknown field in byte order
   bool has_repeat = false;
