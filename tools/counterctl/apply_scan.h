@@ -1,8 +1,8 @@
 // The JSON side of an apply line (apply_line.h): one pass over the line's
 // bytes, its fields decoded straight into an ApplyEvent's strings, with no
 // DOM and, once those strings have grown to fit, no allocation per line
-// (the DOM per line was 30% of `counterctl apply`'s time: docs/design.md,
-// "counterctl apply").
+// (the DOM per line was a third of `counterctl apply`'s CPU: docs/design.md,
+// "counterctl apply: the cost of a line").
 //
 // It takes as JSON exactly what the strict parse of json_line.h (what
 // `import` reads with) takes: RFC 8259, UTF-8 checked, an optional byte
