@@ -9,6 +9,9 @@
 //    delta in kMinDelta..kMaxDelta, and a blank line is never accepted;
 //  - an accepted event written back as canonical JSON parses to the same
 //    event;
+//  - the line is JSON for the scanner exactly when it is for the strict
+//    parse `import` uses (json_line.h), a NUL byte aside: nlohmann::json
+//    stops reading at one;
 //  - a rejected line gets a non-empty, one-line reason of bounded length,
 //    so one bad line cannot flood or split stderr.
 
@@ -21,6 +24,7 @@
 
 #include "apply_line.h"
 #include "fuzz_check.h"
+#include "json_line.h"
 #include "tally/limits.h"
 
 namespace counterctl {
@@ -42,6 +46,17 @@ void Check(std::string_view line) {
   event.event_id = "stale";
   std::string reason;
   const bool ok = ParseApplyLine(line, &event, &reason);
+  if (line.find('\0') == std::string_view::npos) {
+    nlohmann::json doc;
+    std::string json_reason;
+    const bool json_ok = ParseJsonLine(line, &doc, &json_reason);
+    FUZZ_CHECK((!json_ok && json_reason == "not valid JSON") ==
+               (!ok && reason == "not valid JSON"));
+    // A repeated key is found by both, and the same first one.
+    if (!json_ok && json_reason != "not valid JSON") {
+      FUZZ_CHECK(!ok && reason == json_reason);
+    }
+  }
   if (!ok) {
     FUZZ_CHECK(!reason.empty());
     FUZZ_CHECK(reason.find('\n') == std::string::npos);

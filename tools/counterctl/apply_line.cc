@@ -1,10 +1,7 @@
 #include "apply_line.h"
 
-#include <cmath>
-#include <nlohmann/json.hpp>
-
+#include "apply_scan.h"
 #include "common.h"
-#include "json_line.h"
 #include "tally/limits.h"
 #include "tally/text.h"
 #include "tally/types.h"
@@ -12,20 +9,49 @@
 namespace counterctl {
 namespace {
 
-using nlohmann::json;
+// A string as JSON writes it: quoted, with nlohmann::json's escapes (a
+// control character as \t or \u0001), anything else as it is.
+std::string Quoted(std::string_view text) {
+  static constexpr const char* kShort[0x20] = {
+      nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+      nullptr, "\\b",   "\\t",   "\\n",   nullptr, "\\f",   "\\r"};
+  std::string out = "\"";
+  for (char c : text) {
+    const auto b = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (b < 0x20 && kShort[b] != nullptr) {
+      out += kShort[b];
+    } else if (b < 0x20) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\u00";
+      out += kHex[b >> 4];
+      out += kHex[b & 15];
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+  return out;
+}
 
-// A short rendering of a JSON value for a reason; long values (an oversized
-// id) are cut so one bad line cannot flood stderr.
-std::string Show(const json& value) { return Printable(value.dump(), 40); }
+// A short rendering of a value for a reason: a string decoded (`text`)
+// and quoted, anything else as the line wrote it; long values (an
+// oversized id) are cut so one bad line cannot flood stderr.
+std::string Show(const ScannedValue& value, std::string_view text) {
+  return Printable(
+      value.kind == ValueKind::kString ? Quoted(text) : std::string(value.raw),
+      40);
+}
 
-bool CheckString(const json& value, const char* field, size_t max_bytes,
-                 std::string* out, std::string* reason) {
-  if (!value.is_string()) {
-    *reason =
-        std::string("\"") + field + "\" must be a string, got " + Show(value);
+bool CheckString(const ScannedValue& value, const std::string& text,
+                 const char* field, size_t max_bytes, std::string* reason) {
+  if (value.kind != ValueKind::kString) {
+    *reason = std::string("\"") + field + "\" must be a string, got " +
+              Show(value, text);
     return false;
   }
-  const std::string& text = value.get_ref<const std::string&>();
   if (text.empty() || text.size() > max_bytes) {
     *reason = std::string("\"") + field + "\" must be 1.." +
               std::to_string(max_bytes) + " bytes, got " +
@@ -37,48 +63,41 @@ bool CheckString(const json& value, const char* field, size_t max_bytes,
   // one-at-a-time path.
   if (tally::HasControlCharacter(text)) {
     *reason = std::string("\"") + field +
-              "\" contains a control character, got " + Show(value);
+              "\" contains a control character, got " + Show(value, text);
     return false;
   }
-  *out = text;
   return true;
 }
 
-// nlohmann parses an integer literal too large for 64 bits as a float; such
-// a value is reported as out of range rather than as "not an integer".
-bool IsHugeInteger(const json& value) {
-  const double d = value.get<double>();
-  return std::trunc(d) == d && std::fabs(d) >= std::ldexp(1.0, 63);
-}
-
-// An integer field in [min, max].
-bool CheckInt(const json& value, const char* field, int64_t min, int64_t max,
-              int64_t* out, std::string* reason) {
-  // nlohmann stores non-negative integers as unsigned and integers beyond
-  // 64 bits as floats, so each representation is checked on its own.
-  if (value.is_number_unsigned()) {
-    const uint64_t v = value.get<uint64_t>();
-    if (max >= 0 && v <= static_cast<uint64_t>(max) &&
-        static_cast<int64_t>(v) >= min) {
-      *out = static_cast<int64_t>(v);
+// An integer field in [min, max]. A float such as 1.0 is refused even when
+// integral: the producer would be counting in floating point, which loses
+// increments.
+bool CheckInt(const ScannedValue& value, std::string_view text,
+              const char* field, int64_t min, int64_t max, int64_t* out,
+              std::string* reason) {
+  constexpr uint64_t kMinMagnitude = uint64_t{1} << 63;
+  if (value.kind == ValueKind::kUnsigned) {
+    if (max >= 0 && value.magnitude <= static_cast<uint64_t>(max) &&
+        static_cast<int64_t>(value.magnitude) >= min) {
+      *out = static_cast<int64_t>(value.magnitude);
       return true;
     }
-  } else if (value.is_number_integer()) {
-    const int64_t v = value.get<int64_t>();
+  } else if (value.kind == ValueKind::kSigned) {
+    const int64_t v = value.magnitude == kMinMagnitude
+                          ? INT64_MIN
+                          : -static_cast<int64_t>(value.magnitude);
     if (v >= min && v <= max) {
       *out = v;
       return true;
     }
-  } else if (!value.is_number_float() || !IsHugeInteger(value)) {
-    // A float such as 1.0 is refused even when integral: the producer
-    // would be counting in floating point, which loses increments.
+  } else if (value.kind != ValueKind::kHuge) {
     *reason = std::string("\"") + field + "\" must be an integer, got " +
-              Show(value);
+              Show(value, text);
     return false;
   }
   *reason = std::string("\"") + field + "\" must be an integer in " +
             std::to_string(min) + ".." + std::to_string(max) + ", got " +
-            Show(value);
+            Show(value, text);
   return false;
 }
 
@@ -93,63 +112,63 @@ bool IsBlankLine(std::string_view line) {
 
 bool ParseApplyLine(std::string_view line, ApplyEvent* event,
                     std::string* reason) {
-  json doc;
-  if (!ParseJsonLine(line, &doc, reason)) return false;
-  if (!doc.is_object()) {
-    *reason = "expected a JSON object, got " + Show(doc);
+  ScannedLine s;
+  s.text[kCounter] = &event->counter;
+  s.text[kKey] = &event->key;
+  s.text[kEventId] = &event->event_id;
+  std::string delta_text;  // only for a reason: "delta" must be no string
+  std::string time_text;
+  s.text[kDelta] = &delta_text;
+  s.text[kTimeMs] = &time_text;
+  if (!ScanApplyLine(line, &s)) {
+    *reason = "not valid JSON";
     return false;
   }
-
-  const json* counter = nullptr;
-  const json* key = nullptr;
-  const json* event_id = nullptr;
-  const json* delta = nullptr;
-  const json* time_ms = nullptr;
-  for (auto it = doc.begin(); it != doc.end(); ++it) {
-    if (it.key() == "counter") {
-      counter = &it.value();
-    } else if (it.key() == "key") {
-      key = &it.value();
-    } else if (it.key() == "event_id") {
-      event_id = &it.value();
-    } else if (it.key() == "delta") {
-      delta = &it.value();
-    } else if (it.key() == "time_ms") {
-      time_ms = &it.value();
-    } else {
-      *reason = "unknown field \"" + Printable(it.key(), 40) + "\"";
-      return false;
-    }
+  if (s.has_repeat) {
+    *reason = "field \"" + Printable(s.repeat, 40) + "\" appears twice";
+    return false;
   }
-
-  if (counter == nullptr) {
+  if (!s.object) {
+    *reason = "expected a JSON object, got " + Printable(s.top, 40);
+    return false;
+  }
+  if (s.has_unknown) {
+    *reason = "unknown field \"" + Printable(s.unknown, 40) + "\"";
+    return false;
+  }
+  const auto given = [&s](ApplyField f) {
+    return ((s.present >> f) & 1u) != 0;
+  };
+  if (!given(kCounter)) {
     *reason = "missing field \"counter\"";
     return false;
   }
-  if (!CheckString(*counter, "counter", tally::kMaxNameBytes, &event->counter,
-                   reason)) {
+  if (!CheckString(s.values[kCounter], event->counter, "counter",
+                   tally::kMaxNameBytes, reason)) {
     return false;
   }
-  event->key.clear();
-  if (key != nullptr &&
-      !CheckString(*key, "key", tally::kMaxKeyBytes, &event->key, reason)) {
+  if (!given(kKey)) {
+    event->key.clear();
+  } else if (!CheckString(s.values[kKey], event->key, "key",
+                          tally::kMaxKeyBytes, reason)) {
     return false;
   }
-  event->once = event_id != nullptr;
-  event->event_id.clear();
-  if (event->once &&
-      !CheckString(*event_id, "event_id", tally::kMaxEventIdBytes,
-                   &event->event_id, reason)) {
+  event->once = given(kEventId);
+  if (!event->once) {
+    event->event_id.clear();
+  } else if (!CheckString(s.values[kEventId], event->event_id, "event_id",
+                          tally::kMaxEventIdBytes, reason)) {
     return false;
   }
   event->delta = 1;
-  if (delta != nullptr && !CheckInt(*delta, "delta", tally::kMinDelta,
-                                    tally::kMaxDelta, &event->delta, reason)) {
+  if (given(kDelta) &&
+      !CheckInt(s.values[kDelta], delta_text, "delta", tally::kMinDelta,
+                tally::kMaxDelta, &event->delta, reason)) {
     return false;
   }
   event->event_time_ms = tally::kEventTimeNow;
-  if (time_ms != nullptr &&
-      !CheckInt(*time_ms, "time_ms", tally::kMinEventTimeMs,
+  if (given(kTimeMs) &&
+      !CheckInt(s.values[kTimeMs], time_text, "time_ms", tally::kMinEventTimeMs,
                 tally::kMaxEventTimeMs, &event->event_time_ms, reason)) {
     return false;
   }

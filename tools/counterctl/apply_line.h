@@ -14,7 +14,8 @@
 //              a once-event's dedupe window (outside_window).
 // Anything else (another field, a field given twice, another type, a float
 // such as 1.0, a value outside int64) rejects the line with a reason naming
-// the field.
+// the field and showing the value as the line wrote it. The JSON itself is
+// read by apply_scan.h, in one pass and without a DOM.
 
 #ifndef TALLY_TOOLS_COUNTERCTL_APPLY_LINE_H_
 #define TALLY_TOOLS_COUNTERCTL_APPLY_LINE_H_

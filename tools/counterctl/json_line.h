@@ -1,6 +1,7 @@
-// One JSON Lines record (an `apply` line, an `export` line read back by
-// `import`), parsed strictly: the one place where counterctl turns a line
-// of JSON into a value.
+// One JSON Lines record (an `export` line read back by `import`), parsed
+// strictly into a value. `apply` lines, the hot path, are read without a
+// DOM by apply_scan.h, which takes as JSON what this parse takes (its tests
+// hold the two to that).
 //
 // Beyond JSON's grammar, a line is refused when any object in it, at any
 // depth, names a key twice: nlohmann::json would keep the last one
