@@ -109,6 +109,10 @@ TEST_F(ReaderBesideWriter, FreshOpensAreOnePointAndReplayUnderTheBound) {
       newest = files.logs.back();
     }
   }
+  ::testing::Test::RecordProperty("points", points);
+  ::testing::Test::RecordProperty("refused", refused);
+  ::testing::Test::RecordProperty("log_switches", switches);
+  ::testing::Test::RecordProperty("most_log_bytes", std::to_string(most_log));
   ASSERT_EQ(::kill(pid, SIGKILL), 0);
   int status = 0;
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
