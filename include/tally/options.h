@@ -112,9 +112,10 @@ struct Options {
   // this, RocksDB flushes every family with data in the oldest one. Every
   // MB left costs an open its replay: Db::Open after a crash, and every
   // read-only open beside a running writer (a `counterctl get` ~8 ms of CPU
-  // per MB, on top of ~11 ms to start). Default: 4 MiB, the smallest bound
-  // measured to cost no write CPU against 8 MiB (3 and 2 MiB cost 6-17%
-  // more in flushes and compactions; docs/durability.md, "Recovery time").
+  // per MB, on top of ~11 ms to start). Default: 4 MiB, which halves the
+  // CPU of such a `get` against 8 MiB at ~6-7% more write CPU (flushes and
+  // compactions; 3 and 2 MiB cost up to 15-17%; docs/durability.md,
+  // "Recovery time").
   // Smaller bounds make more, smaller flushes. The bound also caps a
   // memtable's share of the log: a family that alone fills it is flushed
   // before write_buffer_bytes. The live log may pass the bound by what is
