@@ -9,12 +9,12 @@
 #include <set>
 
 #include "core/findings.h"
-#include "engine/rules.h"
 #include "engine/coding.h"
 #include "engine/column_families.h"
 #include "engine/db_impl.h"
 #include "engine/family_record.h"
 #include "engine/format.h"
+#include "engine/rules.h"
 #include "engine/snapshot_hold.h"
 #include "engine/writer_files.h"
 #include "schema/records.h"
@@ -74,6 +74,23 @@ Status ScanStatus(const rocksdb::Status& rs, const char* family,
   return FromRocks(rs, std::string("verify ") + family);
 }
 
+// Names the record a finding is about ("events: key 0a0b.. of counter
+// "c" key "k""). Built only for a finding: Verify checks every record, and
+// building it for each cost about a quarter of a clean Verify's time.
+struct Where {
+  const char* family;
+  std::string_view key;
+  const CounterInfo* counter;      // null until the key's counter is known
+  const std::string* counter_key;  // null for a key of no keyed counter
+
+  std::string operator()() const {
+    std::string s = std::string(family) + ": key " + HexKey(key);
+    if (counter != nullptr) s += " of counter " + Quote(counter->name);
+    if (counter_key != nullptr) s += " key " + Quote(*counter_key);
+    return s;
+  }
+};
+
 // The record-level rule of every family is its decoders (the table's);
 // on top, what one record says about another: shard and marker keys belong
 // to a known counter (or an unfinished import), carry a key exactly when
@@ -120,12 +137,11 @@ class FamilyChecks {
                     std::string_view value, const std::string& bad_key,
                     FamilyRecord* rec) {
     if (++progress_report_.done % kProgressEvery == 0) ReportProgress();
-    const std::string family = f.name;
     if (rec->kind == RecordKind::kShard) ++report_->shard_keys;
     if (rec->kind == RecordKind::kMarker) ++report_->markers;
     if (!bad_key.empty()) {
-      findings_->Add(family + ": malformed key " + HexKey(key) + ": " +
-                     bad_key);
+      findings_->Add(std::string(f.name) + ": malformed key " + HexKey(key) +
+                     ": " + bad_key);
       return;
     }
     // Ids of unfinished imports (Catalog::BeginImport): their keys belong
@@ -135,41 +151,37 @@ class FamilyChecks {
       importing_.insert(rec->counter_id);
     CounterSums* owner = nullptr;
     Sums* sums = nullptr;
-    std::string where = family + ": key " + HexKey(key);
+    Where where{f.name, key, nullptr, nullptr};
     if (rec->kind == RecordKind::kShard || rec->kind == RecordKind::kMarker ||
         rec->kind == RecordKind::kHold) {
       auto found = by_id_.find(rec->counter_id);
       if (found == by_id_.end()) {
         if (importing_.count(rec->counter_id) != 0) return;
-        findings_->Add(where + " belongs to no counter (id " +
+        findings_->Add(where() + " belongs to no counter (id " +
                        std::to_string(rec->counter_id) + ")");
         return;
       }
       owner = &found->second;
-      where += " of counter " + Quote(owner->info->name);
+      where.counter = owner->info;
       const bool has_key = !rec->counter_key.empty();
       if (has_key != owner->info->keyed) {
         // Counted in no sum: it follows the other kind's grammar, so the
         // sums it would join are not the ones it was written for.
-        findings_->Add(where +
+        findings_->Add(where() +
                        (has_key ? " carries key " + Quote(rec->counter_key) +
                                       ", but the counter is not keyed"
                                 : " carries no key, but the counter "
                                   "is keyed"));
         return;
       }
-      if (rec->kind == RecordKind::kHold) {
-        if (has_key) where += " key " + Quote(rec->counter_key);
-      } else if (has_key) {
-        where += " key " + Quote(rec->counter_key);
-        sums = &KeyOf(owner, rec->counter_key);
-      } else {
-        sums = &owner->sums;
+      if (has_key) where.counter_key = &rec->counter_key;
+      if (rec->kind != RecordKind::kHold) {
+        sums = has_key ? &KeyOf(owner, rec->counter_key) : &owner->sums;
       }
     }
     const std::string bad = f.decode_value(value, rec);
     if (!bad.empty()) {
-      findings_->Add(where + ": " + bad);
+      findings_->Add(where() + ": " + bad);
       if (sums != nullptr) sums->readable = false;
       return;
     }
@@ -235,21 +247,21 @@ class FamilyChecks {
     }
   }
 
-  void Shard(const FamilyRecord& rec, const std::string& where,
-             const CounterInfo& c, Sums* sums) {
+  void Shard(const FamilyRecord& rec, const Where& where, const CounterInfo& c,
+             Sums* sums) {
     const int64_t width = BucketWidthMs(c.bucket);
     if ((rec.bucket_ms != kNoBucket) != (width != 0) ||
         (width != 0 && rec.bucket_ms % width != 0)) {
-      findings_->Add(where + " does not fit its buckets (" +
+      findings_->Add(where() + " does not fit its buckets (" +
                      BucketWidthName(c.bucket) + ")");
       return;
     }
     if (rec.shard >= c.shards) {
-      findings_->Add(where + ": shard " + std::to_string(rec.shard) +
+      findings_->Add(where() + ": shard " + std::to_string(rec.shard) +
                      " >= shard count " + std::to_string(c.shards));
     }
     if (rec.shard_state == ShardValue::kOverflowed) {
-      findings_->Add(where + ": overflowed (its value is unknown)");
+      findings_->Add(where() + ": overflowed (its value is unknown)");
       sums->readable = false;
       return;
     }
@@ -257,7 +269,7 @@ class FamilyChecks {
     // A strict counter's one shard is its (key's) value.
     const CounterBounds& b = c.bounds;
     if (!WithinBounds(b, rec.shard_value)) {
-      findings_->Add(where + ": value " + DecimalString(rec.shard_value) +
+      findings_->Add(where() + ": value " + DecimalString(rec.shard_value) +
                      " is outside the strict counter's bounds " +
                      (b.has_min ? std::to_string(b.min) : std::string()) +
                      ".." +
@@ -265,40 +277,41 @@ class FamilyChecks {
     }
   }
 
-  void Marker(const FamilyRecord& rec, const std::string& where,
-              const CounterInfo& c, Sums* sums) {
+  void Marker(const FamilyRecord& rec, const Where& where, const CounterInfo& c,
+              Sums* sums) {
     const schema::MarkerRecord& m = rec.marker;
     // A pinned marker's shard came from an affinity key the marker does
     // not keep: only its range can be checked.
     if (m.shard >= c.shards ||
         (!m.pinned && m.shard != ShardOfKey(m.event_id, c.shards))) {
-      findings_->Add(where + ": marker disagrees with its shard hash");
+      findings_->Add(where() + ": marker disagrees with its shard hash");
     }
     if ((m.expires_at_ms != 0) != (c.dedupe_window_ms != 0)) {
-      findings_->Add(where + ": marker has expiry " +
+      findings_->Add(where() + ": marker has expiry " +
                      std::to_string(m.expires_at_ms) +
                      ", which does not match the counter's dedupe window " +
                      std::to_string(c.dedupe_window_ms) + " ms");
     }
     // A reset's marker holds its answer on any counter (format 7).
     if (m.strict != c.bounds.any() && !m.answer.reset) {
-      findings_->Add(where + (m.strict ? ": a strict marker, but the counter "
-                                         "has no bounds"
-                                       : ": a sharded marker, but the counter "
-                                         "is strict"));
+      findings_->Add(where() + (m.strict
+                                    ? ": a strict marker, but the counter "
+                                      "has no bounds"
+                                    : ": a sharded marker, but the counter "
+                                      "is strict"));
     } else if (m.strict && m.answer.refused && m.delta != 0) {
-      findings_->Add(where + ": a refused event's marker counts delta " +
+      findings_->Add(where() + ": a refused event's marker counts delta " +
                      std::to_string(m.delta));
     }
     sums->markers += m.delta;
   }
 
-  void Hold(const FamilyRecord& rec, const std::string& where,
-            const CounterInfo& c) {
+  void Hold(const FamilyRecord& rec, const Where& where, const CounterInfo& c) {
     ++report_->reservations;
     if (!c.bounds.has_min || c.bucket != BucketWidth::kNone) {
-      findings_->Add(where + ": a reservation, but the counter takes none "
-                             "(not strict with a minimum, or bucketed)");
+      findings_->Add(where() +
+                     ": a reservation, but the counter takes none "
+                     "(not strict with a minimum, or bucketed)");
       return;
     }
     if (rec.hold_tag != kOpenHoldTag || now_ >= rec.hold.expires_at_ms) return;
@@ -441,8 +454,9 @@ Status CheckHeldCovered(const std::vector<CounterInfo>& counters,
     if (s.IsCorruption() || s.IsOutOfRange()) continue;  // reported
     if (!s.ok()) return s;
     if (static_cast<__int128>(value) - held < c->bounds.min) {
-      findings->Add(CounterKeyNaming(c->name, at.second) + ": value " + std::to_string(value) +
-                    " does not cover the " + DecimalString(held) +
+      findings->Add(CounterKeyNaming(c->name, at.second) + ": value " +
+                    std::to_string(value) + " does not cover the " +
+                    DecimalString(held) +
                     " units its open reservations hold above its minimum " +
                     std::to_string(c->bounds.min));
     }
@@ -497,8 +511,7 @@ Status DbImpl::VerifyFileChecksums(const rocksdb::ReadOptions& ro,
     *finding = "files: " + files.ToString();
     return Status::OK();
   }
-  return files.ok() ? Status::OK()
-                    : FromRocks(files, "verify file checksums");
+  return files.ok() ? Status::OK() : FromRocks(files, "verify file checksums");
 }
 
 Status DbImpl::Verify(VerifyReport* report, const ProgressFn& progress) {

@@ -111,23 +111,23 @@ struct Options {
   // family keeps old logs alive for the others; once the live logs pass
   // this, RocksDB flushes every family with data in the oldest one. Every
   // MB left costs an open its replay: Db::Open after a crash, and every
-  // read-only open beside a running writer. Default: 8 MiB. A replay costs
-  // ~60-90 ms of CPU per MB of unflushed log on the shared test machine, so
-  // 8 MiB does not by itself bring a read-only open beside a writer under
-  // 300 ms (that needs ~3 MiB, or a reader that replays less); a 16 MiB
-  // bound cost no measurable write CPU against none, smaller ones were not
-  // measured alternately (docs/durability.md, "Recovery time"). Smaller
-  // bounds make more, smaller flushes. The bound also caps a memtable's
-  // share of the log: a family that alone fills it is flushed before
-  // write_buffer_bytes. The live log may pass the bound by what is written
-  // while the flush it triggered runs (12-30% of the bound in the measured
-  // runs). A clean close flushes what is left when it is over 1 MiB.
+  // read-only open beside a running writer (a `counterctl get` ~8 ms of CPU
+  // per MB, on top of ~11 ms to start). Default: 4 MiB, which halves the
+  // CPU of such a `get` against 8 MiB at ~6-7% more write CPU (flushes and
+  // compactions; 3 and 2 MiB cost up to 15-17%; docs/durability.md,
+  // "Recovery time").
+  // Smaller bounds make more, smaller flushes. The bound also caps a
+  // memtable's share of the log: a family that alone fills it is flushed
+  // before write_buffer_bytes. The live log may pass the bound by what is
+  // written while the flush it triggered runs (12-30% of the bound in the
+  // measured runs). A clean close flushes what is left when it is over
+  // 1 MiB.
   // Disk: RocksDB reserves (fallocate) each new log file at
   // min(1.1 x write_buffer_bytes, max_wal_bytes) and gives back what was not
   // written when the log is closed, so raising both reserves that much disk
   // for as long as a log is open (64 GiB write buffers reserve ~70 GiB).
   // kMinWalBytes..kMaxWalBytes (1 MiB..1 TiB).
-  uint64_t max_wal_bytes = uint64_t{8} << 20;
+  uint64_t max_wal_bytes = uint64_t{4} << 20;
 
   // Pending merge operands one shard may hold in the memtable before the
   // write path folds them into a value (RocksDB max_successive_merges).

@@ -4,22 +4,20 @@
 // child process: this test binary run again with only
 // StatsKilledWriterChild.Body, which writes, publishes, tells the parent
 // through a pipe and waits for its SIGKILL.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <climits>
 #include <cstdlib>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "engine/test_hooks.h"
 #include "tally/admin.h"
 #include "tally/db.h"
 #include "tally/limits.h"
+#include "testutil/child_test.h"
 #include "testutil/db_fixture.h"
 
 namespace tally {
@@ -64,49 +62,8 @@ class StatsKilledWriter : public test::DbTest {
   // Starts the child writer on path(); returns its pid once it published
   // (-1, with a test failure, if it did not).
   pid_t StartWriter() {
-    char exe[PATH_MAX];
-    const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) {
-      ADD_FAILURE() << "cannot find this test binary";
-      return -1;
-    }
-    exe[n] = '\0';
-    int fds[2];
-    if (::pipe(fds) != 0) {
-      ADD_FAILURE() << "pipe failed";
-      return -1;
-    }
-    // Everything the child needs is made before the fork: between fork and
-    // exec it calls only async-signal-safe functions.
-    std::vector<std::string> env_strings = {
-        std::string(kDbVar) + "=" + path(),
-        std::string(kFdVar) + "=" + std::to_string(fds[1])};
-    std::vector<char*> envp;
-    for (std::string& e : env_strings) envp.push_back(e.data());
-    for (char** e = environ; *e != nullptr; ++e) envp.push_back(*e);
-    envp.push_back(nullptr);
-    char filter[] = "--gtest_filter=StatsKilledWriterChild.Body";
-    char* argv[] = {exe, filter, nullptr};
-    const int null = ::open("/dev/null", O_WRONLY);
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      ::close(fds[0]);
-      if (null >= 0) ::dup2(null, STDOUT_FILENO);  // the child's gtest output
-      ::execve(exe, argv, envp.data());
-      ::_exit(127);
-    }
-    if (null >= 0) ::close(null);
-    ::close(fds[1]);
-    char byte = 0;
-    const ssize_t got = ::read(fds[0], &byte, 1);
-    ::close(fds[0]);
-    if (got != 1) {
-      ADD_FAILURE() << "the child writer ended before publishing";
-      int status = 0;
-      ::waitpid(pid, &status, 0);
-      return -1;
-    }
-    return pid;
+    return test::StartChildTest("StatsKilledWriterChild.Body",
+                                {std::string(kDbVar) + "=" + path()}, kFdVar);
   }
 
   std::unique_ptr<Db> OpenReader() {
