@@ -11,14 +11,12 @@
 //    the dead worker's completion (token 1) is refused as stale;
 //  - Verify is clean.
 // The worker is this test binary run again with only ClaimsCrashChild.Body.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <climits>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -27,6 +25,7 @@
 #include "tally/admin.h"
 #include "tally/batch.h"
 #include "tally/db.h"
+#include "testutil/child_test.h"
 #include "testutil/db_fixture.h"
 
 namespace tally {
@@ -91,53 +90,26 @@ class ClaimsCrash : public test::DbTest {
   // reads `progress` bytes of its pipe, SIGKILLs it; returns the bytes
   // read ('c' and 'd'), short when the worker ended first (a failure).
   std::string RunWorker(int cycle, int progress) {
-    char exe[PATH_MAX];
-    const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) {
-      ADD_FAILURE() << "cannot find this test binary";
-      return "";
-    }
-    exe[n] = '\0';
-    int fds[2];
-    if (::pipe(fds) != 0) {
-      ADD_FAILURE() << "pipe failed";
-      return "";
-    }
-    // Everything the worker needs is made before the fork: between fork
-    // and exec it calls only async-signal-safe functions.
-    std::vector<std::string> env_strings = {
-        std::string(kDbVar) + "=" + path(),
-        std::string(kFdVar) + "=" + std::to_string(fds[1]),
-        std::string(kClockVar) + "=" + std::to_string(clock_.NowMillis()),
-        std::string(kCycleVar) + "=" + std::to_string(cycle)};
-    std::vector<char*> envp;
-    for (std::string& e : env_strings) envp.push_back(e.data());
-    for (char** e = environ; *e != nullptr; ++e) envp.push_back(*e);
-    envp.push_back(nullptr);
-    char filter[] = "--gtest_filter=ClaimsCrashChild.Body";
-    char* argv[] = {exe, filter, nullptr};
-    const int null = ::open("/dev/null", O_WRONLY);
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      ::close(fds[0]);
-      if (null >= 0) ::dup2(null, STDOUT_FILENO);  // the worker's gtest output
-      ::execve(exe, argv, envp.data());
-      ::_exit(127);
-    }
-    if (null >= 0) ::close(null);
-    ::close(fds[1]);
+    int fd = -1;
+    const pid_t pid = test::SpawnChildTest(
+        "ClaimsCrashChild.Body",
+        {std::string(kDbVar) + "=" + path(),
+         std::string(kClockVar) + "=" + std::to_string(clock_.NowMillis()),
+         std::string(kCycleVar) + "=" + std::to_string(cycle)},
+        kFdVar, &fd);
+    if (pid < 0) return "";
     std::string seen;
     while (static_cast<int>(seen.size()) < progress) {
       char buf[64];
       const ssize_t got = ::read(
-          fds[0], buf, std::min<size_t>(sizeof buf, progress - seen.size()));
+          fd, buf, std::min<size_t>(sizeof buf, progress - seen.size()));
       if (got <= 0) break;
       seen.append(buf, static_cast<size_t>(got));
     }
     ::kill(pid, SIGKILL);
     int status = 0;
     ::waitpid(pid, &status, 0);
-    ::close(fds[0]);
+    ::close(fd);
     EXPECT_EQ(static_cast<int>(seen.size()), progress)
         << "the worker ended before the kill";
     EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);

@@ -6,13 +6,14 @@
 #include <unistd.h>
 
 #include <climits>
+#include <utility>
 
 extern char** environ;
 
 namespace tally::test {
 
-pid_t StartChildTest(const std::string& filter, std::vector<std::string> env,
-                     const char* fd_var) {
+pid_t SpawnChildTest(const std::string& filter, std::vector<std::string> env,
+                     const char* fd_var, int* read_fd) {
   char exe[PATH_MAX];
   const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0) {
@@ -44,9 +45,18 @@ pid_t StartChildTest(const std::string& filter, std::vector<std::string> env,
   }
   if (null >= 0) ::close(null);
   ::close(fds[1]);
+  *read_fd = fds[0];
+  return pid;
+}
+
+pid_t StartChildTest(const std::string& filter, std::vector<std::string> env,
+                     const char* fd_var) {
+  int fd = -1;
+  const pid_t pid = SpawnChildTest(filter, std::move(env), fd_var, &fd);
+  if (pid < 0) return -1;
   char byte = 0;
-  const ssize_t got = ::read(fds[0], &byte, 1);
-  ::close(fds[0]);
+  const ssize_t got = ::read(fd, &byte, 1);
+  ::close(fd);
   if (got != 1) {
     ADD_FAILURE() << "the child " << filter << " ended before it was ready";
     int status = 0;
