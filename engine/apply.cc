@@ -35,7 +35,7 @@ namespace tally::engine {
 // it (the winner), and later copies compare their delta with the winner's,
 // as if the copies had come one after another.
 struct BatchMarker {
-  std::string key;
+  std::string_view key;  // views BatchPlan::marker_keys
   const Catalog::Entry* counter = nullptr;
   uint32_t stripe = 0;
   bool stored = false;
@@ -71,9 +71,9 @@ struct BatchPlan {
   std::vector<WriteOp> ops;
   std::vector<OpPlan> plans;      // one per op
   std::vector<size_t> marker_of;  // per op: its BatchMarker (SIZE_MAX: plain)
-  std::vector<BatchMarker> markers;
+  std::string marker_keys;        // every once op's marker key, one after another
+  std::vector<BatchMarker> markers;  // distinct, in key order
   std::vector<uint32_t> stripes;  // of `markers`, for the MultiGuard
-  std::vector<size_t> key_order;  // `markers` in key order
   std::vector<size_t> strict_of;  // per op: its StrictKey (SIZE_MAX: none)
   // Per op of a sliding quota: its previous window's StrictKey (SIZE_MAX:
   // none, also before 1970's second bucket).
@@ -93,8 +93,15 @@ Status BatchOpError(size_t index, const Status& s) {
 // 1. Checks and resolves every op, in op order; one bad op refuses the
 // whole batch. Unkeyed plain ops of one counter share one random shard per
 // batch (still a random spread across batches, but the batch folds into
-// one merge per counter instead of one per touched shard); copies of one
-// event share one BatchMarker.
+// one merge per counter instead of one per touched shard).
+//
+// 1a. Then the distinct markers: every once op's marker key goes into one
+// buffer (no allocation per key), the keys are sorted (integer heads
+// first, util/key_head.h), and each run of equal keys, the copies of one
+// event, becomes one BatchMarker. So `markers` is in key order, the order
+// MultiGet needs and the one the new markers go into the memtable in
+// (BuildWrites), where each skip-list insert starts from the previous
+// one's position instead of from the top.
 Status PlanOps(const Catalog::Reader& catalog, const Batch& batch,
                const EventLocks& locks, BatchPlan* bp) {
   const size_t n = batch.ops().size();
@@ -104,16 +111,14 @@ Status PlanOps(const Catalog::Reader& catalog, const Batch& batch,
   bp->marker_of.assign(n, SIZE_MAX);
   bp->strict_of.assign(n, SIZE_MAX);
   std::unordered_set<std::string> strict_keys;  // id + key: one stripe each
-  const size_t once_ops = static_cast<size_t>(
-      std::count_if(bp->ops.begin(), bp->ops.end(),
-                    [](const WriteOp& op) { return op.once; }));
-  // The index views keys owned by `markers`; reserve() keeps those strings
-  // from moving.
-  bp->markers.reserve(once_ops);
-  bp->stripes.reserve(once_ops);
-  std::unordered_map<std::string_view, size_t> marker_index;
-  marker_index.reserve(once_ops);
   std::unordered_map<uint64_t, uint32_t> batch_shard;  // counter id -> shard
+  struct OnceKey {
+    KeyHeads heads;
+    size_t begin;  // in marker_keys
+    size_t size;
+    size_t op;
+  };
+  std::vector<OnceKey> once;
   for (size_t i = 0; i < n; ++i) {
     const WriteOp& op = bp->ops[i];
     OpPlan& p = bp->plans[i];
@@ -134,23 +139,41 @@ Status PlanOps(const Catalog::Reader& catalog, const Batch& batch,
       }
       continue;
     }
-    std::string key;
-    MarkerKeyOf(*p.counter, op, &key);
-    auto found = marker_index.find(key);
-    if (found != marker_index.end()) {
-      bp->marker_of[i] = found->second;
-      continue;
-    }
-    bp->marker_of[i] = bp->markers.size();
-    BatchMarker m;
-    m.key = std::move(key);
-    m.counter = p.counter;
-    m.stripe = locks.StripeOf(p.counter->id, p.lock_hash);
-    bp->markers.push_back(std::move(m));
-    marker_index.emplace(bp->markers.back().key, bp->marker_of[i]);
-    bp->stripes.push_back(bp->markers.back().stripe);
+    if (once.empty()) once.reserve(n - i);
+    const size_t begin = bp->marker_keys.size();
+    AppendMarkerKeyOf(*p.counter, op, &bp->marker_keys);
+    const size_t size = bp->marker_keys.size() - begin;
+    once.push_back(OnceKey{
+        KeyHeads::Of(std::string_view(bp->marker_keys).substr(begin, size)),
+        begin, size, i});
   }
-  assert(bp->markers.size() <= once_ops);
+  const std::string_view keys(bp->marker_keys);
+  auto key_of = [keys](const OnceKey& k) {
+    return keys.substr(k.begin, k.size);
+  };
+  std::sort(once.begin(), once.end(),
+            [&key_of](const OnceKey& a, const OnceKey& b) {
+              if (!(a.heads == b.heads)) return a.heads < b.heads;
+              if (const int c = key_of(a).compare(key_of(b)); c != 0) {
+                return c < 0;
+              }
+              return a.op < b.op;  // deterministic; order within a run is free
+            });
+  bp->markers.reserve(once.size());
+  for (size_t j = 0; j < once.size(); ++j) {
+    const size_t op = once[j].op;
+    const std::string_view key = key_of(once[j]);
+    if (j == 0 || !(once[j].heads == once[j - 1].heads) ||
+        key != key_of(once[j - 1])) {
+      BatchMarker m;
+      m.key = key;
+      m.counter = bp->plans[op].counter;
+      m.stripe = locks.StripeOf(m.counter->id, bp->plans[op].lock_hash);
+      bp->markers.push_back(m);
+      bp->stripes.push_back(m.stripe);
+    }
+    bp->marker_of[op] = bp->markers.size() - 1;
+  }
   return Status::OK();
 }
 
@@ -211,40 +234,20 @@ Status LookUpStrict(BatchPlan* bp, const Read& read) {
 }
 
 // 2. Looks up every distinct marker (the caller holds their stripes) in one
-// MultiGet, in key order: MultiGet needs that order anyway, and the new
-// markers go into the memtable in it (BuildBatch), where each skiplist
-// insert then starts from the previous one's position instead of from the
-// top.
+// MultiGet, in key order (PlanOps sorted them).
 Status LookUpMarkers(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* events,
                      BatchPlan* bp) {
   const size_t n = bp->markers.size();
-  struct Sortable {
-    KeyHeads heads;
-    size_t marker;
-  };
-  std::vector<Sortable> order(n);
-  for (size_t m = 0; m < n; ++m) {
-    order[m] = {KeyHeads::Of(bp->markers[m].key), m};
-  }
-  std::sort(order.begin(), order.end(),
-            [bp](const Sortable& a, const Sortable& b) {
-              if (!(a.heads == b.heads)) return a.heads < b.heads;
-              return bp->markers[a.marker].key < bp->markers[b.marker].key;
-            });
-  bp->key_order.resize(n);
-  for (size_t j = 0; j < n; ++j) bp->key_order[j] = order[j].marker;
   if (n == 0) return Status::OK();
   std::vector<rocksdb::Slice> keys(n);
   std::vector<rocksdb::PinnableSlice> values(n);
   std::vector<rocksdb::Status> statuses(n);
-  for (size_t j = 0; j < n; ++j) {
-    const std::string& key = bp->markers[bp->key_order[j]].key;
-    keys[j] = rocksdb::Slice(key.data(), key.size());
-  }
+  for (size_t j = 0; j < n; ++j) keys[j] = rocksdb::Slice(bp->markers[j].key.data(),
+                                           bp->markers[j].key.size());
   db->MultiGet(rocksdb::ReadOptions(), events, n, keys.data(), values.data(),
                statuses.data(), /*sorted_input=*/true);
   for (size_t j = 0; j < n; ++j) {
-    BatchMarker& m = bp->markers[bp->key_order[j]];
+    BatchMarker& m = bp->markers[j];
     if (statuses[j].IsNotFound()) continue;
     if (!statuses[j].ok()) return FromRocks(statuses[j], "read marker");
     Status s =
@@ -333,8 +336,8 @@ Status BuildWrites(rocksdb::WriteBatch* wb, rocksdb::ColumnFamilyHandle* meta,
     bp->first_plain.push_back(c);
     if (rs.ok()) rs = AddPlainFlag(wb, meta, *c, scratch);
   }
-  for (size_t j = 0; j < bp->key_order.size() && rs.ok(); ++j) {
-    const BatchMarker& m = bp->markers[bp->key_order[j]];
+  for (size_t j = 0; j < bp->markers.size() && rs.ok(); ++j) {
+    const BatchMarker& m = bp->markers[j];
     if (m.stored || m.winner == SIZE_MAX) continue;  // found, or all outside
     rs = AddMarker(wb, events, m.key, bp->ops[m.winner], bp->plans[m.winner],
                    now, scratch);

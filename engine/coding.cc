@@ -185,10 +185,17 @@ bool DecodeAnyShardKey(std::string_view bytes, ShardKeyParts* out) {
 
 void EncodeMarkerKeyOf(const KeyPrefix& prefix, std::string_view event_id,
                        std::string* out) {
+  out->clear();
+  AppendMarkerKeyOf(prefix, event_id, out);
+}
+
+void AppendMarkerKeyOf(const KeyPrefix& prefix, std::string_view event_id,
+                       std::string* out) {
   const std::string_view p = prefix.bytes();
-  out->resize(p.size() + event_id.size());
-  std::memcpy(out->data(), p.data(), p.size());
-  std::memcpy(out->data() + p.size(), event_id.data(), event_id.size());
+  const size_t at = out->size();
+  out->resize(at + p.size() + event_id.size());
+  std::memcpy(out->data() + at, p.data(), p.size());
+  std::memcpy(out->data() + at + p.size(), event_id.data(), event_id.size());
 }
 
 bool DecodeAnyMarkerKey(std::string_view bytes, uint64_t* counter_id,

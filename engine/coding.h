@@ -187,6 +187,9 @@ bool DecodeAnyShardKey(std::string_view bytes, ShardKeyParts* out);
 // Replaces *out.
 void EncodeMarkerKeyOf(const KeyPrefix& prefix, std::string_view event_id,
                        std::string* out);
+// The same key appended to *out.
+void AppendMarkerKeyOf(const KeyPrefix& prefix, std::string_view event_id,
+                       std::string* out);
 // Any marker key; `key` empty for a named counter's. Views the input.
 bool DecodeAnyMarkerKey(std::string_view bytes, uint64_t* counter_id,
                         std::string_view* key, std::string_view* event_id);

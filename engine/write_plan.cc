@@ -96,8 +96,14 @@ rocksdb::Status AddShardMerge(rocksdb::WriteBatch* wb,
 }
 
 void MarkerKeyOf(const CounterInfo& c, const WriteOp& op, std::string* out) {
+  out->clear();
+  AppendMarkerKeyOf(c, op, out);
+}
+
+void AppendMarkerKeyOf(const CounterInfo& c, const WriteOp& op,
+                       std::string* out) {
   assert(op.key.empty() != c.keyed);
-  EncodeMarkerKeyOf(KeyPrefix(c.id, op.key), op.event_id, out);
+  AppendMarkerKeyOf(KeyPrefix(c.id, op.key), op.event_id, out);
 }
 
 rocksdb::Status AddMarker(rocksdb::WriteBatch* wb,

@@ -86,6 +86,9 @@ rocksdb::Status AddShardMerge(rocksdb::WriteBatch* wb,
                               int64_t bucket, uint32_t shard, int64_t delta);
 // The marker key of a once-op against its counter. Replaces *out.
 void MarkerKeyOf(const CounterInfo& c, const WriteOp& op, std::string* out);
+// The same key appended to *out (Apply: all of a batch's in one buffer).
+void AppendMarkerKeyOf(const CounterInfo& c, const WriteOp& op,
+                       std::string* out);
 // The new marker of a once-op, at `key`: of an applied op; for a strict
 // counter also of a refused one (its answer is remembered).
 rocksdb::Status AddMarker(rocksdb::WriteBatch* wb,
