@@ -4,7 +4,7 @@
 // order, EndTable, Finish with "TLEM") into a stack buffer, so its bytes
 // are exactly the builder's for every input and docs/format.md does not
 // depend on which wrote them; tests/schema/marker_writer_test.cc compares
-// the two byte for byte. It costs about a fifth of the builder's
+// the two byte for byte. It costs about two fifths of the builder's
 // instructions (docs/design.md, "The marker's encoding").
 
 #include <flatbuffers/flatbuffers.h>
@@ -122,8 +122,8 @@ class DownwardWriter {
   }
 
   // Finish with a file identifier, no size prefix: the whole buffer padded
-  // to the widest alignment used, the identifier, the root offset (ReferTo
-  // and PushElement align it to 4: the PreAlign did).
+  // to the widest alignment used, the identifier, the root offset (its
+  // ReferTo and PushElement would align to 4: the PreAlign already did).
   void Finish(uoffset_t root, const char* identifier) {
     PreAlign(sizeof(uoffset_t) + flatbuffers::kFileIdentifierLength, minalign_);
     assert(size_ + flatbuffers::kFileIdentifierLength <= capacity_);

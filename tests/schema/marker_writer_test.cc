@@ -1,4 +1,4 @@
-// EncodeMarker writes without a FlatBufferBuilder (schema/marker_writer.h)
+// EncodeMarker writes without a FlatBufferBuilder (schema/marker_writer.cc)
 // yet must write exactly the builder's bytes, so the stored format never
 // depends on which encoder wrote a marker: each case here is compared byte
 // for byte with the builder and the generated CreateEventMarker, called as
@@ -10,6 +10,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "schema/records.h"
@@ -19,17 +20,14 @@
 namespace tally::schema {
 namespace {
 
-struct Marker {
-  std::string event_id;
-  uint64_t counter_id = 0;
-  uint32_t shard = 0;
-  int64_t delta = 0;
-  int64_t created_at_ms = 0;
-  int64_t expires_at_ms = 0;
-  bool pinned = false;
-  bool strict = false;
-  StrictAnswer answer;
-};
+using Marker = MarkerRecord;  // what EncodeMarker is given
+
+// A marker with this id and every other field default.
+Marker Bare(std::string event_id) {
+  Marker m;
+  m.event_id = std::move(event_id);
+  return m;
+}
 
 // The encoder EncodeMarker was: a builder, CreateString, CreateEventMarker
 // with every field, Finish with "TLEM".
@@ -133,7 +131,7 @@ Marker Typical() {
 // other fields are all default, and on a typical one: a stored or omitted
 // field moves every later field and the vtable.
 TEST(MarkerWriter, EachFieldAtDefaultAndEdges) {
-  for (const Marker& base : {Marker{"e"}, Typical()}) {
+  for (const Marker& base : {Bare("e"), Typical()}) {
     for (uint64_t v :
          {uint64_t{0}, uint64_t{1}, ~uint64_t{0}, uint64_t{1} << 63}) {
       Marker m = base;
@@ -167,44 +165,28 @@ TEST(MarkerWriter, EachFieldAtDefaultAndEdges) {
 // A strict marker with each answer field default or not, and a non-strict
 // one whose (ignored) answer is set: strict == nullptr writes no answer.
 TEST(MarkerWriter, StrictAnswerFields) {
-  for (const Marker& base : {Marker{"e"}, Typical()}) {
+  for (const Marker& base : {Bare("e"), Typical()}) {
     for (bool strict : {false, true}) {
-      Marker m = base;
-      m.strict = strict;
-      ExpectSame(m);
+      // The base marker with one change to its answer.
+      auto with = [&](auto change) {
+        Marker m = base;
+        m.strict = strict;
+        change(m.answer);
+        ExpectSame(m);
+      };
+      with([](StrictAnswer&) {});
       for (bool b : {false, true}) {
-        m = base;
-        m.strict = strict;
-        m.answer.refused = b;
-        ExpectSame(m);
-        m = base;
-        m.strict = strict;
-        m.answer.reset = b;
-        ExpectSame(m);
-        m = base;
-        m.strict = strict;
-        m.answer.remaining_kept = b;
-        ExpectSame(m);
+        with([b](StrictAnswer& a) { a.refused = b; });
+        with([b](StrictAnswer& a) { a.reset = b; });
+        with([b](StrictAnswer& a) { a.remaining_kept = b; });
       }
       for (int64_t v : kInt64s) {
-        m = base;
-        m.strict = strict;
-        m.answer.asked = v;
-        ExpectSame(m);
-        m = base;
-        m.strict = strict;
-        m.answer.value = v;
-        ExpectSame(m);
-        m = base;
-        m.strict = strict;
-        m.answer.window_ends_ms = v;
-        ExpectSame(m);
-        m = base;
-        m.strict = strict;
-        m.answer.remaining = v;
-        ExpectSame(m);
+        with([v](StrictAnswer& a) { a.asked = v; });
+        with([v](StrictAnswer& a) { a.value = v; });
+        with([v](StrictAnswer& a) { a.window_ends_ms = v; });
+        with([v](StrictAnswer& a) { a.remaining = v; });
       }
-      m = base;
+      Marker m = base;
       m.strict = strict;
       m.answer = StrictAnswer{true, -1, kI64Max, kI64Min, 1, true, true};
       m.pinned = true;
@@ -226,13 +208,13 @@ TEST(MarkerWriter, EveryEventIdLength) {
   for (size_t n : lengths) {
     std::string id(n, 'x');
     for (size_t i = 0; i < n; ++i) id[i] = static_cast<char>('a' + i % 26);
-    Marker plain{id};
+    const Marker plain = Bare(id);
     ExpectSame(plain);
     Marker typical = Typical();
     typical.event_id = id;
     ExpectSame(typical);
     // Only 4-byte and 1-byte fields: the table's widest alignment is 4.
-    Marker narrow{id};
+    Marker narrow = Bare(id);
     narrow.shard = 7;
     narrow.pinned = true;
     ExpectSame(narrow);
