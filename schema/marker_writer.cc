@@ -51,10 +51,11 @@ class DownwardWriter {
   uint32_t size() const { return size_; }
 
   // CreateString: padded so the length lands 4-aligned, then NUL, bytes
-  // and the uint32 length. Returns the string's offset.
+  // and the uint32 length. Returns the string's offset. The padding and
+  // the NUL are zeros: one Pad writes both.
   uoffset_t CreateString(std::string_view s) {
-    PreAlign(s.size() + 1, sizeof(uoffset_t));
-    Pad(1);
+    TrackMinAlign(sizeof(uoffset_t));  // PreAlign's
+    Pad(PaddingBytes(size_ + s.size() + 1, sizeof(uoffset_t)) + 1);
     assert(size_ + s.size() <= capacity_);
     size_ += static_cast<uint32_t>(s.size());
     if (!s.empty()) std::memcpy(end_ - size_, s.data(), s.size());
