@@ -4,15 +4,14 @@
 // order, EndTable, Finish with "TLEM") into a stack buffer, so its bytes
 // are exactly the builder's for every input and docs/format.md does not
 // depend on which wrote them; tests/schema/marker_writer_test.cc compares
-// the two byte for byte. It costs about two fifths of the builder's
-// instructions (docs/design.md, "The marker's encoding").
+// the two byte for byte. It costs about 37% of the builder's instructions
+// (docs/design.md, "The marker's encoding").
 
 #include <flatbuffers/flatbuffers.h>
 
-#include <algorithm>
 #include <cassert>
 #include <cstring>
-#include <vector>
+#include <memory>
 
 #include "schema/records.h"
 #include "tally/limits.h"
@@ -94,28 +93,25 @@ class DownwardWriter {
 
   // EndTable: the vtable offset, then the vtable (its size, the table's
   // size, each field's position from the table's start, 0 when not
-  // stored), without the vtable's unused tail: the builder's max_voffset_.
-  // No field beyond vtable slot `last_slot` was added (asserted): where
-  // the search for the last stored field starts.
-  uoffset_t EndTable(size_t last_slot) {
+  // stored), up to the last field stored: the builder's max_voffset_.
+  uoffset_t EndTable() {
     const uoffset_t table = Push<soffset_t>(0);
+    assert(table - start_ < 0x10000);
     const auto table_size = static_cast<voffset_t>(table - start_);
-    assert(table - start_ < 0x10000 && last_slot < kSlots);
-    size_t last = last_slot;
-    while (last > 1 && rel_[last] == 0) --last;
-    assert(std::all_of(rel_ + last + 1, rel_ + kSlots,
-                       [](voffset_t r) { return r == 0; }));
     // Slot 1 holds the table size: no field stored is a vtable of 4 bytes.
+    const size_t last =
+        stored_ == 0 ? 1 : 31 - static_cast<size_t>(__builtin_clz(stored_));
     const size_t vtable_size = (last + 1) * sizeof(voffset_t);
-    assert(size_ + vtable_size <= capacity_);
+    // fill_big(vtable_size): the slots of fields not stored stay 0.
+    ZeroBelow<kSlots * sizeof(voffset_t)>();
     size_ += static_cast<uint32_t>(vtable_size);
     uint8_t* vtable = end_ - size_;
     Write(vtable, static_cast<voffset_t>(vtable_size));
     Write(vtable + sizeof(voffset_t), table_size);
-    for (size_t i = 2; i <= last; ++i) {
-      const voffset_t rel = rel_[i];
+    for (uint32_t left = stored_; left != 0; left &= left - 1) {
+      const auto i = static_cast<size_t>(__builtin_ctz(left));
       Write(vtable + i * sizeof(voffset_t),
-            static_cast<voffset_t>(rel != 0 ? table_size - rel : 0));
+            static_cast<voffset_t>(table_size - rel_[i]));
     }
     Write(end_ - table,
           static_cast<soffset_t>(size_) - static_cast<soffset_t>(table));
@@ -137,6 +133,7 @@ class DownwardWriter {
   // EventMarker's vtable slots: 0 and 1 the vtable's and the table's
   // size, then one per field (voffset / 2), the last remaining_kept's.
   static constexpr size_t kSlots = EventMarker::VT_REMAINING_KEPT / 2 + 1;
+  static_assert(kSlots <= 32, "one bit of stored_ per slot");
 
   template <typename T>
   static void Write(uint8_t* at, T value) {
@@ -196,11 +193,13 @@ class DownwardWriter {
   }
 
   // The builder's FieldLoc list, kept by vtable slot: where each stored
-  // field ends (the size after its push) less the table's start, which is
-  // never 0 for a stored field and fits a voffset (a table is < 64 KiB).
+  // field ends (the size after its push) less the table's start (it fits
+  // a voffset: a table is < 64 KiB), and a bit per stored slot.
   void TrackField(voffset_t field, uoffset_t at) {
-    assert(field / 2 < kSlots && rel_[field / 2] == 0 && at > start_);
-    rel_[field / 2] = static_cast<voffset_t>(at - start_);
+    const size_t slot = field / sizeof(voffset_t);
+    assert(slot >= 2 && slot < kSlots && (stored_ >> slot & 1) == 0);
+    rel_[slot] = static_cast<voffset_t>(at - start_);
+    stored_ |= uint32_t{1} << slot;
   }
 
   uint8_t* const end_;
@@ -208,7 +207,8 @@ class DownwardWriter {
   uint32_t size_ = 0;
   size_t minalign_ = 1;
   uoffset_t start_ = 0;
-  voffset_t rel_[kSlots] = {};
+  uint32_t stored_ = 0;
+  voffset_t rel_[kSlots];  // read only where stored_ has the slot's bit
 };
 
 }  // namespace
@@ -222,13 +222,13 @@ void EncodeMarker(std::string_view event_id, uint64_t counter_id,
   // heap buffer, with the same bytes.
   constexpr size_t kStack = kMaxEventIdBytes + kOverheadBytes;
   alignas(8) uint8_t stack[kStack];
-  std::vector<uint8_t> heap;
+  std::unique_ptr<uint8_t[]> heap;
   uint8_t* buf = stack;
   size_t capacity = kStack;
   if (event_id.size() > kMaxEventIdBytes) {
-    heap.resize(event_id.size() + kOverheadBytes);
-    buf = heap.data();
-    capacity = heap.size();
+    capacity = event_id.size() + kOverheadBytes;
+    heap = std::make_unique<uint8_t[]>(capacity);
+    buf = heap.get();
   }
   DownwardWriter w(buf, capacity);
   const uoffset_t id = w.CreateString(event_id);
@@ -266,10 +266,7 @@ void EncodeMarker(std::string_view event_id, uint64_t counter_id,
     w.AddAligned<uint8_t>(M::VT_STRICT, 1);
   }
   w.AddAligned<uint8_t>(M::VT_PINNED, pinned);
-  // A non-strict marker's last possible field is pinned.
-  w.Finish(w.EndTable(strict != nullptr ? M::VT_REMAINING_KEPT / 2
-                                        : M::VT_PINNED / 2),
-           kMarkerId);
+  w.Finish(w.EndTable(), kMarkerId);
   // clear + append: std::string's append is cheaper than its assign (no
   // check for a source inside the string).
   out->clear();
