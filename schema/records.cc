@@ -12,7 +12,7 @@ namespace {
 
 constexpr char kHeaderId[] = "TLHD";
 constexpr char kCounterId[] = "TLCM";
-constexpr char kMarkerId[] = "TLEM";
+constexpr char kMarkerId[] = "TLEM";  // also marker_writer.cc's
 constexpr char kHoldId[] = "TLHO";
 constexpr char kOutboxId[] = "TLOB";
 constexpr char kClaimId[] = "TLCL";
@@ -89,23 +89,7 @@ void EncodeCounter(const CounterRecord& rec, std::string* out) {
   Finish(fbb, out);
 }
 
-void EncodeMarker(std::string_view event_id, uint64_t counter_id,
-                  uint32_t shard, int64_t delta, int64_t created_at_ms,
-                  std::string* out, int64_t expires_at_ms, bool pinned,
-                  const StrictAnswer* strict) {
-  thread_local flatbuffers::FlatBufferBuilder fbb(512);
-  fbb.Clear();
-  auto id = fbb.CreateString(event_id.data(), event_id.size());
-  const StrictAnswer none;
-  const StrictAnswer& a = strict != nullptr ? *strict : none;
-  auto root =
-      CreateEventMarker(fbb, id, counter_id, shard, delta, created_at_ms,
-                        expires_at_ms, pinned, strict != nullptr, a.refused,
-                        a.asked, a.value, a.window_ends_ms, a.remaining,
-                        a.reset, a.remaining_kept);
-  fbb.Finish(root, kMarkerId);
-  Finish(fbb, out);
-}
+// EncodeMarker is in marker_writer.cc: the builder's bytes, without it.
 
 void EncodeOutbox(const OutboxFields& f, std::string* out) {
   thread_local flatbuffers::FlatBufferBuilder fbb(512);

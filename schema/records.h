@@ -1,6 +1,6 @@
 // Plain C++ views of tally's FlatBuffer records, with encode and
 // verify-then-decode helpers. The generated header stays private to
-// records.cc, so a schema change recompiles one file.
+// records.cc and marker_writer.cc, so a schema change recompiles two files.
 //
 // Every Decode* verifies the buffer (FlatBuffers Verifier plus the file
 // identifier and the required fields) and returns Corruption naming the
@@ -111,8 +111,9 @@ struct OutboxFields {
 // Encode* replace *out with the record's bytes.
 void EncodeHeader(const HeaderRecord& rec, std::string* out);
 void EncodeCounter(const CounterRecord& rec, std::string* out);
-// Hot path (one per once-increment): reuses a thread-local builder, so it
-// allocates only when *out must grow.
+// Hot path (one per once-increment): writes the builder's exact bytes
+// without a builder (schema/marker_writer.cc), so it allocates only when
+// *out must grow (or for an event id over kMaxEventIdBytes).
 void EncodeMarker(std::string_view event_id, uint64_t counter_id,
                   uint32_t shard, int64_t delta, int64_t created_at_ms,
                   std::string* out, int64_t expires_at_ms = 0,
