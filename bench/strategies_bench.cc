@@ -8,10 +8,10 @@
 // folds a batch's increments per key, so a batch of N is N operations):
 //   merge        one Merge(+1) per increment into a WriteBatch, one
 //                DB::Write, with tally's DEFAULT bound on pending operands
-//                (Options::max_pending_operands = 64, RocksDB
-//                max_successive_merges = 64): before every Merge RocksDB
+//                (Options::max_pending_operands = 16, RocksDB
+//                max_successive_merges = 16): before every Merge RocksDB
 //                counts the key's pending operands in the memtable, and
-//                every 64th Merge of a key reads and folds them.
+//                every 16th Merge of a key reads and folds them.
 //   merge_blind  the same with max_pending_operands = 0
 //                (max_successive_merges = 0): a true blind write, never a
 //                read on the write path; reads of a hot key then fold every

@@ -28,9 +28,9 @@ STRATEGIES = ["merge", "merge_blind", "mutex_rmw", "txn_rmw"]
 
 
 # The two merge variants of strategies_bench: tally's default bound on
-# pending operands (max_pending_operands = max_successive_merges = 64) and
+# pending operands (max_pending_operands = max_successive_merges = 16) and
 # none (0: a blind write).
-MERGES = {"merge": "merge, tally default (max_pending_operands=64)",
+MERGES = {"merge": "merge, tally default (max_pending_operands=16)",
           "merge_blind": "blind merge (max_pending_operands=0)"}
 
 
