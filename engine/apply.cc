@@ -71,7 +71,7 @@ struct BatchPlan {
   std::vector<WriteOp> ops;
   std::vector<OpPlan> plans;      // one per op
   std::vector<size_t> marker_of;  // per op: its BatchMarker (SIZE_MAX: plain)
-  std::string marker_keys;        // every once op's marker key, one after another
+  std::string marker_keys;        // every once op's marker key, end to end
   std::vector<BatchMarker> markers;  // distinct, in key order
   std::vector<uint32_t> stripes;  // of `markers`, for the MultiGuard
   std::vector<size_t> strict_of;  // per op: its StrictKey (SIZE_MAX: none)
@@ -163,8 +163,7 @@ Status PlanOps(const Catalog::Reader& catalog, const Batch& batch,
   for (size_t j = 0; j < once.size(); ++j) {
     const size_t op = once[j].op;
     const std::string_view key = key_of(once[j]);
-    if (j == 0 || !(once[j].heads == once[j - 1].heads) ||
-        key != key_of(once[j - 1])) {
+    if (j == 0 || key != key_of(once[j - 1])) {
       BatchMarker m;
       m.key = key;
       m.counter = bp->plans[op].counter;
@@ -242,8 +241,10 @@ Status LookUpMarkers(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* events,
   std::vector<rocksdb::Slice> keys(n);
   std::vector<rocksdb::PinnableSlice> values(n);
   std::vector<rocksdb::Status> statuses(n);
-  for (size_t j = 0; j < n; ++j) keys[j] = rocksdb::Slice(bp->markers[j].key.data(),
-                                           bp->markers[j].key.size());
+  for (size_t j = 0; j < n; ++j) {
+    const std::string_view key = bp->markers[j].key;
+    keys[j] = rocksdb::Slice(key.data(), key.size());
+  }
   db->MultiGet(rocksdb::ReadOptions(), events, n, keys.data(), values.data(),
                statuses.data(), /*sorted_input=*/true);
   for (size_t j = 0; j < n; ++j) {

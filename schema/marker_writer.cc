@@ -13,6 +13,7 @@
 #include <cstring>
 #include <memory>
 
+#include "schema/file_ids.h"
 #include "schema/records.h"
 #include "tally/limits.h"
 #include "tally_generated.h"
@@ -23,8 +24,6 @@ namespace {
 using flatbuffers::soffset_t;
 using flatbuffers::uoffset_t;
 using flatbuffers::voffset_t;
-
-constexpr char kMarkerId[] = "TLEM";  // also records.cc's
 
 // The most bytes a marker takes besides its event id's, with room for
 // DownwardWriter's fixed-size zeroing below what it has written: the

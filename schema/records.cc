@@ -5,17 +5,11 @@
 #include <cstring>
 #include <vector>
 
+#include "schema/file_ids.h"
 #include "tally_generated.h"
 
 namespace tally::schema {
 namespace {
-
-constexpr char kHeaderId[] = "TLHD";
-constexpr char kCounterId[] = "TLCM";
-constexpr char kMarkerId[] = "TLEM";  // also marker_writer.cc's
-constexpr char kHoldId[] = "TLHO";
-constexpr char kOutboxId[] = "TLOB";
-constexpr char kClaimId[] = "TLCL";
 
 // Records are small; a verifier depth/table bound well above what they need
 // keeps a hostile buffer from costing much.
